@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * common.h: small helpers shared by every module (module common).
+ *
+ * PUBLIC INTERFACES
+ *   util_write_all(), util_read_some(), util_escape(), util_parse_u64(),
+ *   ARRAY_SIZE(), little-endian load/store helpers.
+ *
+ * IMPLEMENTATION NOTES
+ *   The little-endian helpers go through memcpy, so they are correct for any
+ *   alignment (pmclog records start at any 4-byte offset) and any host order.
+ *   Every function is thread-safe (no shared state).
+ */
+#ifndef HWPMCD_COMMON_H
+#define HWPMCD_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline uint32_t util_le32(const void *p)
+{
+	const uint8_t *b = p;
+
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static inline uint64_t util_le64(const void *p)
+{
+	return (uint64_t)util_le32(p) | (uint64_t)util_le32((const uint8_t *)p + 4) << 32;
+}
+
+static inline void util_put_le32(void *p, uint32_t v)
+{
+	uint8_t *b = p;
+
+	b[0] = (uint8_t)v;
+	b[1] = (uint8_t)(v >> 8);
+	b[2] = (uint8_t)(v >> 16);
+	b[3] = (uint8_t)(v >> 24);
+}
+
+static inline void util_put_le64(void *p, uint64_t v)
+{
+	util_put_le32(p, (uint32_t)v);
+	util_put_le32((uint8_t *)p + 4, (uint32_t)(v >> 32));
+}
+
+/*
+ * util_write_all: write all @len bytes to @fd, retrying EINTR and short writes.
+ * Returns 0, or a negative errno with *ret_written (if not NULL) set to the bytes
+ * written before the error.
+ */
+int util_write_all(int fd, const void *buf, size_t len, size_t *ret_written);
+
+/* util_read_some: read(2) retrying EINTR.  Returns bytes read (0 at EOF) or -errno. */
+ssize_t util_read_some(int fd, void *buf, size_t len);
+
+/*
+ * util_escape: copy @len bytes of @s into @out (@outsize bytes, NUL-terminated,
+ * truncated with "..." if too small) with backslash, double quote and every byte
+ * outside printable ASCII written as \\, \", \n, \t or \xNN.  Returns @out.
+ */
+char *util_escape(const char *s, size_t len, char *out, size_t outsize);
+
+/* util_parse_u64: whole-string unsigned decimal or 0x-hex.  0 or -EINVAL/-ERANGE. */
+int util_parse_u64(const char *s, uint64_t *ret_v);
+
+#endif /* HWPMCD_COMMON_H */

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * common-util.c: fd and string helpers.
+ *
+ * PUBLIC INTERFACES
+ *   see include/hwpmcd/common.h
+ *
+ * IMPLEMENTATION NOTES
+ *   util_escape() is what every tool uses to print strings that came from a log
+ *   file or /proc: such strings are hostile and may hold control characters or
+ *   invalid UTF-8, which must reach neither a terminal nor a JSON encoder raw.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "hwpmcd/common.h"
+
+int util_write_all(int fd, const void *buf, size_t len, size_t *ret_written)
+{
+	const uint8_t *p = buf;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = write(fd, p + done, len - done);
+
+		if (n < 0) {
+			int err = -errno;
+
+			if (err == -EINTR)
+				continue;
+			if (ret_written)
+				*ret_written = done;
+			return err;
+		}
+		if (n == 0) {
+			/* write(2) returns 0 only for len 0; treat it as a full device. */
+			if (ret_written)
+				*ret_written = done;
+			return -ENOSPC;
+		}
+		done += (size_t)n;
+	}
+	if (ret_written)
+		*ret_written = done;
+	return 0;
+}
+
+ssize_t util_read_some(int fd, void *buf, size_t len)
+{
+	for (;;) {
+		ssize_t n = read(fd, buf, len);
+
+		if (n >= 0)
+			return n;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+char *util_escape(const char *s, size_t len, char *out, size_t outsize)
+{
+	size_t o = 0;
+
+	if (outsize == 0)
+		return out;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char tmp[5];
+		size_t n;
+
+		if (c == '\\' || c == '"') {
+			tmp[0] = '\\';
+			tmp[1] = (char)c;
+			n = 2;
+		} else if (c == '\n') {
+			memcpy(tmp, "\\n", 2);
+			n = 2;
+		} else if (c == '\t') {
+			memcpy(tmp, "\\t", 2);
+			n = 2;
+		} else if (c < 0x20 || c > 0x7e) {
+			snprintf(tmp, sizeof(tmp), "\\x%02x", c);
+			n = 4;
+		} else {
+			tmp[0] = (char)c;
+			n = 1;
+		}
+		if (o + n + 4 > outsize) {
+			/* Leave room for "..." and the NUL. */
+			if (o + 4 <= outsize) {
+				memcpy(out + o, "...", 3);
+				o += 3;
+			}
+			break;
+		}
+		memcpy(out + o, tmp, n);
+		o += n;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+int util_parse_u64(const char *s, uint64_t *ret_v)
+{
+	unsigned long long v;
+	const char *digits = s;
+	int base = 10;
+	char *end;
+
+	/* Decimal, or hex with 0x: a leading 0 never means octal here. */
+	if (!s)
+		return -EINVAL;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		digits = s + 2;
+		base = 16;
+	}
+	if (!*digits || !((*digits >= '0' && *digits <= '9') ||
+			  (base == 16 && ((*digits >= 'a' && *digits <= 'f') ||
+					  (*digits >= 'A' && *digits <= 'F')))))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(digits, &end, base);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (errno || *end)
+		return -EINVAL;
+	*ret_v = v;
+	return 0;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hwpmc.c: the hwpmc command line tool: one binary, several subcommands.
+ *
+ * IMPLEMENTATION NOTES
+ *   Like perf and git, `hwpmc CMD ARGS` runs tools_CMD_main().  Commands that
+ *   talk to the daemon (record, start, stop, status, sessions, events) arrive
+ *   with the daemon; `dump` (and later `report`) read logs and need no daemon.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "hwpmcd/log.h"
+#include "tools-int.h"
+
+struct tools_cmd {
+	const char *name;
+	int (*main)(int argc, char **argv);
+	void (*usage)(FILE *out);
+	const char *summary;
+};
+
+static const struct tools_cmd tools_cmds[] = {
+	{ "dump", tools_dump_main, tools_dump_usage,
+	  "print every record of a pmclog file, one line each (like pmcstat -R)" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hwpmc [--version] [--help] COMMAND [ARGS]\n"
+		"\n"
+		"hwpmc is the command line tool of hwpmcd, a system-wide sampling profiler\n"
+		"that writes FreeBSD pmclog streams.  Commands:\n"
+		"\n");
+	for (size_t i = 0; i < sizeof(tools_cmds) / sizeof(tools_cmds[0]); i++)
+		fprintf(out, "  %-10s %s\n", tools_cmds[i].name, tools_cmds[i].summary);
+	fprintf(out,
+		"\n"
+		"'hwpmc help COMMAND' or 'hwpmc COMMAND --help' explains one command.\n"
+		"Example: hwpmc dump tests/data/all-types.pmclog\n");
+}
+
+static const struct tools_cmd *find_cmd(const char *name)
+{
+	for (size_t i = 0; i < sizeof(tools_cmds) / sizeof(tools_cmds[0]); i++)
+		if (strcmp(tools_cmds[i].name, name) == 0)
+			return &tools_cmds[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct tools_cmd *cmd;
+
+	log_open("hwpmc", LOG_TARGET_PLAIN);
+	if (argc < 2) {
+		usage(stderr);
+		return TOOLS_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return TOOLS_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("hwpmc %s\n", HWPMCD_VERSION);
+		return TOOLS_EXIT_OK;
+	}
+	if (strcmp(argv[1], "help") == 0) {
+		if (argc < 3) {
+			usage(stdout);
+			return TOOLS_EXIT_OK;
+		}
+		cmd = find_cmd(argv[2]);
+		if (!cmd) {
+			log_error("unknown command '%s'; 'hwpmc --help' lists the commands", argv[2]);
+			return TOOLS_EXIT_USAGE;
+		}
+		cmd->usage(stdout);
+		return TOOLS_EXIT_OK;
+	}
+	cmd = find_cmd(argv[1]);
+	if (!cmd) {
+		log_error("unknown command '%s'; 'hwpmc --help' lists the commands", argv[1]);
+		return TOOLS_EXIT_USAGE;
+	}
+	return cmd->main(argc - 1, argv + 1);
+}

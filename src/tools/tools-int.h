@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * tools-int.h: private to src/tools (the hwpmc subcommands).
+ *
+ * IMPLEMENTATION NOTES
+ *   Each subcommand is a tools_<name>_main(argc, argv) with argv[0] the command
+ *   name; it returns the process exit status: 0 success, 1 failure (a malformed
+ *   log, an I/O error), 2 usage error.
+ */
+#ifndef HWPMCD_TOOLS_INT_H
+#define HWPMCD_TOOLS_INT_H
+
+#include <stdio.h>
+
+#define TOOLS_EXIT_OK 0
+#define TOOLS_EXIT_FAIL 1
+#define TOOLS_EXIT_USAGE 2
+
+int tools_dump_main(int argc, char **argv);
+void tools_dump_usage(FILE *out);
+
+#endif /* HWPMCD_TOOLS_INT_H */

@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Checks every #include of src/ against the module table of docs/STYLE.md 1:
+# which project headers a module may include, which foreign ABIs it may touch,
+# and that no module includes another module's private -int.h.
+set -uo pipefail
+root=$1
+fail=0
+
+# Project headers each module may include (beyond common's log.h/common.h and its own).
+declare -A allowed=(
+	[common]="log.h common.h"
+	[pmclog]="pmclog.h pmclog-format.h"
+	[collector]="collector.h record.h"
+	[maplog]="maplog.h record.h"
+	[unwind]="unwind.h record.h maplog.h"
+	[tools]="pmclog.h pmclog-format.h maplog.h record.h"
+	[daemon]="*"
+)
+# Foreign headers that only some modules may include.
+declare -A owner=(
+	["linux/perf_event.h"]="collector"
+	["libunwind"]="unwind"
+	["jansson.h"]="daemon tools"
+	["libelf.h"]="maplog unwind"
+	["gelf.h"]="maplog unwind"
+	["systemd/"]="daemon"
+	["bpf/"]="daemon collector"
+)
+
+for dir in "$root"/src/*/; do
+	mod=$(basename "$dir")
+	if [[ -z "${allowed[$mod]+x}" ]]; then
+		echo "check-includes: src/$mod is not in the module table of STYLE.md"
+		fail=1
+		continue
+	fi
+	for f in "$dir"*.[ch]; do
+		[[ -e "$f" ]] || continue
+		while IFS= read -r line; do
+			inc=$(sed -n 's/^#include [<"]\([^>"]*\)[>"].*/\1/p' <<<"$line")
+			[[ -n "$inc" ]] || continue
+			rel=${f#"$root"/}
+			case "$inc" in
+			hwpmcd/*)
+				h=${inc#hwpmcd/}
+				if [[ "$h" == log.h || "$h" == common.h || "${allowed[$mod]}" == "*" ]]; then
+					continue
+				fi
+				if [[ " ${allowed[$mod]} " != *" $h "* ]]; then
+					echo "check-includes: $rel: module $mod may not include <$inc>"
+					fail=1
+				fi
+				;;
+			*-int.h)
+				if [[ ! -e "$dir$inc" ]]; then
+					echo "check-includes: $rel: includes another module's private $inc"
+					fail=1
+				fi
+				;;
+			*)
+				for key in "${!owner[@]}"; do
+					if [[ "$inc" == "$key"* && " ${owner[$key]} " != *" $mod "* ]]; then
+						echo "check-includes: $rel: <$inc> belongs to ${owner[$key]}, not $mod"
+						fail=1
+					fi
+				done
+				;;
+			esac
+		done < <(grep '^#include' "$f")
+	done
+done
+# Public headers include only other public headers and libc.
+for f in "$root"/include/hwpmcd/*.h; do
+	if grep -n '^#include "' "$f" | grep -v '"hwpmcd/' ; then
+		echo "check-includes: ${f#"$root"/}: public headers include only hwpmcd/ and libc headers"
+		fail=1
+	fi
+done
+[[ $fail == 0 ]] && echo "check-includes: every #include follows the module table"
+exit $fail

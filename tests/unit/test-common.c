@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test-common.c: Check suite for src/common (logging, fd and string helpers).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hwpmcd/common.h"
+#include "hwpmcd/log.h"
+
+static char last_msg[1200];
+static int last_prio = -1;
+
+static void hook(int prio, const char *msg, void *userdata)
+{
+	(void)userdata;
+	last_prio = prio;
+	snprintf(last_msg, sizeof(last_msg), "%s", msg);
+}
+
+START_TEST(test_log_errno_and_levels)
+{
+	int r;
+
+	log_set_hook(hook, NULL);
+	log_set_level(LOG_PRIO_INFO);
+	errno = EBADF;
+	r = log_error_errno(-ENOSPC, "cpu %d: write failed", 3);
+	ck_assert_int_eq(r, -ENOSPC);
+	ck_assert_int_eq(errno, EBADF); /* preserved */
+	ck_assert_int_eq(last_prio, LOG_PRIO_ERR);
+	ck_assert_str_eq(last_msg, "cpu 3: write failed: No space left on device");
+	last_prio = -1;
+	log_debug("not shown");
+	ck_assert_int_eq(last_prio, -1);
+	log_set_level(LOG_PRIO_DEBUG);
+	log_debug("shown %s", "now");
+	ck_assert_int_eq(last_prio, LOG_PRIO_DEBUG);
+	ck_assert_str_eq(last_msg, "shown now");
+	log_set_hook(NULL, NULL);
+}
+END_TEST
+
+START_TEST(test_le_helpers)
+{
+	uint8_t b[12] = { 0 };
+
+	util_put_le32(b + 1, 0x11223344);
+	ck_assert_uint_eq(b[1], 0x44);
+	ck_assert_uint_eq(b[4], 0x11);
+	ck_assert_uint_eq(util_le32(b + 1), 0x11223344);
+	util_put_le64(b + 3, 0x0102030405060708ull);
+	ck_assert_uint_eq(b[3], 0x08);
+	ck_assert_uint_eq(b[10], 0x01);
+	ck_assert_uint_eq(util_le64(b + 3), 0x0102030405060708ull);
+}
+END_TEST
+
+START_TEST(test_escape)
+{
+	char out[64];
+
+	ck_assert_str_eq(util_escape("a\"b\\c\n\x01\xff", 8, out, sizeof(out)),
+			 "a\\\"b\\\\c\\n\\x01\\xff");
+	/* Truncation is marked and never splits an escape. */
+	ck_assert_str_eq(util_escape("abcdefghij", 10, out, 8), "abcd...");
+	ck_assert_str_eq(util_escape("\x01\x02\x03", 3, out, 9), "\\x01...");
+	ck_assert_str_eq(util_escape("", 0, out, 1), "");
+}
+END_TEST
+
+START_TEST(test_parse_u64)
+{
+	uint64_t v = 7;
+
+	ck_assert_int_eq(util_parse_u64("123", &v), 0);
+	ck_assert_uint_eq(v, 123);
+	ck_assert_int_eq(util_parse_u64("0x1F", &v), 0);
+	ck_assert_uint_eq(v, 31);
+	ck_assert_int_eq(util_parse_u64("010", &v), 0);
+	ck_assert_uint_eq(v, 10); /* decimal, not octal */
+	ck_assert_int_eq(util_parse_u64("18446744073709551615", &v), 0);
+	ck_assert_uint_eq(v, UINT64_MAX);
+	ck_assert_int_eq(util_parse_u64("18446744073709551616", &v), -ERANGE);
+	ck_assert_int_eq(util_parse_u64("-1", &v), -EINVAL);
+	ck_assert_int_eq(util_parse_u64("12x", &v), -EINVAL);
+	ck_assert_int_eq(util_parse_u64("", &v), -EINVAL);
+	ck_assert_int_eq(util_parse_u64("0x", &v), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_write_all)
+{
+	int p[2];
+	size_t done = 99;
+	char buf[8];
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(util_write_all(p[1], "hello", 5, &done), 0);
+	ck_assert_uint_eq(done, 5);
+	ck_assert_int_eq(util_read_some(p[0], buf, sizeof(buf)), 5);
+	close(p[0]);
+	close(p[1]);
+	p[0] = open("/dev/full", O_WRONLY | O_CLOEXEC);
+	ck_assert_int_eq(util_write_all(p[0], "x", 1, &done), -ENOSPC);
+	ck_assert_uint_eq(done, 0);
+	close(p[0]);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("common");
+	TCase *tc = tcase_create("common");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_log_errno_and_levels);
+	tcase_add_test(tc, test_le_helpers);
+	tcase_add_test(tc, test_escape);
+	tcase_add_test(tc, test_parse_u64);
+	tcase_add_test(tc, test_write_all);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
