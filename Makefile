@@ -21,11 +21,10 @@ build: $(BUILD)/build.ninja
 check: bootstrap
 	@scripts/check
 
-# Until the daemon lands (issue 3), the demo lists the bundled sample log that
-# holds every record type of the format.
+# Starts hwpmcd on a private socket, records the demo workload system-wide for
+# 5 s into demo.pmclog and shows what the log holds.
 demo: bootstrap build
-	@echo "== hwpmc dump tests/data/all-types.pmclog"
-	@$(BUILD)/src/tools/hwpmc dump tests/data/all-types.pmclog
+	@BUILD=$(BUILD) scripts/demo
 
 clean:
-	rm -rf $(BUILD) build-asan build.setup.log build.ninja.log build-asan.setup.log build-asan.ninja.log
+	rm -rf $(BUILD) build-asan demo.pmclog build.setup.log build.ninja.log build-asan.setup.log build-asan.ninja.log

@@ -4,8 +4,8 @@
  *
  * IMPLEMENTATION NOTES
  *   Like perf and git, `hwpmc CMD ARGS` runs tools_CMD_main().  Commands that
- *   talk to the daemon (record, start, stop, status, sessions, events) arrive
- *   with the daemon; `dump` (and later `report`) read logs and need no daemon.
+ *   talk to the daemon (record, stop, status, sessions, events) live in
+ *   tools-client.c; `dump` (and later `report`) read logs and need no daemon.
  */
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +21,14 @@ struct tools_cmd {
 };
 
 static const struct tools_cmd tools_cmds[] = {
+	{ "record", tools_record_main, tools_record_usage,
+	  "record samples of all CPUs, some processes or a command into a pmclog file" },
+	{ "status", tools_status_main, tools_status_usage,
+	  "show the daemon's sessions and their counters" },
+	{ "sessions", tools_status_main, tools_status_usage, "list the daemon's sessions" },
+	{ "stop", tools_stop_main, tools_stop_usage, "stop a session (its log gets CLOSELOG)" },
+	{ "events", tools_events_main, tools_events_usage,
+	  "list the events and PMUs that -e accepts" },
 	{ "dump", tools_dump_main, tools_dump_usage,
 	  "print every record of a pmclog file, one line each (like pmcstat -R)" },
 };
@@ -38,7 +46,9 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\n"
 		"'hwpmc help COMMAND' or 'hwpmc COMMAND --help' explains one command.\n"
-		"Example: hwpmc dump tests/data/all-types.pmclog\n");
+		"Examples:\n"
+		"  hwpmc record -a -d 5 -o all.pmclog      (needs a running hwpmcd)\n"
+		"  hwpmc dump --summary all.pmclog\n");
 }
 
 static const struct tools_cmd *find_cmd(const char *name)

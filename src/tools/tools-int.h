@@ -18,5 +18,13 @@
 
 int tools_dump_main(int argc, char **argv);
 void tools_dump_usage(FILE *out);
+int tools_record_main(int argc, char **argv);
+void tools_record_usage(FILE *out);
+int tools_status_main(int argc, char **argv);
+void tools_status_usage(FILE *out);
+int tools_stop_main(int argc, char **argv);
+void tools_stop_usage(FILE *out);
+int tools_events_main(int argc, char **argv);
+void tools_events_usage(FILE *out);
 
 #endif /* HWPMCD_TOOLS_INT_H */

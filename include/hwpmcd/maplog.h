@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * maplog.h: the process/thread/mapping model of a session and its bookkeeping.
+ *
+ * PUBLIC INTERFACES
+ *   struct maplog_ops   where the bookkeeping goes (the daemon writes it as pmclog)
+ *   struct maplog       the model: which objects each process has announced
+ *   maplog__new(), __free(), __scan_kernel(), __scan_procs(), __record(),
+ *   __stats(), maplog_kernel_slide()
+ *
+ * IMPLEMENTATION NOTES
+ *   maplog turns what /proc shows at session start and the side-band records of
+ *   the kernel (MMAP2, COMM, FORK, EXIT) into the bookkeeping of pmclog-format.md
+ *   11.1: PROC_CREATE, THR_CREATE, MAP_IN, MAP_OUT, PROCFORK, SYSEXIT, THR_EXIT,
+ *   through the callbacks of maplog_ops, so that it needs no pmclog code.  An
+ *   object is announced once per process (keyed by device and inode, so a
+ *   second executable segment of the same file adds nothing); exec forgets the
+ *   process's objects after MAP_OUT(0, 2^64-1).  MAP_IN pl_start follows the one
+ *   rule of 11.5 (maplog-elf.h), computed from the file opened through
+ *   /proc/PID/map_files/ (or /proc/PID/root/PATH), whose device and inode must
+ *   match the mapping's; a file that cannot be opened or does not match falls
+ *   back to the bias of a layout whose executable segment has p_vaddr ==
+ *   p_offset (counted in the stats).  One thread (the session's) uses a maplog.
+ */
+#ifndef HWPMCD_MAPLOG_H
+#define HWPMCD_MAPLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hwpmcd/record.h"
+
+#define MAPLOG_PID_KERNEL (-1)
+#define MAPLOG_F_KPROC 0x4u
+
+/* Each callback returns 0 or a negative errno, which stops the operation and is returned. */
+struct maplog_ops {
+	int (*proc_create)(void *ctx, uint64_t time, int32_t pid, uint32_t flags, const char *name);
+	int (*thr_create)(void *ctx, uint64_t time, int32_t tid, int32_t pid, uint32_t flags,
+			  const char *name);
+	int (*map_in)(void *ctx, uint64_t time, int32_t pid, uint64_t start, const char *path);
+	int (*map_out)(void *ctx, uint64_t time, int32_t pid, uint64_t start, uint64_t end);
+	int (*procfork)(void *ctx, uint64_t time, int32_t oldpid, int32_t newpid);
+	int (*sysexit)(void *ctx, uint64_t time, int32_t pid);
+	int (*thr_exit)(void *ctx, uint64_t time, int32_t tid);
+};
+
+struct maplog_stats {
+	uint64_t processes;	 /* PROC_CREATE written */
+	uint64_t threads;	 /* THR_CREATE written */
+	uint64_t map_in;
+	uint64_t map_out;
+	uint64_t elf_fallback;	 /* pl_start without the file (unreadable, replaced) */
+	uint64_t path_too_long;	 /* MAP_IN skipped: path of 1024 bytes or more */
+	uint64_t anon_exec;	 /* executable anonymous/JIT/memfd mappings: no MAP_IN */
+};
+
+struct maplog;
+
+/* maplog__new: @ops and @ctx are borrowed for the life of the maplog.  0 or -ENOMEM. */
+int maplog__new(const struct maplog_ops *ops, void *ctx, struct maplog **ret_m);
+void maplog__free(struct maplog *m);
+
+/*
+ * maplog__scan_kernel: MAP_IN pid -1 for the kernel ("vmlinux", pl_start = the
+ * KASLR slide) and every module with a readable .text address.  @procfs and
+ * @sysfs are roots (NULL: "/proc", "/sys").  Returns 0 or a negative errno.
+ */
+int maplog__scan_kernel(struct maplog *m, uint64_t time, const char *procfs, const char *sysfs);
+
+/*
+ * maplog__scan_procs: PROC_CREATE, THR_CREATE and MAP_IN for the processes in
+ * scope: all of /proc when @npids is 0, else those pids (and, with @children,
+ * their descendants).  Processes that vanish during the scan are skipped.
+ */
+int maplog__scan_procs(struct maplog *m, uint64_t time, const pid_t *pids, size_t npids,
+		       bool children);
+
+/* maplog__record: apply one side-band record (MMAP, COMM, FORK, EXIT); samples are ignored. */
+int maplog__record(struct maplog *m, const struct rec *r);
+
+const struct maplog_stats *maplog__stats(const struct maplog *m);
+
+/*
+ * maplog_kernel_slide: run-time _stext from @procfs/kallsyms minus the link-time
+ * _stext of an x86-64 kernel (0xffffffff81000000).  0 or -ENOENT (no _stext, or
+ * kallsyms shows zeros: kptr_restrict).
+ */
+int maplog_kernel_slide(const char *procfs, uint64_t *ret_slide);
+
+#endif /* HWPMCD_MAPLOG_H */

@@ -1,0 +1,666 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * maplog-model.c: the process/thread/mapping model and its bookkeeping records.
+ *
+ * PUBLIC INTERFACES
+ *   see include/hwpmcd/maplog.h
+ *
+ * IMPLEMENTATION NOTES
+ *   Processes live in an open-addressing hash table keyed by pid; each holds the
+ *   (device, inode) pairs it has announced with MAP_IN, in a small array (a
+ *   process maps tens of objects, so a linear search is cheaper than a table).
+ *   A fork copies the parent's set, because pmcstat copies the parent's ranges on
+ *   PROCFORK and the kernel reports no MMAP2 for inherited mappings.  An exited
+ *   process stays in the table (marked) until its pid is reused, so samples
+ *   already in flight still find it.  pl_start results are cached by (device,
+ *   inode, file offset) as the constant addr - pl_start, so each object's ELF
+ *   headers are read once per session, not once per process.
+ *   /proc is hostile input like any other: every line is bounded and parsed
+ *   defensively, and a process that exits in the middle of the scan is skipped.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "hwpmcd/common.h"
+#include "hwpmcd/maplog-elf.h"
+#include "hwpmcd/maplog-proc.h"
+#include "hwpmcd/maplog.h"
+
+#define PF_KTHREAD 0x00200000u
+#define X86_64_LINK_STEXT 0xffffffff81000000ull
+
+struct maplog_obj {
+	uint64_t dev;
+	uint64_t inode;
+};
+
+struct maplog_proc {
+	int32_t pid; /* 0: empty slot */
+	bool exited;
+	uint32_t flags;
+	char name[20];
+	struct maplog_obj *objs;
+	size_t nobjs, capobjs;
+};
+
+struct maplog_plcache {
+	uint64_t dev, inode, pgoff;
+	uint64_t k; /* addr - pl_start */
+	bool used;
+};
+
+#define PLCACHE_SIZE 1024
+
+struct maplog {
+	const struct maplog_ops *ops;
+	void *ctx;
+	struct maplog_proc *procs;
+	size_t cap, used;
+	struct maplog_plcache plcache[PLCACHE_SIZE];
+	uint64_t pagesize;
+	struct maplog_stats stats;
+};
+
+int maplog__new(const struct maplog_ops *ops, void *ctx, struct maplog **ret_m)
+{
+	struct maplog *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	m->cap = 1024;
+	m->procs = calloc(m->cap, sizeof(*m->procs));
+	if (!m->procs) {
+		free(m);
+		return -ENOMEM;
+	}
+	m->ops = ops;
+	m->ctx = ctx;
+	m->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
+	*ret_m = m;
+	return 0;
+}
+
+void maplog__free(struct maplog *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->procs[i].objs);
+	free(m->procs);
+	free(m);
+}
+
+const struct maplog_stats *maplog__stats(const struct maplog *m)
+{
+	return &m->stats;
+}
+
+static size_t slot_of(const struct maplog *m, int32_t pid)
+{
+	return ((uint32_t)pid * 2654435761u) & (m->cap - 1);
+}
+
+static struct maplog_proc *proc_find(struct maplog *m, int32_t pid)
+{
+	for (size_t i = slot_of(m, pid), n = 0; n < m->cap; i = (i + 1) & (m->cap - 1), n++) {
+		if (m->procs[i].pid == pid)
+			return &m->procs[i];
+		if (m->procs[i].pid == 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+static int grow(struct maplog *m)
+{
+	struct maplog_proc *old = m->procs, *n;
+	size_t oldcap = m->cap, ncap = m->cap * 2;
+
+	n = calloc(ncap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	m->procs = n;
+	m->cap = ncap;
+	for (size_t i = 0; i < oldcap; i++) {
+		if (old[i].pid) {
+			size_t j = slot_of(m, old[i].pid);
+
+			while (m->procs[j].pid)
+				j = (j + 1) & (m->cap - 1);
+			m->procs[j] = old[i];
+		}
+	}
+	free(old);
+	return 0;
+}
+
+/* Find or create; a re-created (pid reused) entry starts empty. */
+static int proc_get(struct maplog *m, int32_t pid, struct maplog_proc **ret)
+{
+	struct maplog_proc *p = proc_find(m, pid);
+	size_t i;
+
+	if (p) {
+		*ret = p;
+		return 0;
+	}
+	if (pid <= 0)
+		return -EINVAL;
+	if ((m->used + 1) * 2 > m->cap) {
+		int r = grow(m);
+
+		if (r < 0)
+			return r;
+	}
+	i = slot_of(m, pid);
+	while (m->procs[i].pid)
+		i = (i + 1) & (m->cap - 1);
+	memset(&m->procs[i], 0, sizeof(m->procs[i]));
+	m->procs[i].pid = pid;
+	m->used++;
+	*ret = &m->procs[i];
+	return 0;
+}
+
+static bool obj_known(const struct maplog_proc *p, uint64_t dev, uint64_t inode)
+{
+	for (size_t i = 0; i < p->nobjs; i++)
+		if (p->objs[i].dev == dev && p->objs[i].inode == inode)
+			return true;
+	return false;
+}
+
+static int obj_add(struct maplog_proc *p, uint64_t dev, uint64_t inode)
+{
+	if (p->nobjs == p->capobjs) {
+		size_t ncap = p->capobjs ? 2 * p->capobjs : 16;
+		struct maplog_obj *n = realloc(p->objs, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->objs = n;
+		p->capobjs = ncap;
+	}
+	p->objs[p->nobjs].dev = dev;
+	p->objs[p->nobjs].inode = inode;
+	p->nobjs++;
+	return 0;
+}
+
+static void set_name(char *dst, const char *src)
+{
+	size_t n = strnlen(src, 19);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* Open the mapped file, checked against the mapping's device and inode. */
+static int open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *path,
+		       uint64_t dev, uint64_t inode)
+{
+	char p[64 + 4096];
+	struct stat st;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start, end);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_ino != inode ||
+	    (dev && makedev(major(st.st_dev), minor(st.st_dev)) != dev)) {
+		/* A different file now has that name: never use it for this mapping. */
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+static uint64_t compute_pl_start(struct maplog *m, int32_t pid, uint64_t start, uint64_t end,
+				 uint64_t pgoff, const char *path, uint64_t dev, uint64_t inode)
+{
+	size_t h = (size_t)((dev * 31 + inode * 131 + pgoff) % PLCACHE_SIZE);
+	struct maplog_plcache *c = &m->plcache[h];
+	uint64_t pl = 0, bias = 0;
+	int fd, r = -ENOENT;
+
+	if (c->used && c->dev == dev && c->inode == inode && c->pgoff == pgoff)
+		return start - c->k;
+	fd = open_mapped(pid, start, end, path, dev, inode);
+	if (fd >= 0) {
+		r = maplog_elf_pl_start(fd, start, pgoff, m->pagesize, true, &pl, &bias);
+		close(fd);
+	}
+	if (r < 0) {
+		/* Without the file: the bias of a segment with p_vaddr == p_offset. */
+		m->stats.elf_fallback++;
+		return start - pgoff;
+	}
+	c->used = true;
+	c->dev = dev;
+	c->inode = inode;
+	c->pgoff = pgoff;
+	c->k = start - pl;
+	return pl;
+}
+
+/* Strip " (deleted)" (11.6): the file is identified by device and inode anyway. */
+static void clean_path(const char *in, char *out, size_t outsize)
+{
+	size_t n = strnlen(in, outsize - 1);
+	static const char deleted[] = " (deleted)";
+
+	memcpy(out, in, n);
+	out[n] = '\0';
+	if (n >= sizeof(deleted) - 1 && strcmp(out + n - (sizeof(deleted) - 1), deleted) == 0)
+		out[n - (sizeof(deleted) - 1)] = '\0';
+}
+
+/* One executable mapping: MAP_IN once per (process, object). */
+static int note_mapping(struct maplog *m, uint64_t time, int32_t pid, uint64_t start,
+			uint64_t end, uint64_t pgoff, const char *rawpath, uint64_t dev,
+			uint64_t inode)
+{
+	struct maplog_proc *p;
+	char path[4096];
+	uint64_t pl;
+	int r;
+
+	if (rawpath[0] != '/' || strncmp(rawpath, "/memfd:", 7) == 0 ||
+	    strncmp(rawpath, "//anon", 6) == 0) {
+		/* [vdso], anonymous JIT code, memfd: no file for pmcstat to open. */
+		m->stats.anon_exec++;
+		return 0;
+	}
+	r = proc_get(m, pid, &p);
+	if (r < 0)
+		return r;
+	if (obj_known(p, dev, inode))
+		return 0;
+	clean_path(rawpath, path, sizeof(path));
+	if (strlen(path) >= 1024) {
+		m->stats.path_too_long++;
+		return obj_add(p, dev, inode);
+	}
+	pl = compute_pl_start(m, pid, start, end, pgoff, path, dev, inode);
+	r = m->ops->map_in(m->ctx, time, pid, pl, path);
+	if (r < 0)
+		return r;
+	m->stats.map_in++;
+	return obj_add(p, dev, inode);
+}
+
+static int read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+int maplog_kernel_slide(const char *procfs, uint64_t *ret_slide)
+{
+	char path[256], line[512];
+	FILE *f;
+	int r = -ENOENT;
+
+	snprintf(path, sizeof(path), "%s/kallsyms", procfs ? procfs : "/proc");
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (strcmp(name, "_stext") == 0) {
+			if (addr == 0)
+				break; /* kptr_restrict hides addresses */
+			*ret_slide = (uint64_t)addr - X86_64_LINK_STEXT;
+			r = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+int maplog__scan_kernel(struct maplog *m, uint64_t time, const char *procfs, const char *sysfs)
+{
+	char path[512], line[512];
+	uint64_t slide = 0;
+	FILE *f;
+	int r;
+
+	(void)maplog_kernel_slide(procfs, &slide);
+	r = m->ops->map_in(m->ctx, time, MAPLOG_PID_KERNEL, slide, "vmlinux");
+	if (r < 0)
+		return r;
+	m->stats.map_in++;
+
+	snprintf(path, sizeof(path), "%s/modules", procfs ? procfs : "/proc");
+	f = fopen(path, "re");
+	if (!f)
+		return 0; /* a kernel without modules */
+	while (fgets(line, sizeof(line), f)) {
+		char name[64], text[64], ko[80];
+		unsigned long long addr = 0;
+		uint64_t v;
+
+		if (sscanf(line, "%63s", name) != 1)
+			continue;
+		snprintf(path, sizeof(path), "%s/module/%s/sections/.text", sysfs ? sysfs : "/sys",
+			 name);
+		if (read_small(path, text, sizeof(text)) > 0) {
+			text[strcspn(text, "\n")] = '\0';
+			if (util_parse_u64(text, &v) == 0)
+				addr = v;
+		}
+		if (addr == 0) {
+			/* Fall back to the module's base address from /proc/modules. */
+			char *p = strstr(line, " 0x");
+
+			if (p)
+				addr = strtoull(p + 1, NULL, 16);
+		}
+		if (addr == 0)
+			continue; /* addresses hidden: nothing pmcstat could place */
+		snprintf(ko, sizeof(ko), "%s.ko", name);
+		r = m->ops->map_in(m->ctx, time, MAPLOG_PID_KERNEL, addr, ko);
+		if (r < 0) {
+			fclose(f);
+			return r;
+		}
+		m->stats.map_in++;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* /proc/PID/stat: ppid (field 4) and flags (field 9), after the parenthesised comm. */
+static int read_stat(int32_t pid, int32_t *ret_ppid, uint32_t *ret_flags)
+{
+	char path[64], buf[1024], *p;
+	int ppid;
+	unsigned flags;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d %*d %*d %*d %*d %u", &ppid, &flags) != 2)
+		return -EINVAL;
+	*ret_ppid = ppid;
+	*ret_flags = flags;
+	return 0;
+}
+
+static void read_comm(const char *path, char *name)
+{
+	char buf[64];
+
+	if (read_small(path, buf, sizeof(buf)) <= 0) {
+		strcpy(name, "?");
+		return;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	set_name(name, buf);
+}
+
+static int scan_one(struct maplog *m, uint64_t time, int32_t pid, uint32_t pflags)
+{
+	struct maplog_proc *p;
+	char path[128], name[20], line[4096 + 256];
+	DIR *d;
+	struct dirent *de;
+	FILE *f;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	read_comm(path, name);
+	r = proc_get(m, pid, &p);
+	if (r < 0)
+		return r;
+	p->flags = (pflags & PF_KTHREAD) ? MAPLOG_F_KPROC : 0;
+	set_name(p->name, name);
+	r = m->ops->proc_create(m->ctx, time, pid, p->flags, name);
+	if (r < 0)
+		return r;
+	m->stats.processes++;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (d) {
+		while ((de = readdir(d))) {
+			int tid = atoi(de->d_name);
+			char tname[20];
+
+			if (tid <= 0)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, tid);
+			read_comm(path, tname);
+			r = m->ops->thr_create(m->ctx, time, tid, pid, p->flags, tname);
+			if (r < 0) {
+				closedir(d);
+				return r;
+			}
+			m->stats.threads++;
+		}
+		closedir(d);
+	}
+	if (p->flags & MAPLOG_F_KPROC)
+		return 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0; /* exited meanwhile */
+	while (fgets(line, sizeof(line), f)) {
+		struct maplog_maps_entry e;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (maplog_maps_parse_line(line, &e) < 0 || !e.x || e.kind != MAPLOG_MAP_FILE)
+			continue;
+		r = note_mapping(m, time, pid, e.start, e.end, e.pgoff, e.path,
+				 makedev(e.dev_major, e.dev_minor), e.inode);
+		if (r < 0) {
+			fclose(f);
+			return r;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+struct pidinfo {
+	int32_t pid, ppid;
+	uint32_t flags;
+	bool in;
+};
+
+static int cmp_pid(const void *a, const void *b)
+{
+	const struct pidinfo *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+int maplog__scan_procs(struct maplog *m, uint64_t time, const pid_t *pids, size_t npids,
+		       bool children)
+{
+	struct pidinfo *all = NULL;
+	size_t n = 0, cap = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	bool changed;
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		int32_t pid = (int32_t)atoi(de->d_name), ppid;
+		uint32_t flags;
+
+		if (pid <= 0 || read_stat(pid, &ppid, &flags) < 0)
+			continue;
+		if (n == cap) {
+			struct pidinfo *nn = realloc(all, (cap ? 2 * cap : 512) * sizeof(*nn));
+
+			if (!nn) {
+				r = -ENOMEM;
+				goto out;
+			}
+			all = nn;
+			cap = cap ? 2 * cap : 512;
+		}
+		all[n].pid = pid;
+		all[n].ppid = ppid;
+		all[n].flags = flags;
+		all[n].in = npids == 0;
+		for (size_t i = 0; i < npids; i++)
+			if (pids[i] == pid)
+				all[n].in = true;
+		n++;
+	}
+	if (n)
+		qsort(all, n, sizeof(*all), cmp_pid);
+	/* Descendants of the chosen pids, to a fixed point. */
+	do {
+		changed = false;
+		for (size_t i = 0; children && npids && i < n; i++) {
+			struct pidinfo key = { .pid = all[i].ppid }, *parent;
+
+			if (all[i].in)
+				continue;
+			parent = bsearch(&key, all, n, sizeof(*all), cmp_pid);
+			if (parent && parent->in) {
+				all[i].in = true;
+				changed = true;
+			}
+		}
+	} while (changed);
+	for (size_t i = 0; i < n; i++) {
+		if (!all[i].in)
+			continue;
+		r = scan_one(m, time, all[i].pid, all[i].flags);
+		if (r < 0)
+			goto out;
+	}
+out:
+	closedir(d);
+	free(all);
+	return r;
+}
+
+int maplog__record(struct maplog *m, const struct rec *rec)
+{
+	struct maplog_proc *p, *parent;
+	int32_t pid = (int32_t)rec->pid, tid = (int32_t)rec->tid;
+	int r;
+
+	switch (rec->type) {
+	case REC_MMAP:
+		if (!(rec->u.mmap.prot & 0x4 /* PROT_EXEC */))
+			return 0;
+		return note_mapping(m, rec->time, pid, rec->u.mmap.addr,
+				    rec->u.mmap.addr + rec->u.mmap.len, rec->u.mmap.pgoff,
+				    rec->u.mmap.filename,
+				    makedev(rec->u.mmap.dev_major, rec->u.mmap.dev_minor),
+				    rec->u.mmap.inode);
+	case REC_COMM:
+		r = proc_get(m, pid, &p);
+		if (r < 0)
+			return r;
+		if (rec->u.comm.exec) {
+			/* The old image is gone: pmcstat drops every range, then new MAP_INs. */
+			r = m->ops->map_out(m->ctx, rec->time, pid, 0, UINT64_MAX);
+			if (r < 0)
+				return r;
+			m->stats.map_out++;
+			p->nobjs = 0;
+			p->exited = false;
+		}
+		if (tid == pid || rec->u.comm.exec) {
+			set_name(p->name, rec->u.comm.comm);
+			r = m->ops->proc_create(m->ctx, rec->time, pid, p->flags, p->name);
+			if (r < 0)
+				return r;
+			m->stats.processes++;
+		}
+		r = m->ops->thr_create(m->ctx, rec->time, tid, pid, p->flags, rec->u.comm.comm);
+		if (r == 0)
+			m->stats.threads++;
+		return r;
+	case REC_FORK:
+		parent = proc_find(m, (int32_t)rec->u.task.ppid);
+		if (pid != (int32_t)rec->u.task.ppid) {
+			/* A new process: it starts as a copy of its parent. */
+			p = proc_find(m, pid);
+			if (p) {
+				p->nobjs = 0; /* a reused pid */
+				p->exited = false;
+			} else {
+				r = proc_get(m, pid, &p);
+				if (r < 0)
+					return r;
+				/* proc_get may have moved the table: find the parent again. */
+				parent = proc_find(m, (int32_t)rec->u.task.ppid);
+			}
+			if (parent) {
+				p->flags = parent->flags;
+				memcpy(p->name, parent->name, sizeof(p->name));
+				for (size_t i = 0; i < parent->nobjs; i++) {
+					r = obj_add(p, parent->objs[i].dev, parent->objs[i].inode);
+					if (r < 0)
+						return r;
+				}
+			} else {
+				strcpy(p->name, "?");
+			}
+			r = m->ops->procfork(m->ctx, rec->time, (int32_t)rec->u.task.ppid, pid);
+			if (r == 0)
+				r = m->ops->proc_create(m->ctx, rec->time, pid, p->flags, p->name);
+			if (r < 0)
+				return r;
+			m->stats.processes++;
+		} else {
+			r = proc_get(m, pid, &p);
+			if (r < 0)
+				return r;
+		}
+		r = m->ops->thr_create(m->ctx, rec->time, tid, pid, p->flags, p->name);
+		if (r == 0)
+			m->stats.threads++;
+		return r;
+	case REC_EXIT:
+		r = m->ops->thr_exit(m->ctx, rec->time, tid);
+		if (r < 0 || tid != pid)
+			return r;
+		p = proc_find(m, pid);
+		if (p)
+			p->exited = true;
+		return m->ops->sysexit(m->ctx, rec->time, pid);
+	default:
+		return 0;
+	}
+}

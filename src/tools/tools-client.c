@@ -1,0 +1,791 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * tools-client.c: the hwpmc commands that talk to the daemon.
+ *
+ * PUBLIC INTERFACES
+ *   tools_record_main(), tools_status_main(), tools_stop_main(), tools_events_main()
+ *   and their usage functions.
+ *
+ * IMPLEMENTATION NOTES
+ *   `hwpmc record` opens the output itself (so the file is created with the
+ *   user's rights and the daemon never opens a client-named path) and passes the
+ *   fd with SCM_RIGHTS on the start request.  For `-- CMD` it forks the command
+ *   first and holds it on a pipe until the daemon has armed the counters on it
+ *   with enable_on_exec; then the child execs and counting starts.  The recording
+ *   ends on Ctrl-C, after -d seconds, when the command exits, or when the
+ *   daemon reports that the session ended (a full disk, say).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hwpmcd/common.h"
+#include "hwpmcd/ctl-protocol.h"
+#include "hwpmcd/log.h"
+#include "tools-int.h"
+
+struct conn {
+	int fd;
+	char buf[CTL_MESSAGE_MAX + 1];
+	size_t len;
+	json_int_t next_id;
+	json_t *pending_event; /* an event line read while waiting for a reply */
+};
+
+static const char *socket_path(const char *arg)
+{
+	const char *env = getenv(CTL_SOCKET_ENV);
+
+	return arg ? arg : env && *env ? env : CTL_SOCKET_DEFAULT;
+}
+
+static int conn_open(struct conn *c, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	c->next_id = 1;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		log_error("socket path '%s' is too long", path);
+		return -ENAMETOOLONG;
+	}
+	memcpy(sa.sun_path, path, strlen(path));
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0)
+		return -errno;
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = -errno;
+		log_error("cannot reach the daemon at %s: %s%s", path, strerror(-r),
+			  r == -ENOENT || r == -ECONNREFUSED
+				  ? " (is hwpmcd running? start it, or pass --socket / set HWPMCD_SOCKET)"
+				  : r == -EACCES ? " (are you in the daemon's group?)" : "");
+		close(c->fd);
+		c->fd = -1;
+		return r;
+	}
+	return 0;
+}
+
+static void conn_close(struct conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	json_decref(c->pending_event);
+	c->pending_event = NULL;
+}
+
+/* Send a request (consumes @args), with @pass_fd (>= 0) attached. */
+static int conn_send(struct conn *c, const char *cmd, json_t *args, int pass_fd, json_int_t *ret_id)
+{
+	json_t *req = json_pack("{s:I,s:s,s:o}", "id", c->next_id, "cmd", cmd, "args",
+				args ? args : json_object());
+	char *s = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	size_t n;
+	ssize_t k;
+
+	json_decref(req);
+	if (!s)
+		return -ENOMEM;
+	n = strlen(s);
+	s[n] = '\n';
+	iov.iov_base = s;
+	iov.iov_len = n + 1;
+	if (pass_fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &pass_fd, sizeof(int));
+	}
+	k = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+	free(s);
+	if (k < 0 || (size_t)k != n + 1)
+		return k < 0 ? -errno : -EIO;
+	*ret_id = c->next_id++;
+	return 0;
+}
+
+/* Read one JSON line, waiting at most @timeout_ms (-1: forever).  0 on timeout. */
+static int conn_read_line(struct conn *c, int timeout_ms, json_t **ret)
+{
+	for (;;) {
+		char *nl = memchr(c->buf, '\n', c->len);
+		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		ssize_t n;
+		int k;
+
+		if (nl) {
+			size_t line = (size_t)(nl - c->buf);
+			json_t *j = json_loadb(c->buf, line, 0, NULL);
+
+			memmove(c->buf, nl + 1, c->len - line - 1);
+			c->len -= line + 1;
+			if (!j)
+				return -EPROTO;
+			*ret = j;
+			return 1;
+		}
+		if (c->len == CTL_MESSAGE_MAX)
+			return -EMSGSIZE;
+		k = poll(&pfd, 1, timeout_ms);
+		if (k < 0)
+			return errno == EINTR ? 0 : -errno;
+		if (k == 0)
+			return 0;
+		n = read(c->fd, c->buf + c->len, CTL_MESSAGE_MAX - c->len);
+		if (n < 0)
+			return errno == EINTR ? 0 : -errno;
+		if (n == 0)
+			return -ECONNRESET;
+		c->len += (size_t)n;
+	}
+}
+
+/* A request and its reply (events that arrive meanwhile are kept). */
+static int conn_call(struct conn *c, const char *cmd, json_t *args, int pass_fd, json_t **ret_rep)
+{
+	json_int_t id = -1;
+	int r = conn_send(c, cmd, args, pass_fd, &id);
+
+	if (r < 0) {
+		log_error("sending '%s' to the daemon: %s", cmd, strerror(-r));
+		return r;
+	}
+	for (;;) {
+		json_t *j = NULL;
+
+		r = conn_read_line(c, -1, &j);
+		if (r < 0) {
+			log_error("reading the daemon's reply: %s", strerror(-r));
+			return r;
+		}
+		if (r == 0)
+			continue;
+		if (json_object_get(j, "event")) {
+			json_decref(c->pending_event);
+			c->pending_event = j;
+			continue;
+		}
+		if (json_integer_value(json_object_get(j, "id")) != id) {
+			json_decref(j);
+			continue;
+		}
+		*ret_rep = j;
+		return 0;
+	}
+}
+
+/* Print the error of a failed reply; returns TOOLS_EXIT_FAIL. */
+static int reply_failed(const json_t *rep, const char *what)
+{
+	json_t *e = json_object_get(rep, "error");
+
+	log_error("%s: %s (%s)", what, json_string_value(json_object_get(e, "message")),
+		  json_string_value(json_object_get(e, "errno")));
+	return TOOLS_EXIT_FAIL;
+}
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static json_int_t jint(const json_t *o, const char *path1, const char *path2)
+{
+	const json_t *v = json_object_get(o, path1);
+
+	if (path2)
+		v = json_object_get(v, path2);
+	return json_integer_value(v);
+}
+
+static void print_summary(FILE *out, json_t *st, const char *file)
+{
+	json_t *stats = json_object_get(st, "stats"), *recs = json_object_get(st, "records");
+	json_int_t samples = jint(stats, "samples", NULL), bytes = jint(stats, "bytes", NULL);
+	const char *key;
+	json_t *v;
+
+	fprintf(out,
+		"hwpmc: recorded %.2f s: %" JSON_INTEGER_FORMAT " samples, %" JSON_INTEGER_FORMAT
+		" lost, %" JSON_INTEGER_FORMAT " throttled, %.2f MB (%.1f bytes/sample) to %s\n",
+		json_real_value(json_object_get(st, "seconds")), samples, jint(stats, "lost", NULL),
+		jint(stats, "throttled", NULL), (double)bytes / 1e6,
+		samples ? (double)bytes / (double)samples : 0.0, file);
+	if (json_object_size(recs)) {
+		fprintf(out, "hwpmc: records:");
+		json_object_foreach(recs, key, v)
+			fprintf(out, " %s %" JSON_INTEGER_FORMAT, key, json_integer_value(v));
+		fputc('\n', out);
+	}
+	if (json_object_get(st, "error"))
+		fprintf(out, "hwpmc: the session failed: %s\n",
+			json_string_value(json_object_get(json_object_get(st, "error"), "message")));
+	if (json_object_get(st, "note"))
+		fprintf(out, "hwpmc: note: %s\n", json_string_value(json_object_get(st, "note")));
+}
+
+void tools_record_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hwpmc record [-a | -C CPUS | -p PIDS] [-e EVENT]... [-F HZ | -c PERIOD]\n"
+		"                    [-g | --call-graph none|fp|dwarf[,BYTES]] [--depth N]\n"
+		"                    [--ring-pages N] [-d SECONDS] [-o FILE] [-q] [-- CMD ARGS...]\n"
+		"\n"
+		"Record samples through the hwpmcd daemon into a pmclog file.  Without a\n"
+		"target it samples every CPU (-a); with -- CMD it starts CMD and samples it\n"
+		"and everything it starts.  Stops on Ctrl-C, after -d SECONDS, or when CMD exits.\n"
+		"\n"
+		"  -e, --event EV      event(s), comma-separated or repeated (default cpu-clock):\n"
+		"                      cpu-clock, task-clock, cycles, instructions, rHEX,\n"
+		"                      pmu/term=val,.../ with :u or :k; 'hwpmc events' lists them\n"
+		"  -F, --freq HZ       samples per second per CPU (default %d)\n"
+		"  -c, --count N       sample every N events instead\n"
+		"  -a, --all-cpus      every CPU (the default without -p or CMD)\n"
+		"  -C, --cpu LIST      only these CPUs: 0,2-3\n"
+		"  -p, --pid PIDS      these processes (and their new threads and children)\n"
+		"  -g                  --call-graph dwarf\n"
+		"      --call-graph M  none, fp (kernel walks frame pointers; default) or\n"
+		"                      dwarf[,BYTES] (user stack snapshot of BYTES, default %d)\n"
+		"      --depth N       most frames per sample, 1..%d (default %d)\n"
+		"      --ring-pages N  ring pages per CPU, a power of two\n"
+		"  -d, --duration S    stop after S seconds\n"
+		"  -o, --output FILE   the log (default hwpmc.pmclog; '-' for standard output)\n"
+		"  -q, --quiet         no progress line and no summary\n"
+		"      --socket PATH   the daemon's socket (default $%s or %s)\n"
+		"\n"
+		"Examples:\n"
+		"  hwpmc record -a -d 5 -o all.pmclog\n"
+		"  hwpmc record -e cpu-clock -F 4000 -g -- ./my-program --its-args\n"
+		"  hwpmc dump --summary all.pmclog\n",
+		1000, 8192, 512, 128, CTL_SOCKET_ENV, CTL_SOCKET_DEFAULT);
+}
+
+static int parse_list(const char *s, long max, json_t *arr)
+{
+	char *dup = strdup(s), *tok, *save = NULL;
+	int r = 0;
+
+	if (!dup)
+		return -ENOMEM;
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *dash = strchr(tok, '-'), *end;
+		long lo = strtol(tok, &end, 10), hi = lo;
+
+		if (end == tok || (dash ? end != dash : *end)) {
+			r = -EINVAL;
+			break;
+		}
+		if (dash) {
+			hi = strtol(dash + 1, &end, 10);
+			if (*end || end == dash + 1) {
+				r = -EINVAL;
+				break;
+			}
+		}
+		if (lo < 0 || hi < lo || hi > max || hi - lo > 65536) {
+			r = -EINVAL;
+			break;
+		}
+		for (long c = lo; c <= hi; c++)
+			json_array_append_new(arr, json_integer(c));
+	}
+	free(dup);
+	return r;
+}
+
+int tools_record_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "event", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "call-graph", required_argument, NULL, 'G' },
+		{ "depth", required_argument, NULL, 'D' },
+		{ "ring-pages", required_argument, NULL, 'R' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	json_t *args = json_object(), *events = json_array(), *rep = NULL, *cpus = NULL, *pids = NULL;
+	const char *out = "hwpmc.pmclog", *sock = NULL;
+	double duration = 0;
+	bool quiet = false;
+	int opt, fd = -1, ret = TOOLS_EXIT_FAIL, hold[2] = { -1, -1 }, status = 0;
+	pid_t child = -1;
+	struct conn c = { .fd = -1 };
+	json_int_t session = -1;
+	uint64_t v;
+	struct timespec t0, now;
+	bool child_done = false, tty = isatty(STDERR_FILENO);
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+e:F:c:aC:p:gd:o:qh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'e':
+			json_array_append_new(events, json_string(optarg));
+			break;
+		case 'F':
+		case 'c':
+		case 'D':
+		case 'R':
+			if (util_parse_u64(optarg, &v) < 0 || v == 0 || v > INT64_MAX) {
+				log_error("record: -%c '%s' must be a positive integer", opt == 'D' ? 'D' : opt, optarg);
+				goto usage;
+			}
+			json_object_set_new(args, opt == 'F' ? "freq" : opt == 'c' ? "period"
+						  : opt == 'D' ? "depth" : "ring_pages",
+					    json_integer((json_int_t)v));
+			break;
+		case 'a':
+			break;
+		case 'C':
+			cpus = cpus ? cpus : json_array();
+			if (parse_list(optarg, 65535, cpus) < 0) {
+				log_error("record: -C '%s' is not a CPU list such as 0,2-3", optarg);
+				goto usage;
+			}
+			break;
+		case 'p':
+			pids = pids ? pids : json_array();
+			if (parse_list(optarg, INT32_MAX, pids) < 0) {
+				log_error("record: -p '%s' is not a list of pids such as 1234,5678", optarg);
+				goto usage;
+			}
+			break;
+		case 'g':
+			json_object_set_new(args, "callgraph", json_string("dwarf"));
+			break;
+		case 'G': {
+			char *comma = strchr(optarg, ',');
+
+			if (comma) {
+				*comma = '\0';
+				if (strcmp(optarg, "dwarf") != 0 || util_parse_u64(comma + 1, &v) < 0) {
+					log_error("record: --call-graph takes none, fp or dwarf[,BYTES]");
+					goto usage;
+				}
+				json_object_set_new(args, "stack_bytes", json_integer((json_int_t)v));
+			}
+			json_object_set_new(args, "callgraph", json_string(optarg));
+			break;
+		}
+		case 'd': {
+			char *end;
+
+			duration = strtod(optarg, &end);
+			if (*end || duration <= 0) {
+				log_error("record: -d '%s' must be a positive number of seconds", optarg);
+				goto usage;
+			}
+			break;
+		}
+		case 'o':
+			out = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'S':
+			sock = optarg;
+			break;
+		case 'h':
+			tools_record_usage(stdout);
+			ret = TOOLS_EXIT_OK;
+			goto done;
+		default:
+			goto usage;
+		}
+	}
+	if (optind < argc && pids) {
+		log_error("record: give -p PIDS or -- CMD, not both");
+		goto usage;
+	}
+	if (json_array_size(events))
+		json_object_set(args, "events", events);
+	if (cpus)
+		json_object_set(args, "cpus", cpus);
+	json_object_set_new(args, "output", json_string("fd"));
+
+	if (strcmp(out, "-") == 0) {
+		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (isatty(STDOUT_FILENO)) {
+			log_error("record: refusing to write a binary log to a terminal; use -o FILE");
+			goto done;
+		}
+	} else {
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	}
+	if (fd < 0) {
+		log_error("record: %s: %s", out, strerror(errno));
+		goto done;
+	}
+	if (conn_open(&c, socket_path(sock)) < 0)
+		goto done;
+
+	if (optind < argc) {
+		/* The command waits on a pipe until the counters are armed on it. */
+		if (pipe2(hold, O_CLOEXEC) < 0) {
+			log_error("record: pipe: %s", strerror(errno));
+			goto done;
+		}
+		child = fork();
+		if (child < 0) {
+			log_error("record: fork: %s", strerror(errno));
+			goto done;
+		}
+		if (child == 0) {
+			char b;
+
+			close(hold[1]);
+			if (read(hold[0], &b, 1) != 1)
+				_exit(127);
+			execvp(argv[optind], argv + optind);
+			fprintf(stderr, "hwpmc: %s: %s\n", argv[optind], strerror(errno));
+			_exit(127);
+		}
+		close(hold[0]);
+		hold[0] = -1;
+		pids = pids ? pids : json_array();
+		json_array_append_new(pids, json_integer(child));
+		json_object_set_new(args, "command", json_true());
+	}
+	if (pids)
+		json_object_set(args, "pids", pids);
+
+	if (conn_call(&c, "start", json_incref(args), fd, &rep) < 0)
+		goto done;
+	close(fd);
+	fd = -1;
+	if (!json_is_true(json_object_get(rep, "ok"))) {
+		ret = reply_failed(rep, "record");
+		goto done;
+	}
+	session = json_integer_value(json_object_get(rep, "session"));
+	json_decref(rep);
+	rep = NULL;
+	if (child > 0) {
+		if (write(hold[1], "g", 1) != 1)
+			log_error("record: cannot release the command: %s", strerror(errno));
+		close(hold[1]);
+		hold[1] = -1;
+	}
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		json_t *ev = c.pending_event;
+		double el;
+
+		c.pending_event = NULL;
+		if (!ev && conn_read_line(&c, 1000, &ev) < 0) {
+			log_error("record: lost the connection to the daemon (it stopped or crashed); "
+				  "the log ends with what it wrote: check it with 'hwpmc dump'");
+			goto done;
+		}
+		if (ev && json_object_get(ev, "event")) {
+			/* The session ended by itself (an output error, say). */
+			if (tty && !quiet)
+				fputc('\n', stderr);
+			if (!quiet)
+				print_summary(stderr, json_object_get(ev, "status"), out);
+			json_decref(ev);
+			break;
+		}
+		json_decref(ev);
+		if (child > 0 && !child_done && waitpid(child, &status, WNOHANG) == child)
+			child_done = true;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+		if (got_signal || child_done || (duration > 0 && el >= duration)) {
+			if (child > 0 && !child_done && got_signal)
+				(void)kill(child, SIGTERM);
+			if (conn_call(&c, "stop", json_pack("{s:I}", "session", session), -1, &rep) < 0)
+				goto done;
+			if (tty && !quiet)
+				fputc('\n', stderr);
+			if (!json_is_true(json_object_get(rep, "ok"))) {
+				ret = reply_failed(rep, "record: stop");
+				goto done;
+			}
+			if (!quiet)
+				print_summary(stderr, json_object_get(rep, "status"), out);
+			break;
+		}
+		if (tty && !quiet) {
+			json_t *st = NULL;
+
+			if (conn_call(&c, "status", json_pack("{s:I}", "session", session), -1, &st) == 0) {
+				json_t *s0 = json_array_get(json_object_get(st, "sessions"), 0);
+				json_t *stats = json_object_get(s0, "stats");
+
+				fprintf(stderr, "\rrecording: %.1f s, %" JSON_INTEGER_FORMAT
+					" samples, %" JSON_INTEGER_FORMAT " lost, %.2f MB   ",
+					el, jint(stats, "samples", NULL), jint(stats, "lost", NULL),
+					(double)jint(stats, "bytes", NULL) / 1e6);
+			}
+			json_decref(st);
+		}
+	}
+	ret = TOOLS_EXIT_OK;
+	if (rep && json_object_get(json_object_get(rep, "status"), "error"))
+		ret = TOOLS_EXIT_FAIL;
+	if (child > 0) {
+		if (!child_done && waitpid(child, &status, 0) == child)
+			child_done = true;
+		if (child_done && ret == TOOLS_EXIT_OK)
+			ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	}
+	goto done;
+usage:
+	fprintf(stderr, "Try 'hwpmc record --help'.\n");
+	ret = TOOLS_EXIT_USAGE;
+done:
+	if (child > 0 && !child_done && session < 0) {
+		(void)kill(child, SIGKILL);
+		(void)waitpid(child, NULL, 0);
+	}
+	if (hold[0] >= 0)
+		close(hold[0]);
+	if (hold[1] >= 0)
+		close(hold[1]);
+	if (fd >= 0)
+		close(fd);
+	conn_close(&c);
+	json_decref(rep);
+	json_decref(args);
+	json_decref(events);
+	json_decref(cpus);
+	json_decref(pids);
+	return ret;
+}
+
+void tools_status_usage(FILE *out)
+{
+	fprintf(out, "usage: hwpmc status [ID] [--json] [--socket PATH]\n"
+		     "       hwpmc sessions [--json] [--socket PATH]\n"
+		     "\n"
+		     "Show the daemon's sessions (yours, or all for root): state, samples, lost,\n"
+		     "throttled, bytes written and, for ended sessions, records by type and per-CPU\n"
+		     "counts.  --json prints the daemon's reply as it is.\n");
+}
+
+int tools_status_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *sock = NULL;
+	bool json = false;
+	json_t *args = json_object(), *rep = NULL, *s;
+	struct conn c = { .fd = -1 };
+	int opt, ret = TOOLS_EXIT_FAIL;
+	size_t i;
+	uint64_t id;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j': json = true; break;
+		case 'S': sock = optarg; break;
+		case 'h': tools_status_usage(stdout); json_decref(args); return TOOLS_EXIT_OK;
+		default: json_decref(args); tools_status_usage(stderr); return TOOLS_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		if (strcmp(argv[0], "status") != 0 || optind + 1 != argc ||
+		    util_parse_u64(argv[optind], &id) < 0) {
+			json_decref(args);
+			tools_status_usage(stderr);
+			return TOOLS_EXIT_USAGE;
+		}
+		json_object_set_new(args, "session", json_integer((json_int_t)id));
+	}
+	if (conn_open(&c, socket_path(sock)) < 0) {
+		json_decref(args);
+		return TOOLS_EXIT_FAIL;
+	}
+	if (conn_call(&c, "status", args, -1, &rep) < 0)
+		goto out;
+	if (!json_is_true(json_object_get(rep, "ok"))) {
+		ret = reply_failed(rep, "status");
+		goto out;
+	}
+	if (json) {
+		char *t = json_dumps(rep, JSON_INDENT(2));
+
+		puts(t ? t : "{}");
+		free(t);
+	} else {
+		printf("%-8s %-6s %-9s %9s %12s %8s %10s %12s\n", "SESSION", "UID", "STATE",
+		       "SECONDS", "SAMPLES", "LOST", "THROTTLED", "BYTES");
+		json_array_foreach(json_object_get(rep, "sessions"), i, s) {
+			json_t *st = json_object_get(s, "stats");
+
+			printf("%-8" JSON_INTEGER_FORMAT " %-6" JSON_INTEGER_FORMAT " %-9s %9.1f %12"
+			       JSON_INTEGER_FORMAT " %8" JSON_INTEGER_FORMAT " %10" JSON_INTEGER_FORMAT
+			       " %12" JSON_INTEGER_FORMAT "\n",
+			       jint(s, "session", NULL), jint(s, "uid", NULL),
+			       json_string_value(json_object_get(s, "state")),
+			       json_real_value(json_object_get(s, "seconds")), jint(st, "samples", NULL),
+			       jint(st, "lost", NULL), jint(st, "throttled", NULL),
+			       jint(st, "bytes", NULL));
+			if (json_object_get(s, "error"))
+				printf("         error: %s\n",
+				       json_string_value(json_object_get(json_object_get(s, "error"),
+									 "message")));
+		}
+	}
+	ret = TOOLS_EXIT_OK;
+out:
+	json_decref(rep);
+	conn_close(&c);
+	return ret;
+}
+
+void tools_stop_usage(FILE *out)
+{
+	fprintf(out, "usage: hwpmc stop ID [--socket PATH]\n"
+		     "\n"
+		     "Stop session ID: its log is flushed and closed with CLOSELOG.\n");
+}
+
+int tools_stop_main(int argc, char **argv)
+{
+	const char *sock = NULL;
+	struct conn c = { .fd = -1 };
+	json_t *rep = NULL;
+	uint64_t id;
+	int ret = TOOLS_EXIT_FAIL, i = 1;
+
+	if (argc >= 2 && strcmp(argv[1], "--help") == 0) {
+		tools_stop_usage(stdout);
+		return TOOLS_EXIT_OK;
+	}
+	if (argc >= 3 && strcmp(argv[1], "--socket") == 0) {
+		sock = argv[2];
+		i = 3;
+	}
+	if (argc - i != 1 || util_parse_u64(argv[i], &id) < 0) {
+		tools_stop_usage(stderr);
+		return TOOLS_EXIT_USAGE;
+	}
+	if (conn_open(&c, socket_path(sock)) < 0)
+		return TOOLS_EXIT_FAIL;
+	if (conn_call(&c, "stop", json_pack("{s:I}", "session", (json_int_t)id), -1, &rep) == 0) {
+		if (json_is_true(json_object_get(rep, "ok"))) {
+			print_summary(stdout, json_object_get(rep, "status"), "its output");
+			ret = TOOLS_EXIT_OK;
+		} else {
+			ret = reply_failed(rep, "stop");
+		}
+	}
+	json_decref(rep);
+	conn_close(&c);
+	return ret;
+}
+
+void tools_events_usage(FILE *out)
+{
+	fprintf(out, "usage: hwpmc events [--json] [--socket PATH]\n"
+		     "\n"
+		     "List what -e accepts on the daemon's machine: the generic hardware and\n"
+		     "software events, and every PMU with its format terms and event aliases.\n");
+}
+
+int tools_events_main(int argc, char **argv)
+{
+	const char *sock = NULL;
+	struct conn c = { .fd = -1 };
+	json_t *rep = NULL, *p, *v;
+	bool json = false;
+	int ret = TOOLS_EXIT_FAIL;
+	size_t i;
+	const char *k;
+
+	for (int a = 1; a < argc; a++) {
+		if (strcmp(argv[a], "--json") == 0)
+			json = true;
+		else if (strcmp(argv[a], "--socket") == 0 && a + 1 < argc)
+			sock = argv[++a];
+		else if (strcmp(argv[a], "--help") == 0) {
+			tools_events_usage(stdout);
+			return TOOLS_EXIT_OK;
+		} else {
+			tools_events_usage(stderr);
+			return TOOLS_EXIT_USAGE;
+		}
+	}
+	if (conn_open(&c, socket_path(sock)) < 0)
+		return TOOLS_EXIT_FAIL;
+	if (conn_call(&c, "events", NULL, -1, &rep) < 0)
+		goto out;
+	if (!json_is_true(json_object_get(rep, "ok"))) {
+		ret = reply_failed(rep, "events");
+		goto out;
+	}
+	if (json) {
+		char *t = json_dumps(rep, JSON_INDENT(2));
+
+		puts(t ? t : "{}");
+		free(t);
+		ret = TOOLS_EXIT_OK;
+		goto out;
+	}
+	printf("Generic events (perf's names):\n ");
+	json_array_foreach(json_object_get(rep, "generic"), i, v)
+		printf(" %s", json_string_value(v));
+	printf("\n  rHEX            a raw event code, e.g. r01c2\n");
+	printf("\nPMUs (use as pmu/term=value,.../ or pmu/alias/):\n");
+	json_array_foreach(json_object_get(rep, "pmus"), i, p) {
+		printf("  %s (type %" JSON_INTEGER_FORMAT ")\n", json_string_value(json_object_get(p, "name")),
+		       jint(p, "type", NULL));
+		json_object_foreach(json_object_get(p, "formats"), k, v)
+			printf("    term  %-20s %s\n", k, json_string_value(v));
+		json_object_foreach(json_object_get(p, "aliases"), k, v)
+			printf("    alias %-20s %s\n", k, json_string_value(v));
+	}
+	printf("\nMax sample rate: %" JSON_INTEGER_FORMAT " Hz (kernel.perf_event_max_sample_rate)\n",
+	       jint(rep, "max_sample_rate", NULL));
+	ret = TOOLS_EXIT_OK;
+out:
+	json_decref(rep);
+	conn_close(&c);
+	return ret;
+}

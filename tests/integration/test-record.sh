@@ -1,0 +1,171 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Integration test of the recording path as a user drives it: the real hwpmcd on
+# a temporary socket, `hwpmc record` system-wide, per process and on a command,
+# the log checked with `hwpmc dump` and check_log.py, protocol abuse, SIGTERM.
+# Needs root (perf_event_open system-wide): exits 77 (skip) otherwise.
+# usage: test-record.sh BUILD_DIR SRC_DIR   (HWPMCD_WRAPPER="valgrind ..." wraps the daemon)
+set -uo pipefail
+build=$1 src=$2
+hwpmcd=$build/src/daemon/hwpmcd hwpmc=$build/src/tools/hwpmc
+demo=$build/tests/workloads/hwpmc-demo
+check=$src/tests/integration/check_log.py
+if [[ $(id -u) != 0 ]]; then echo "skip: needs root for system-wide perf_event_open"; exit 77; fi
+if [[ ! -r /proc/sys/kernel/perf_event_paranoid ]]; then echo "skip: no perf_event support"; exit 77; fi
+tmp=$(mktemp -d)
+sock=$tmp/control
+export HWPMCD_SOCKET=$sock
+pass=0 fail=0 dpid=
+cleanup() { [[ -n "$dpid" ]] && kill -9 "$dpid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "not ok - $1"; }
+run_check() { # NAME DUMP_JSON ARGS...: fold check_log.py's lines into our counts
+	local name=$1; shift
+	local out; out=$(python3 "$check" "$@" 2>&1)
+	while IFS= read -r line; do
+		case "$line" in
+		"ok - "*) ok "$name: ${line#ok - }" ;;
+		"not ok - "*) bad "$name: ${line#not ok - }" ;;
+		*) echo "# $line" ;;
+		esac
+	done <<< "$out"
+}
+
+# Start the daemon with NOTIFY_SOCKET at us; wait for READY=1 with a deadline.
+python3 - "$tmp/notify" > "$tmp/ready" 2>&1 <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1]); s.settimeout(20)
+try:
+    while True:
+        m = s.recv(4096).decode()
+        if "READY=1" in m:
+            print("READY"); break
+except socket.timeout:
+    print("TIMEOUT")
+PY
+lpid=$!
+for _ in $(seq 100); do [[ -S "$tmp/notify" ]] && break; sleep 0.05; done
+NOTIFY_SOCKET=$tmp/notify ${HWPMCD_WRAPPER:-} "$hwpmcd" --socket "$sock" --foreground 2> "$tmp/daemon.log" &
+dpid=$!
+wait $lpid
+if grep -q READY "$tmp/ready"; then ok "daemon sent READY=1"; else bad "no READY=1 within 20 s"; cat "$tmp/daemon.log"; exit 1; fi
+
+# 1. System-wide while the workload runs.
+"$demo" 3 > /dev/null &
+wpid=$!
+"$hwpmc" record -q -a -F 1000 -d 2 -o "$tmp/sys.pmclog"; rc=$?
+wait $wpid
+[[ $rc == 0 ]] && ok "record -a exit 0" || bad "record -a exit $rc"
+"$hwpmc" dump --json "$tmp/sys.pmclog" > "$tmp/sys.json" 2> "$tmp/err"
+[[ ! -s "$tmp/err" ]] && ok "system-wide log reads clean" || bad "dump: $(cat "$tmp/err")"
+run_check system-wide "$tmp/sys.json"
+python3 - "$tmp/sys.json" "$wpid" <<'PY' && ok "system-wide: workload samples carry its pid/tid and valid CPUs; kernel MAP_IN present" || bad "system-wide pid/cpu check"
+import json, os, sys
+recs = [json.loads(l) for l in open(sys.argv[1])][:-1]
+pid = int(sys.argv[2]); ncpu = os.cpu_count()
+cc = [r for r in recs if r["type"] == "callchain" and r["pid"] == pid]
+assert cc, "no samples of the workload"
+assert all(r["tid"] == pid for r in cc)
+assert all(0 <= r["cpu"] < ncpu for r in recs if r["type"] == "callchain")
+assert any(r["type"] == "map-in" and r["pid"] == -1 and r["path"] == "vmlinux" for r in recs)
+first = min(i for i, r in enumerate(recs) if r["type"] == "callchain" and r["pid"] == pid)
+assert any(r["type"] == "proc-create" and r["pid"] == pid for r in recs[:first])
+assert any(r["type"] == "map-in" and r["pid"] == pid and r["path"].endswith("hwpmc-demo") for r in recs[:first])
+PY
+
+# 2. A command with threads and a child: only its tree, followed.
+"$hwpmc" record -q -e task-clock -F 1000 -o "$tmp/cmd.pmclog" -- "$demo" 1.5 --threads --fork > /dev/null; rc=$?
+[[ $rc == 0 ]] && ok "record -- CMD exit 0 (the command's status)" || bad "record -- CMD exit $rc"
+"$hwpmc" dump --json "$tmp/cmd.pmclog" > "$tmp/cmd.json"
+run_check command "$tmp/cmd.json" --only-tree --expect-threads 3 --expect-children 1
+
+# 3. -p PID of a running process.
+"$demo" 3 --threads > /dev/null &
+wpid=$!
+sleep 0.3
+"$hwpmc" record -q -p "$wpid" -d 1.5 -o "$tmp/pid.pmclog"; rc=$?
+wait $wpid
+[[ $rc == 0 ]] && ok "record -p exit 0" || bad "record -p exit $rc"
+"$hwpmc" dump --json "$tmp/pid.pmclog" > "$tmp/pid.json"
+run_check pid "$tmp/pid.json" --only-tree --expect-threads 2
+
+# 4. A command's exit status is passed on.
+"$hwpmc" record -q -o "$tmp/false.pmclog" -- /bin/sh -c 'exit 3'; rc=$?
+[[ $rc == 3 ]] && ok "record -- CMD passes on exit status 3" || bad "exit status $rc, wanted 3"
+
+# 5. A tiny ring at a high rate loses samples: DROPNOTIFY and the count.
+"$demo" 2 --threads > /dev/null &
+wpid=$!
+"$hwpmc" record -a -F 20000 --ring-pages 1 --call-graph dwarf,16384 -d 1 -o "$tmp/lost.pmclog" 2> "$tmp/lost.err"; rc=$?
+wait $wpid
+lost=$(sed -n 's/.* samples, \([0-9]*\) lost.*/\1/p' "$tmp/lost.err")
+[[ $rc == 0 && ${lost:-0} -gt 0 ]] && ok "tiny ring: $lost samples lost and counted" || bad "tiny ring: rc $rc, lost '${lost:-}': $(cat "$tmp/lost.err")"
+drops=$("$hwpmc" dump "$tmp/lost.pmclog" | grep -c ' drop ')
+[[ $drops -gt 0 ]] && ok "tiny ring: $drops DROPNOTIFY records" || bad "no DROPNOTIFY in the log"
+
+# 6. Bad events and options: clear errors, non-zero exit.
+"$hwpmc" record -q -e cycles -d 1 -o "$tmp/x.pmclog" 2> "$tmp/err"; rc=$?
+if [[ -e /sys/bus/event_source/devices/cpu ]]; then ok "cycles: a hardware PMU exists here (not checked)"
+elif [[ $rc != 0 ]] && grep -q "no hardware PMU is exposed (virtual machine?); software events such as cpu-clock work" "$tmp/err"; then ok "hardware event without a PMU: clear error"
+else bad "cycles: rc $rc: $(cat "$tmp/err")"; fi
+"$hwpmc" record -q -e cpuclock -d 1 -o "$tmp/x.pmclog" 2> "$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "unknown event 'cpuclock'" "$tmp/err" && ok "unknown event named" || bad "unknown event: $(cat "$tmp/err")"
+"$hwpmc" record -q -F 200000 -d 1 -o "$tmp/x.pmclog" 2> "$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "perf_event_max_sample_rate" "$tmp/err" && ok "rate above the kernel's limit refused" || bad "rate: $(cat "$tmp/err")"
+"$hwpmc" record -q --depth 600 -d 1 -o "$tmp/x.pmclog" 2> "$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "'depth' = 600 is out of range 1..512" "$tmp/err" && ok "depth 600 refused with its range" || bad "depth: $(cat "$tmp/err")"
+"$hwpmc" record -q -p 999999999 -d 1 -o "$tmp/x.pmclog" 2> "$tmp/err"; rc=$?
+[[ $rc != 0 ]] && ok "a missing pid is refused: $(cat "$tmp/err")" || bad "missing pid accepted"
+
+# 7. Protocol abuse: every bad request gets an error reply and the daemon serves on.
+python3 - "$sock" <<'PY' && ok "protocol: malformed, unknown, oversized, no-output and vanishing clients handled" || bad "protocol checks"
+import json, socket, sys, os, array
+path = sys.argv[1]
+def conn():
+    s = socket.socket(socket.AF_UNIX); s.connect(path); s.settimeout(10); return s
+def ask(s, raw):
+    s.sendall(raw)
+    buf = b""
+    while not buf.endswith(b"\n"):
+        buf += s.recv(65536)
+    return json.loads(buf.splitlines()[0])
+s = conn()
+r = ask(s, b"{not json\n"); assert r["ok"] is False and r["error"]["errno"] == "EPROTO", r
+r = ask(s, b'{"id": 1, "cmd": "frobnicate"}\n'); assert r["id"] == 1 and "unknown command" in r["error"]["message"], r
+r = ask(s, b'{"id": 2, "cmd": "hello", "extra": 1}\n'); assert r["ok"] is False, r
+r = ask(s, b'{"id": 3, "cmd": "start", "args": {"output": "fd", "bogus": 1}}\n'); assert "unknown field 'bogus'" in r["error"]["message"], r
+r = ask(s, b'{"id": 4, "cmd": "start", "args": {"events": ["cpu-clock"]}}\n'); assert "no output configured" in r["error"]["message"], r
+r = ask(s, b'{"id": 5, "cmd": "start", "args": {"output": "fd"}}\n'); assert "no output configured" in r["error"]["message"], r
+r = ask(s, b'{"id": 6, "cmd": "start", "args": {"output": "fd", "depth": "deep"}}\n'); assert r["ok"] is False, r
+r = ask(s, b"x" * 70000 + b"\n"); assert r["error"]["errno"] == "EMSGSIZE", r
+r = ask(s, b'{"id": 7, "cmd": "hello"}\n'); assert r["ok"] and r["version"] == 1, r
+r = ask(s, b'{"id": 8, "cmd": "stop", "args": {"session": 4242}}\n'); assert r["error"]["errno"] == "ENOENT", r
+# A client that starts a session and vanishes: the session ends cleanly.
+s2 = conn()
+fd = os.open("/dev/null", os.O_WRONLY)
+s2.sendmsg([b'{"id": 1, "cmd": "start", "args": {"output": "fd"}}\n'],
+           [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+r = json.loads(s2.recv(65536).splitlines()[0]); assert r["ok"], r
+s2.close()
+import time; time.sleep(0.5)
+r = ask(s, b'{"id": 9, "cmd": "status"}\n'); assert r["ok"] and r["sessions"] == [], r
+PY
+"$hwpmc" status > /dev/null && ok "daemon still serves after the abuse" || bad "daemon gone after protocol abuse"
+
+# 8. SIGTERM during a recording: the log is closed, the daemon exits 0.
+"$hwpmc" record -q -a -o "$tmp/term.pmclog" &
+rpid=$!
+sleep 1
+kill -TERM "$dpid"
+wait "$dpid"; drc=$?
+dpid=
+wait "$rpid"
+[[ $drc == 0 ]] && ok "daemon exit 0 on SIGTERM" || bad "daemon exit $drc on SIGTERM"
+"$hwpmc" dump --summary "$tmp/term.pmclog" | grep -q '; complete$' && ok "the log of the interrupted session is complete" || bad "interrupted log: $("$hwpmc" dump --summary "$tmp/term.pmclog" 2>&1)"
+[[ ! -e "$sock" ]] && ok "the socket is removed" || bad "socket left behind"
+if grep -qiE 'error|sanitizer|invalid|definitely lost' "$tmp/daemon.log"; then bad "daemon log has errors:"; cat "$tmp/daemon.log"; else ok "daemon log has no errors"; fi
+
+echo "$pass passed, $fail failed"
+[[ $fail == 0 ]]
