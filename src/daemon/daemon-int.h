@@ -53,6 +53,7 @@ struct session_stats {
 	uint64_t no_pcs;    /* samples without a single PC (dropped, as 11.3 says) */
 	uint64_t reordered; /* records older than one already written: time stamp raised */
 	uint64_t unknown_id;
+	uint64_t cpu_ns; /* CPU time of the session: its setup in main plus its thread */
 };
 
 struct session {

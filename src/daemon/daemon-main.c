@@ -299,6 +299,8 @@ static json_t *session_json(struct session *s)
 	ST(reordered);
 	ST(unknown_id);
 #undef ST
+	json_object_set_new(st, "cpu_seconds",
+			    json_real((double)__atomic_load_n(&s->stats.cpu_ns, __ATOMIC_RELAXED) / 1e9));
 	json_object_set_new(st, "bytes", json_integer((json_int_t)session__bytes(s)));
 	if (state == SESSION_DONE || state == SESSION_ERROR) {
 		const struct plog_writer_stats *ws = plog_writer__stats(s->w);
@@ -615,7 +617,7 @@ static void cmd_stop(struct client *c, json_int_t id, json_t *args)
 	}
 	session__stop(s);
 	rep = reply_ok(id);
-	json_object_update(rep, json_pack("{s:o}", "status", session_json(s)));
+	json_object_set_new(rep, "status", session_json(s));
 	log_info("session %d: stopped: %" PRIu64 " samples, %" PRIu64 " lost", s->id,
 		 s->stats.samples, s->stats.lost);
 	session_remove(s);

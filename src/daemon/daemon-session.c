@@ -264,6 +264,7 @@ static void *session_worker(void *arg)
 		r = plog_writer__sync(s->w);
 	if (r < 0 && r != -ESHUTDOWN)
 		set_error(s, r);
+	ST_ADD(s, cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID));
 	s->end_ns = now_ns(CLOCK_MONOTONIC);
 	set_state(s, __atomic_load_n(&s->error, __ATOMIC_ACQUIRE) ? SESSION_ERROR : SESSION_DONE);
 	if (ep >= 0)
@@ -361,6 +362,8 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 	struct timespec wall;
 	uint64_t t0;
 	int r;
+
+	uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 
 	err[0] = '\0';
 	if (!s)
@@ -467,6 +470,7 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 	if (r < 0)
 		goto fail_write;
 
+	s->stats.cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	set_state(s, SESSION_RUNNING);
 	r = -pthread_create(&s->thread, NULL, session_worker, s);
 	if (r < 0) {

@@ -233,10 +233,12 @@ static void print_summary(FILE *out, json_t *st, const char *file)
 
 	fprintf(out,
 		"hwpmc: recorded %.2f s: %" JSON_INTEGER_FORMAT " samples, %" JSON_INTEGER_FORMAT
-		" lost, %" JSON_INTEGER_FORMAT " throttled, %.2f MB (%.1f bytes/sample) to %s\n",
+		" lost, %" JSON_INTEGER_FORMAT " throttled, %.2f MB (%.1f bytes/sample) to %s; "
+		"daemon CPU %.3f s\n",
 		json_real_value(json_object_get(st, "seconds")), samples, jint(stats, "lost", NULL),
 		jint(stats, "throttled", NULL), (double)bytes / 1e6,
-		samples ? (double)bytes / (double)samples : 0.0, file);
+		samples ? (double)bytes / (double)samples : 0.0, file,
+		json_real_value(json_object_get(stats, "cpu_seconds")));
 	if (json_object_size(recs)) {
 		fprintf(out, "hwpmc: records:");
 		json_object_foreach(recs, key, v)

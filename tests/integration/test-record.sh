@@ -105,6 +105,35 @@ lost=$(sed -n 's/.* samples, \([0-9]*\) lost.*/\1/p' "$tmp/lost.err")
 drops=$("$hwpmc" dump "$tmp/lost.pmclog" | grep -c ' drop ')
 [[ $drops -gt 0 ]] && ok "tiny ring: $drops DROPNOTIFY records" || bad "no DROPNOTIFY in the log"
 
+# 5b. -C: only that CPU.
+"$hwpmc" record -q -C 0 -d 0.5 -o "$tmp/cpu0.pmclog"; rc=$?
+n=$("$hwpmc" dump "$tmp/cpu0.pmclog" | awk '$2 == "callchain" && $0 !~ / cpu=0 / {n++} END {print n + 0}')
+[[ $rc == 0 && $n == 0 ]] && ok "-C 0: every sample is from cpu 0" || bad "-C 0: rc $rc, $n samples elsewhere"
+
+# 5c. Exec, fork and thread storms during a system-wide session.
+"$hwpmc" record -q -a -F 2000 -o "$tmp/storm.pmclog" &
+rpid=$!
+sleep 0.3
+for i in $(seq 300); do /bin/true; done
+for i in $(seq 50); do sh -c 'exec sh -c "exec /bin/true"'; done
+"$demo" 0.5 --threads --fork > /dev/null
+spids=()
+for i in $(seq 20); do "$demo" 0.02 --threads --fork > /dev/null & spids+=($!); done
+wait "${spids[@]}"
+kill -INT "$rpid"; wait "$rpid"; rc=$?
+"$hwpmc" dump --json "$tmp/storm.pmclog" > "$tmp/storm.json" 2> "$tmp/err"
+[[ $rc == 0 && ! -s "$tmp/err" ]] && ok "storm: recording ends cleanly and the log reads clean" || bad "storm: rc $rc: $(cat "$tmp/err")"
+python3 - "$tmp/storm.json" <<'PY' && ok "storm: forks, execs and exits all logged, in time order" || bad "storm: bookkeeping check"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+s = recs.pop()["summary"]
+assert s["status"] == "complete"
+t = s["types"]
+assert t.get("fork", 0) >= 370 and t.get("exit", 0) >= 370 and t.get("map-out", 0) >= 350, t
+ts = [r["tsc"] for r in recs]
+assert all(a <= b for a, b in zip(ts, ts[1:]))
+PY
+
 # 6. Bad events and options: clear errors, non-zero exit.
 "$hwpmc" record -q -e cycles -d 1 -o "$tmp/x.pmclog" 2> "$tmp/err"; rc=$?
 if [[ -e /sys/bus/event_source/devices/cpu ]]; then ok "cycles: a hardware PMU exists here (not checked)"

@@ -23,6 +23,16 @@ struct ring {
 	uint64_t head;
 };
 
+/* The struct asks for page alignment, which calloc() does not give. */
+static struct ring *ring_new(void)
+{
+	struct ring *r = aligned_alloc(4096, sizeof(*r));
+
+	ck_assert_ptr_nonnull(r);
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
 static void put(struct ring *r, const void *p, size_t n)
 {
 	const uint8_t *b = p;
@@ -88,7 +98,7 @@ static struct coll_cpu *open_ring(struct ring *r, enum coll_callgraph cg)
 
 START_TEST(test_sample_and_markers)
 {
-	struct ring *r = calloc(1, sizeof(*r));
+	struct ring *r = ring_new();
 	const uint64_t chain[] = { (uint64_t)PERF_CONTEXT_KERNEL, 0xffffffff81000010,
 				   (uint64_t)PERF_CONTEXT_USER, 0x401000, 0x401234 };
 	struct coll_cpu *c = open_ring(r, COLL_CG_FP);
@@ -133,7 +143,7 @@ END_TEST
 
 START_TEST(test_wrapped_record)
 {
-	struct ring *r = calloc(1, sizeof(*r));
+	struct ring *r = ring_new();
 	struct coll_cpu *c = open_ring(r, COLL_CG_FP);
 	uint64_t chain[20];
 	struct rec rec;
@@ -169,7 +179,7 @@ END_TEST
 
 START_TEST(test_sideband)
 {
-	struct ring *r = calloc(1, sizeof(*r));
+	struct ring *r = ring_new();
 	struct coll_cpu *c = open_ring(r, COLL_CG_FP);
 	static const char name[24] = "/usr/lib/libdemo.so";
 	struct rec rec;
@@ -260,7 +270,7 @@ END_TEST
 
 START_TEST(test_lying_sizes)
 {
-	struct ring *r = calloc(1, sizeof(*r));
+	struct ring *r = ring_new();
 	struct coll_cpu *c = open_ring(r, COLL_CG_FP);
 	struct rec rec;
 	const uint64_t chain[] = { 0x401000 };
@@ -307,7 +317,7 @@ END_TEST
 
 START_TEST(test_dwarf_sample)
 {
-	struct ring *r = calloc(1, sizeof(*r));
+	struct ring *r = ring_new();
 	struct coll_cpu *c = open_ring(r, COLL_CG_DWARF);
 	uint32_t nregs = (uint32_t)__builtin_popcountll(coll_regs_user_mask());
 	struct rec rec;
