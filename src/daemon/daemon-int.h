@@ -59,7 +59,8 @@ struct session_stats {
 struct session {
 	int id;
 	uid_t uid;
-	void *owner; /* the client that started it, NULL once detached/gone */
+	void *owner; /* the client that started it, NULL for a detached session */
+	char path[640]; /* a detached session's log in the state directory */
 	struct session_params p;
 	size_t ncoll;
 	struct coll_cpu **coll;

@@ -29,6 +29,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon-int.h"
@@ -55,6 +56,7 @@ struct client {
 
 struct daemon_config {
 	char socket_path[108];
+	char state_dir[512];
 	unsigned socket_mode;
 	uint32_t ring_pages;
 	uint32_t depth;
@@ -64,6 +66,7 @@ struct daemon_config {
 
 static struct daemon_config cfg = {
 	.socket_path = CTL_SOCKET_DEFAULT,
+	.state_dir = "/var/lib/hwpmcd",
 	.socket_mode = 0660,
 	.ring_pages = COLL_RING_PAGES_DEFAULT,
 	.depth = COLL_DEPTH_DEFAULT,
@@ -82,6 +85,7 @@ static int next_session_id = 1;
 static bool arg_foreground;
 static const char *arg_config;
 static const char *arg_socket;
+static const char *arg_state_dir;
 
 /* epoll tags: pointers to these mark what an event is for. */
 static char tag_listen, tag_signal;
@@ -169,6 +173,12 @@ static int config_load(const char *path, bool must_exist)
 					 "ignoring", path, n, v, sizeof(cfg.socket_path));
 			else
 				snprintf(cfg.socket_path, sizeof(cfg.socket_path), "%s", v);
+		} else if (strcmp(k, "state_dir") == 0) {
+			if (strlen(v) >= sizeof(cfg.state_dir) - 64 || v[0] != '/')
+				log_warn("%s:%d: state_dir '%s' must be an absolute path, ignoring", path,
+					 n, v);
+			else
+				snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", v);
 		} else if (strcmp(k, "socket_mode") == 0) {
 			char *end;
 			unsigned long m = strtoul(v, &end, 8);
@@ -286,6 +296,9 @@ static json_t *session_json(struct session *s)
 	json_object_set_new(o, "session", json_integer(s->id));
 	json_object_set_new(o, "uid", json_integer(s->uid));
 	json_object_set_new(o, "state", json_string(session_state_name(state)));
+	json_object_set_new(o, "detached", json_boolean(s->owner == NULL));
+	if (s->path[0])
+		json_object_set_new(o, "path", json_string(s->path));
 	if (__atomic_load_n(&s->error, __ATOMIC_ACQUIRE))
 		json_object_set_new(o, "error", json_pack("{s:s,s:s}", "errno",
 							  errno_name(s->error), "message",
@@ -391,6 +404,8 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 	char err[1024];
 	uint64_t maxrate = coll_max_sample_rate();
 	uint32_t maxstack = coll_max_stack(), depth_note = 0;
+	bool detached = false;
+	char path[sizeof(cfg.state_dir) + 64] = "";
 	int r;
 
 	if (!p) {
@@ -418,12 +433,14 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		goto out;
 	}
 	v = json_object_get(args, "output");
-	if (!v || !json_is_string(v) || strcmp(json_string_value(v), "fd") != 0) {
+	if (v && json_is_string(v) && strcmp(json_string_value(v), "state") == 0) {
+		/* A detached session: a file of ours, in our state directory. */
+		detached = true;
+	} else if (!v || !json_is_string(v) || strcmp(json_string_value(v), "fd") != 0) {
 		reply_error(c, id, -EINVAL, "no output configured: pass an fd with the request "
-			    "and \"output\": \"fd\"");
+			    "and \"output\": \"fd\" (or \"state\" for a detached session)");
 		goto out;
-	}
-	if (c->nfds == 0) {
+	} else if (c->nfds == 0) {
 		reply_error(c, id, -EBADF, "no output configured: no fd came with the request");
 		goto out;
 	}
@@ -565,9 +582,31 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		p->command = json_is_true(v);
 	}
 	p->kernel = true;
-	p->out_fd = c->fds[0];
-	memmove(c->fds, c->fds + 1, (c->nfds - 1) * sizeof(int));
-	c->nfds--;
+	if (detached) {
+		time_t now = time(NULL);
+		struct tm tm;
+
+		if (p->command) {
+			reply_error(c, id, -EINVAL, "a detached session cannot hold a command");
+			goto out;
+		}
+		gmtime_r(&now, &tm);
+		(void)mkdir(cfg.state_dir, 0750);
+		snprintf(path, sizeof(path), "%s/session-%d-%04d%02d%02dT%02d%02d%02dZ.pmclog",
+			 cfg.state_dir, next_session_id, tm.tm_year + 1900, tm.tm_mon + 1,
+			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		p->out_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+		if (p->out_fd < 0) {
+			r = -errno;
+			reply_error(c, id, r, "cannot create '%s' in the state directory: %s", path,
+				    strerror(-r));
+			goto out;
+		}
+	} else {
+		p->out_fd = c->fds[0];
+		memmove(c->fds, c->fds + 1, (c->nfds - 1) * sizeof(int));
+		c->nfds--;
+	}
 
 	r = session__start(p, next_session_id, err, sizeof(err), &s);
 	if (r < 0) {
@@ -576,7 +615,8 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 	}
 	next_session_id++;
 	s->uid = c->uid;
-	s->owner = c;
+	s->owner = detached ? NULL : c; /* a detached session outlives its client */
+	snprintf(s->path, sizeof(s->path), "%s", path);
 	s->depth_note = depth_note;
 	sessions[nsessions++] = s;
 	{
@@ -591,6 +631,8 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 
 		json_object_set_new(rep, "session", json_integer(s->id));
 		json_object_set_new(rep, "ncpus", json_integer((json_int_t)s->ncoll));
+		if (detached)
+			json_object_set_new(rep, "path", json_string(path));
 		if (depth_note)
 			json_object_set_new(rep, "note",
 					    json_sprintf("call chain depth capped at %u "
@@ -934,7 +976,7 @@ static int setup_socket(void)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: hwpmcd [--socket PATH] [--config FILE] [--foreground]\n"
+		"usage: hwpmcd [--socket PATH] [--config FILE] [--state-dir DIR] [--foreground]\n"
 		"\n"
 		"The hwpmcd profiling daemon: samples CPUs or processes with perf_event_open\n"
 		"for its clients ('hwpmc record', 'hwpmc status', ...) and writes FreeBSD\n"
@@ -943,6 +985,8 @@ static void usage(FILE *out)
 		"\n"
 		"  --socket PATH   control socket (default %s, or 'socket' in the config)\n"
 		"  --config FILE   configuration (default /etc/hwpmcd/hwpmcd.conf, optional)\n"
+		"  --state-dir DIR where detached sessions ('hwpmc start') write (default\n"
+		"                  /var/lib/hwpmcd, or 'state_dir' in the config)\n"
 		"  --foreground    plain log lines on stderr instead of journald priorities\n"
 		"  -h, --help      this text;  --version  the version\n",
 		CTL_SOCKET_DEFAULT);
@@ -953,6 +997,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "state-dir", required_argument, NULL, 'D' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -967,6 +1012,7 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 's': arg_socket = optarg; break;
 		case 'c': arg_config = optarg; break;
+		case 'D': arg_state_dir = optarg; break;
 		case 'f': arg_foreground = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("hwpmcd %s\n", HWPMCD_VERSION); return 0;
@@ -987,6 +1033,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		snprintf(cfg.socket_path, sizeof(cfg.socket_path), "%s", arg_socket);
+	}
+	if (arg_state_dir) {
+		if (arg_state_dir[0] != '/' || strlen(arg_state_dir) >= sizeof(cfg.state_dir) - 64) {
+			log_error("--state-dir '%s' must be an absolute path", arg_state_dir);
+			return 2;
+		}
+		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", arg_state_dir);
 	}
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);

@@ -23,6 +23,8 @@ struct tools_cmd {
 static const struct tools_cmd tools_cmds[] = {
 	{ "record", tools_record_main, tools_record_usage,
 	  "record samples of all CPUs, some processes or a command into a pmclog file" },
+	{ "start", tools_record_main, tools_start_usage,
+	  "start a detached session writing into the daemon's state directory (root)" },
 	{ "status", tools_status_main, tools_status_usage,
 	  "show the daemon's sessions and their counters" },
 	{ "sessions", tools_status_main, tools_status_usage, "list the daemon's sessions" },

@@ -353,8 +353,15 @@ int tools_record_main(int argc, char **argv)
 	bool child_done = false, tty = isatty(STDERR_FILENO);
 	struct sigaction sa = { .sa_handler = on_signal };
 
+	bool detach = strcmp(argv[0], "start") == 0;
+
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+e:F:c:aC:p:gd:o:qh", opts, NULL)) != -1) {
+		if (detach && (opt == 'd' || opt == 'o' || opt == 'q')) {
+			log_error("start: -%c does not apply to a detached session (it writes into the "
+				  "daemon's state directory until 'hwpmc stop ID')", opt);
+			goto usage;
+		}
 		switch (opt) {
 		case 'e':
 			json_array_append_new(events, json_string(optarg));
@@ -424,12 +431,43 @@ int tools_record_main(int argc, char **argv)
 			sock = optarg;
 			break;
 		case 'h':
-			tools_record_usage(stdout);
+			if (detach)
+				tools_start_usage(stdout);
+			else
+				tools_record_usage(stdout);
 			ret = TOOLS_EXIT_OK;
 			goto done;
 		default:
 			goto usage;
 		}
+	}
+	if (detach) {
+		if (optind < argc) {
+			log_error("start: a detached session cannot run a command; use 'hwpmc record "
+				  "-- CMD'");
+			goto usage;
+		}
+		if (pids)
+			json_object_set(args, "pids", pids);
+		if (json_array_size(events))
+			json_object_set(args, "events", events);
+		if (cpus)
+			json_object_set(args, "cpus", cpus);
+		json_object_set_new(args, "output", json_string("state"));
+		if (conn_open(&c, socket_path(sock)) < 0 ||
+		    conn_call(&c, "start", json_incref(args), -1, &rep) < 0)
+			goto done;
+		if (!json_is_true(json_object_get(rep, "ok"))) {
+			ret = reply_failed(rep, "start");
+			goto done;
+		}
+		printf("session %" JSON_INTEGER_FORMAT ": recording into %s\n"
+		       "stop it with 'hwpmc stop %" JSON_INTEGER_FORMAT "'\n",
+		       json_integer_value(json_object_get(rep, "session")),
+		       json_string_value(json_object_get(rep, "path")),
+		       json_integer_value(json_object_get(rep, "session")));
+		ret = TOOLS_EXIT_OK;
+		goto done;
 	}
 	if (optind < argc && pids) {
 		log_error("record: give -p PIDS or -- CMD, not both");
@@ -593,6 +631,18 @@ done:
 	json_decref(cpus);
 	json_decref(pids);
 	return ret;
+}
+
+void tools_start_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hwpmc start [-a | -C CPUS | -p PIDS] [-e EVENT]... [-F HZ | -c PERIOD]\n"
+		"                   [-g | --call-graph MODE] [--depth N] [--ring-pages N]\n"
+		"\n"
+		"Start a detached (continuous) session: the daemon writes it into a new file in\n"
+		"its state directory (/var/lib/hwpmcd by default) and keeps it running after\n"
+		"this command returns, until 'hwpmc stop ID'.  Root only.  The options are those\n"
+		"of 'hwpmc record' (see 'hwpmc record --help'); -o, -d and -- CMD do not apply.\n");
 }
 
 void tools_status_usage(FILE *out)

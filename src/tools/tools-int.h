@@ -20,6 +20,7 @@ int tools_dump_main(int argc, char **argv);
 void tools_dump_usage(FILE *out);
 int tools_record_main(int argc, char **argv);
 void tools_record_usage(FILE *out);
+void tools_start_usage(FILE *out);
 int tools_status_main(int argc, char **argv);
 void tools_status_usage(FILE *out);
 int tools_stop_main(int argc, char **argv);

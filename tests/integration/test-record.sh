@@ -47,7 +47,7 @@ except socket.timeout:
 PY
 lpid=$!
 for _ in $(seq 100); do [[ -S "$tmp/notify" ]] && break; sleep 0.05; done
-NOTIFY_SOCKET=$tmp/notify ${HWPMCD_WRAPPER:-} "$hwpmcd" --socket "$sock" --foreground 2> "$tmp/daemon.log" &
+NOTIFY_SOCKET=$tmp/notify ${HWPMCD_WRAPPER:-} "$hwpmcd" --socket "$sock" --state-dir "$tmp/state" --foreground 2> "$tmp/daemon.log" &
 dpid=$!
 wait $lpid
 if grep -q READY "$tmp/ready"; then ok "daemon sent READY=1"; else bad "no READY=1 within 20 s"; cat "$tmp/daemon.log"; exit 1; fi
@@ -133,6 +133,18 @@ assert t.get("fork", 0) >= 370 and t.get("exit", 0) >= 370 and t.get("map-out", 
 ts = [r["tsc"] for r in recs]
 assert all(a <= b for a, b in zip(ts, ts[1:]))
 PY
+
+# 5d. A detached session: survives its client, lands in the state directory.
+out=$("$hwpmc" start -a -F 500 2> "$tmp/err"); rc=$?
+sid=$(sed -n 's/^session \([0-9]*\): recording into \(.*\)$/\1/p' <<< "$out")
+spath=$(sed -n 's/^session \([0-9]*\): recording into \(.*\)$/\2/p' <<< "$out")
+[[ $rc == 0 && -n "$sid" && "$spath" == "$tmp/state/session-$sid-"*.pmclog ]] && ok "start: detached session $sid into the state directory" || bad "start: rc $rc: $out $(cat "$tmp/err")"
+sleep 0.5
+"$hwpmc" sessions | awk -v id="$sid" '$1 == id && $3 == "running" {f = 1} END {exit !f}' && ok "sessions: the detached session runs after its client left" || bad "sessions: $("$hwpmc" sessions)"
+"$hwpmc" stop "$sid" > "$tmp/stop.out"; rc=$?
+[[ $rc == 0 ]] && "$hwpmc" dump --summary "$spath" | grep -q '; complete$' && ok "stop: the detached log is complete" || bad "stop: rc $rc: $(cat "$tmp/stop.out")"
+"$hwpmc" start -q -a 2> "$tmp/err"; rc=$?
+[[ $rc == 2 ]] && grep -q "does not apply to a detached session" "$tmp/err" && ok "start refuses record-only options" || bad "start -q: rc $rc: $(cat "$tmp/err")"
 
 # 6. Bad events and options: clear errors, non-zero exit.
 "$hwpmc" record -q -e cycles -d 1 -o "$tmp/x.pmclog" 2> "$tmp/err"; rc=$?
