@@ -517,6 +517,11 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		}
 		p->cfg.ring_pages = (uint32_t)x;
 	}
+	if (p->cfg.callgraph == COLL_CG_DWARF && !json_object_get(args, "ring_pages") &&
+	    p->cfg.ring_pages < 1024) {
+		/* A dwarf sample carries its stack snapshot: give the ring room for it (4 MiB). */
+		p->cfg.ring_pages = 1024;
+	}
 	if (get_int(args, "freq", 1, INT32_MAX, &x, c, id) < 0)
 		goto out;
 	else if (json_object_get(args, "freq"))

@@ -550,8 +550,17 @@ int tools_record_main(int argc, char **argv)
 		json_t *ev = c.pending_event;
 		double el;
 
+		int wait_ms = 1000;
+
 		c.pending_event = NULL;
-		if (!ev && conn_read_line(&c, 1000, &ev) < 0) {
+		if (duration > 0) {
+			/* Wake up at the end of -d, not at the next whole second. */
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+			if ((duration - el) * 1000 < wait_ms)
+				wait_ms = (duration - el) > 0 ? (int)((duration - el) * 1000) + 1 : 0;
+		}
+		if (!ev && conn_read_line(&c, wait_ms, &ev) < 0) {
 			log_error("record: lost the connection to the daemon (it stopped or crashed); "
 				  "the log ends with what it wrote: check it with 'hwpmc dump'");
 			goto done;
