@@ -935,8 +935,16 @@ static int setup_socket(void)
 	int fd, r;
 
 	if (lfds && lpid && atoi(lpid) == (int)getpid() && atoi(lfds) >= 1) {
+		struct stat st;
+		int acc = 0;
+		socklen_t alen = sizeof(acc);
+
 		/* Socket activation: the socket is fd 3 (SD_LISTEN_FDS_START). */
 		fd = 3;
+		if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+		    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &alen) < 0 || !acc)
+			return log_error_errno(-ENOTSOCK, "LISTEN_FDS=%s: fd 3 is not a listening "
+					       "socket", lfds);
 		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 		unsetenv("LISTEN_FDS");

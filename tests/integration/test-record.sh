@@ -208,5 +208,44 @@ wait "$rpid"
 [[ ! -e "$sock" ]] && ok "the socket is removed" || bad "socket left behind"
 if grep -qiE 'error|sanitizer|invalid|definitely lost' "$tmp/daemon.log"; then bad "daemon log has errors:"; cat "$tmp/daemon.log"; else ok "daemon log has no errors"; fi
 
+# 9. Socket activation: a listening socket passed as fd 3 with LISTEN_FDS/LISTEN_PID.
+python3 - "$hwpmcd" "$tmp/act.sock" "$tmp/act.log" <<'PY' && ok "socket activation: the daemon serves the socket it was passed" || { bad "socket activation"; cat "$tmp/act.log"; }
+import json, os, signal, socket, sys, time
+daemon, path, log = sys.argv[1:4]
+ls = socket.socket(socket.AF_UNIX); ls.bind(path); ls.listen(8)
+pid = os.fork()
+if pid == 0:
+    if ls.fileno() != 3:
+        os.dup2(ls.fileno(), 3)
+    os.set_inheritable(3, True)
+    os.environ["LISTEN_FDS"] = "1"; os.environ["LISTEN_PID"] = str(os.getpid())
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC); os.dup2(fd, 2)
+    os.execv(daemon, [daemon, "--socket", path + ".unused", "--foreground"])
+ls.close()
+try:
+    for _ in range(100):
+        try:
+            c = socket.socket(socket.AF_UNIX); c.connect(path); c.settimeout(10); break
+        except OSError:
+            time.sleep(0.05)
+    c.sendall(b'{"id": 1, "cmd": "hello"}\n')
+    r = json.loads(c.recv(65536).splitlines()[0]); assert r["ok"] and r["version"] == 1, r
+    assert not os.path.exists(path + ".unused")
+finally:
+    os.kill(pid, signal.SIGTERM); _, st = os.waitpid(pid, 0)
+assert os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0, st
+PY
+
+# 10. Configuration: out-of-range values and unknown keys warn, name the range, keep the default.
+printf 'ring_pages = 3\ndepth = 9999\nbogus = 1\nstack_bytes = 4096\n' > "$tmp/bad.conf"
+timeout 5 "$hwpmcd" --config "$tmp/bad.conf" --socket "$tmp/cfg.sock" --foreground 2> "$tmp/cfg.log" &
+cpid=$!
+for _ in $(seq 50); do grep -q listening "$tmp/cfg.log" && break; sleep 0.1; done
+kill -TERM $cpid; wait $cpid
+if grep -q "ring_pages = '3' is out of range (1..65536, a power of two); using the default 256" "$tmp/cfg.log" &&
+	grep -q "depth = '9999' is out of range (1..512); using the default 128" "$tmp/cfg.log" &&
+	grep -q "unknown key 'bogus', ignoring" "$tmp/cfg.log"; then ok "config: bad values warned about with their ranges"
+else bad "config warnings: $(cat "$tmp/cfg.log")"; fi
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]
