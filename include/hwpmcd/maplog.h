@@ -55,6 +55,7 @@ struct maplog_stats {
 	uint64_t elf_fallback;	 /* pl_start without the file (unreadable, replaced) */
 	uint64_t path_too_long;	 /* MAP_IN skipped: path of 1024 bytes or more */
 	uint64_t anon_exec;	 /* executable anonymous/JIT/memfd mappings: no MAP_IN */
+	uint64_t tracked;	 /* processes in the model now (exited ones are forgotten) */
 };
 
 struct maplog;

@@ -11,8 +11,9 @@
  *   process maps tens of objects, so a linear search is cheaper than a table).
  *   A fork copies the parent's set, because pmcstat copies the parent's ranges on
  *   PROCFORK and the kernel reports no MMAP2 for inherited mappings.  An exited
- *   process stays in the table (marked) until its pid is reused, so samples
- *   already in flight still find it.  pl_start results are cached by (device,
+ *   process is forgotten at its EXIT record (a tombstone in the table): the
+ *   session merges records in time order, so no sample of it comes later, and a
+ *   storm of short-lived processes does not grow the model.  pl_start results are cached by (device,
  *   inode, file offset) as the constant addr - pl_start, so each object's ELF
  *   headers are read once per session, not once per process.
  *   /proc is hostile input like any other: every line is bounded and parsed
@@ -42,8 +43,11 @@ struct maplog_obj {
 	uint64_t inode;
 };
 
+#define SLOT_EMPTY 0
+#define SLOT_DEAD (-1) /* a tombstone: a process that exited, its slot reusable */
+
 struct maplog_proc {
-	int32_t pid; /* 0: empty slot */
+	int32_t pid; /* SLOT_EMPTY, SLOT_DEAD, or the pid */
 	bool exited;
 	uint32_t flags;
 	char name[20];
@@ -63,7 +67,8 @@ struct maplog {
 	const struct maplog_ops *ops;
 	void *ctx;
 	struct maplog_proc *procs;
-	size_t cap, used;
+	size_t cap, used; /* used counts live and dead slots (the probe length) */
+	size_t live;
 	struct maplog_plcache plcache[PLCACHE_SIZE];
 	uint64_t pagesize;
 	struct maplog_stats stats;
@@ -93,13 +98,16 @@ void maplog__free(struct maplog *m)
 	if (!m)
 		return;
 	for (size_t i = 0; i < m->cap; i++)
-		free(m->procs[i].objs);
+		if (m->procs[i].pid > 0)
+			free(m->procs[i].objs);
 	free(m->procs);
 	free(m);
 }
 
 const struct maplog_stats *maplog__stats(const struct maplog *m)
 {
+	/* The stats are the model's own; refresh the derived count before lending them. */
+	((struct maplog *)(uintptr_t)m)->stats.tracked = m->live;
 	return &m->stats;
 }
 
@@ -113,16 +121,16 @@ static struct maplog_proc *proc_find(struct maplog *m, int32_t pid)
 	for (size_t i = slot_of(m, pid), n = 0; n < m->cap; i = (i + 1) & (m->cap - 1), n++) {
 		if (m->procs[i].pid == pid)
 			return &m->procs[i];
-		if (m->procs[i].pid == 0)
+		if (m->procs[i].pid == SLOT_EMPTY)
 			return NULL;
 	}
 	return NULL;
 }
 
-static int grow(struct maplog *m)
+static int rehash(struct maplog *m, size_t ncap)
 {
 	struct maplog_proc *old = m->procs, *n;
-	size_t oldcap = m->cap, ncap = m->cap * 2;
+	size_t oldcap = m->cap;
 
 	n = calloc(ncap, sizeof(*n));
 	if (!n)
@@ -130,16 +138,34 @@ static int grow(struct maplog *m)
 	m->procs = n;
 	m->cap = ncap;
 	for (size_t i = 0; i < oldcap; i++) {
-		if (old[i].pid) {
+		if (old[i].pid > 0) {
 			size_t j = slot_of(m, old[i].pid);
 
-			while (m->procs[j].pid)
+			while (m->procs[j].pid != SLOT_EMPTY)
 				j = (j + 1) & (m->cap - 1);
 			m->procs[j] = old[i];
 		}
 	}
 	free(old);
+	m->used = m->live; /* tombstones are gone */
 	return 0;
+}
+
+static int grow_or_clean(struct maplog *m)
+{
+	return rehash(m, (m->live + 1) * 4 > m->cap ? m->cap * 2 : m->cap);
+}
+
+/*
+ * A process that exited: its objects are freed now.  The merge is in time
+ * order, so no sample of it can come after its EXIT record.
+ */
+static void proc_forget(struct maplog *m, struct maplog_proc *p)
+{
+	free(p->objs);
+	memset(p, 0, sizeof(*p));
+	p->pid = SLOT_DEAD;
+	m->live--;
 }
 
 /* Find or create; a re-created (pid reused) entry starts empty. */
@@ -155,17 +181,20 @@ static int proc_get(struct maplog *m, int32_t pid, struct maplog_proc **ret)
 	if (pid <= 0)
 		return -EINVAL;
 	if ((m->used + 1) * 2 > m->cap) {
-		int r = grow(m);
+		/* Rehash: twice the size only if the live entries need it. */
+		int r = grow_or_clean(m);
 
 		if (r < 0)
 			return r;
 	}
 	i = slot_of(m, pid);
-	while (m->procs[i].pid)
+	while (m->procs[i].pid > 0)
 		i = (i + 1) & (m->cap - 1);
+	if (m->procs[i].pid == SLOT_EMPTY)
+		m->used++;
 	memset(&m->procs[i], 0, sizeof(m->procs[i]));
 	m->procs[i].pid = pid;
-	m->used++;
+	m->live++;
 	*ret = &m->procs[i];
 	return 0;
 }
@@ -658,7 +687,7 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 			return r;
 		p = proc_find(m, pid);
 		if (p)
-			p->exited = true;
+			proc_forget(m, p);
 		return m->ops->sysexit(m->ctx, rec->time, pid);
 	default:
 		return 0;
