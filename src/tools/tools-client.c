@@ -350,7 +350,7 @@ int tools_record_main(int argc, char **argv)
 	json_int_t session = -1;
 	uint64_t v;
 	struct timespec t0, now;
-	bool child_done = false, tty = isatty(STDERR_FILENO);
+	bool child_done = false, tty = isatty(STDERR_FILENO), created = false;
 	struct sigaction sa = { .sa_handler = on_signal };
 
 	bool detach = strcmp(argv[0], "start") == 0;
@@ -479,6 +479,9 @@ int tools_record_main(int argc, char **argv)
 		json_object_set(args, "cpus", cpus);
 	json_object_set_new(args, "output", json_string("fd"));
 
+	/* Reach the daemon first: a failed start should not leave an empty log behind. */
+	if (conn_open(&c, socket_path(sock)) < 0)
+		goto done;
 	if (strcmp(out, "-") == 0) {
 		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
 		if (isatty(STDOUT_FILENO)) {
@@ -486,14 +489,13 @@ int tools_record_main(int argc, char **argv)
 			goto done;
 		}
 	} else {
+		created = access(out, F_OK) != 0;
 		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	}
 	if (fd < 0) {
 		log_error("record: %s: %s", out, strerror(errno));
 		goto done;
 	}
-	if (conn_open(&c, socket_path(sock)) < 0)
-		goto done;
 
 	if (optind < argc) {
 		/* The command waits on a pipe until the counters are armed on it. */
@@ -531,6 +533,8 @@ int tools_record_main(int argc, char **argv)
 	fd = -1;
 	if (!json_is_true(json_object_get(rep, "ok"))) {
 		ret = reply_failed(rep, "record");
+		if (created)
+			(void)unlink(out); /* nothing was recorded: leave no empty log */
 		goto done;
 	}
 	session = json_integer_value(json_object_get(rep, "session"));
