@@ -56,6 +56,11 @@ struct session_stats {
 	uint64_t cpu_ns; /* CPU time of the session: its setup in main plus its thread */
 };
 
+/* Per-CPU counters the worker publishes after every merge round (relaxed atomics). */
+struct session_cpu_stats {
+	uint64_t samples, lost, throttled, bad, wrapped;
+};
+
 struct session {
 	int id;
 	uid_t uid;
@@ -64,6 +69,7 @@ struct session {
 	struct session_params p;
 	size_t ncoll;
 	struct coll_cpu **coll;
+	struct session_cpu_stats *cstats; /* ncoll of them */
 	struct plog_writer *w;
 	struct maplog *ml;
 	uint32_t pmcids[COLL_EVENT_MAX];

@@ -327,17 +327,17 @@ static json_t *session_json(struct session *s)
 		json_object_set_new(st, "anon_exec", json_integer((json_int_t)ms->anon_exec));
 		json_object_set_new(st, "path_too_long",
 				    json_integer((json_int_t)ms->path_too_long));
-		for (size_t i = 0; i < s->ncoll; i++) {
-			const struct coll_cpu_stats *cs = coll_cpu__stats(s->coll[i]);
+	}
+	for (size_t i = 0; i < s->ncoll; i++) {
+		const struct session_cpu_stats *cs = &s->cstats[i];
 
-			json_array_append_new(
-				cpus, json_pack("{s:i,s:I,s:I,s:I,s:I,s:I}", "cpu",
-						coll_cpu__cpu(s->coll[i]), "samples",
-						(json_int_t)cs->records[REC_SAMPLE], "lost",
-						(json_int_t)cs->lost, "throttled",
-						(json_int_t)cs->records[REC_THROTTLE], "bad",
-						(json_int_t)cs->bad, "wrapped", (json_int_t)cs->wrapped));
-		}
+#define L(f) (json_int_t) __atomic_load_n(&cs->f, __ATOMIC_RELAXED)
+		json_array_append_new(cpus, json_pack("{s:i,s:I,s:I,s:I,s:I,s:I}", "cpu",
+						      coll_cpu__cpu(s->coll[i]), "samples",
+						      L(samples), "lost", L(lost), "throttled",
+						      L(throttled), "bad", L(bad), "wrapped",
+						      L(wrapped)));
+#undef L
 	}
 	json_object_set_new(o, "stats", st);
 	json_object_set_new(o, "records", types);

@@ -219,8 +219,18 @@ static int merge_round(struct session *s, uint64_t w_limit)
 			break;
 		have[best] = coll_cpu__peek(s->coll[best], &heads[best]) == 1;
 	}
-	for (size_t i = 0; i < s->ncoll; i++)
+	for (size_t i = 0; i < s->ncoll; i++) {
+		const struct coll_cpu_stats *cs = coll_cpu__stats(s->coll[i]);
+		struct session_cpu_stats *o = &s->cstats[i];
+
 		coll_cpu__release(s->coll[i]);
+		/* Published for status while the session runs; read with relaxed loads. */
+		__atomic_store_n(&o->samples, cs->records[REC_SAMPLE], __ATOMIC_RELAXED);
+		__atomic_store_n(&o->lost, cs->lost, __ATOMIC_RELAXED);
+		__atomic_store_n(&o->throttled, cs->records[REC_THROTTLE], __ATOMIC_RELAXED);
+		__atomic_store_n(&o->bad, cs->bad, __ATOMIC_RELAXED);
+		__atomic_store_n(&o->wrapped, cs->wrapped, __ATOMIC_RELAXED);
+	}
 	return r;
 }
 
@@ -396,7 +406,8 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 		}
 	}
 	s->coll = calloc(ncpus, sizeof(*s->coll));
-	if (!s->coll) {
+	s->cstats = calloc(ncpus, sizeof(*s->cstats));
+	if (!s->coll || !s->cstats) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -512,6 +523,7 @@ void session__free(struct session *s)
 	for (size_t i = 0; i < s->ncoll; i++)
 		coll_cpu__free(s->coll[i]);
 	free(s->coll);
+	free(s->cstats);
 	plog_writer__free(s->w);
 	maplog__free(s->ml);
 	if (s->p.out_fd >= 0)

@@ -775,7 +775,10 @@ int tools_stop_main(int argc, char **argv)
 		return TOOLS_EXIT_FAIL;
 	if (conn_call(&c, "stop", json_pack("{s:I}", "session", (json_int_t)id), -1, &rep) == 0) {
 		if (json_is_true(json_object_get(rep, "ok"))) {
-			print_summary(stdout, json_object_get(rep, "status"), "its output");
+			json_t *st = json_object_get(rep, "status");
+			const char *where = json_string_value(json_object_get(st, "path"));
+
+			print_summary(stdout, st, where ? where : "its client's output");
 			ret = TOOLS_EXIT_OK;
 		} else {
 			ret = reply_failed(rep, "stop");
