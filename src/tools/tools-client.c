@@ -270,7 +270,8 @@ void tools_record_usage(FILE *out)
 		"  -c, --count N       sample every N events instead\n"
 		"  -a, --all-cpus      every CPU (the default without -p or CMD)\n"
 		"  -C, --cpu LIST      only these CPUs: 0,2-3\n"
-		"  -p, --pid PIDS      these processes (and their new threads and children)\n"
+		"  -p, --pid PIDS      these processes (and their new threads and children);\n"
+		"                      recording stops when they have all exited\n"
 		"  -g                  --call-graph dwarf\n"
 		"      --call-graph M  none, fp (kernel walks frame pointers; default) or\n"
 		"                      dwarf[,BYTES] (user stack snapshot of BYTES, default %d)\n"
@@ -350,7 +351,7 @@ int tools_record_main(int argc, char **argv)
 	json_int_t session = -1;
 	uint64_t v;
 	struct timespec t0, now;
-	bool child_done = false, tty = isatty(STDERR_FILENO), created = false;
+	bool child_done = false, tty = isatty(STDERR_FILENO), created = false, targets_gone = false;
 	struct sigaction sa = { .sa_handler = on_signal };
 
 	bool detach = strcmp(argv[0], "start") == 0;
@@ -581,9 +582,18 @@ int tools_record_main(int argc, char **argv)
 		json_decref(ev);
 		if (child > 0 && !child_done && waitpid(child, &status, WNOHANG) == child)
 			child_done = true;
+		if (child < 0 && pids && !targets_gone) {
+			/* -p: like perf record -p, stop once every target process has exited. */
+			size_t k, alive = 0;
+			json_t *pv;
+
+			json_array_foreach(pids, k, pv)
+				alive += kill((pid_t)json_integer_value(pv), 0) == 0 || errno == EPERM;
+			targets_gone = alive == 0;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
-		if (got_signal || child_done || (duration > 0 && el >= duration)) {
+		if (got_signal || child_done || targets_gone || (duration > 0 && el >= duration)) {
 			if (child > 0 && !child_done && got_signal)
 				(void)kill(child, SIGTERM);
 			if (conn_call(&c, "stop", json_pack("{s:I}", "session", session), -1, &rep) < 0)

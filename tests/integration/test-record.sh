@@ -91,6 +91,13 @@ wait $wpid
 "$hwpmc" dump --json "$tmp/pid.pmclog" > "$tmp/pid.json"
 run_check pid "$tmp/pid.json" --only-tree --expect-threads 2
 
+# 3b. -p without -d ends when the target exits.
+"$demo" 1 > /dev/null &
+wpid=$!
+timeout 20 "$hwpmc" record -q -p "$wpid" -o "$tmp/pid2.pmclog"; rc=$?
+[[ $rc == 0 ]] && "$hwpmc" dump --summary "$tmp/pid2.pmclog" | grep -q '; complete$' && ok "record -p stops by itself when the target exits" || bad "record -p without -d: rc $rc"
+wait $wpid
+
 # 4. A command's exit status is passed on.
 "$hwpmc" record -q -o "$tmp/false.pmclog" -- /bin/sh -c 'exit 3'; rc=$?
 [[ $rc == 3 ]] && ok "record -- CMD passes on exit status 3" || bad "exit status $rc, wanted 3"
