@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unwind-elf.c: the ELF image cache of the unwinder: open, check, map, parse, evict.
+ *
+ * PUBLIC INTERFACES
+ *   unwind_images_init(), unwind_images_exit(), unwind_images_get(),
+ *   unwind_images_forget_pid(), unwind_image_parse(), unwind_image_bias(),
+ *   unwind_image_read(), unwind_image_vaddr_off(), unwind_ctx__image_info()
+ *   (see src/unwind/unwind-int.h)
+ *
+ * IMPLEMENTATION NOTES
+ *   A file is opened through /proc/PID/map_files/START-END when the mapping still
+ *   exists with exactly those bounds (that link reaches the mapped inode even when
+ *   the path was replaced or deleted), else through /proc/PID/root/PATH (the
+ *   process's view of the file system).  Either way fstat() must give the device
+ *   and inode of the mapping, or the file is refused with -ESTALE: unwinding with
+ *   another build of a library would produce confident garbage.  A refused or
+ *   unreadable file is remembered per (dev, inode, pid), so a process whose file is
+ *   gone costs one attempt, not one per sample; unwind_images_forget_pid() (called
+ *   on a flush) allows a new attempt.
+ *
+ *   The whole file is mapped PROT_READ once and the descriptor closed.  libelf
+ *   reads it through elf_memory() only after the ELF identification has been
+ *   checked to be ELFCLASS64, little-endian, x86-64: libelf then never converts in
+ *   place, so the read-only mapping is never written.  The program header table is
+ *   bounds-checked against the file before libelf walks it.  .eh_frame_hdr is found
+ *   through PT_GNU_EH_FRAME (present even when section headers are stripped), else
+ *   through its section, and is used only when its search table has the one
+ *   encoding libunwind's remote table lookup understands (datarel sdata4 pairs)
+ *   and lies wholly inside the file.  Every read of file bytes goes through
+ *   unwind_image_read(), which checks the offset against the file size.
+ *
+ *   A file truncated in place while mapped would make a read of its lost pages
+ *   raise SIGBUS; package managers replace libraries by rename(), which is safe
+ *   (the mapping keeps the old inode), and the same limitation holds for perf.
+ *
+ *   The vDSO is the same image for every process on one kernel, so the daemon's
+ *   own (getauxval(AT_SYSINFO_EHDR), its extent from /proc/self/maps) is copied
+ *   once and serves every "[vdso]" mapping, loaded at that mapping's start.
+ *
+ *   Eviction runs when an image is added: least recently used images go until the
+ *   mapped bytes fit the budget, skipping those the current sample already uses.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unwind-int.h"
+
+/* Real objects have a handful of program headers; this bounds a hostile table. */
+#define PHDR_MAX 4096
+/* x86-64 pages: a mapping's pgoff is a multiple of this. */
+#define PAGE_BYTES 4096u
+/* Larger vDSO images do not exist; the bound keeps a strange maps line harmless. */
+#define VDSO_MAX_BYTES (1u << 20)
+
+/* .eh_frame_hdr pointer encodings (DWARF for x86-64 / LSB; libunwind's dwarf.h is private). */
+#define DW_EH_PE_absptr	  0x00
+#define DW_EH_PE_udata2	  0x02
+#define DW_EH_PE_udata4	  0x03
+#define DW_EH_PE_udata8	  0x04
+#define DW_EH_PE_sdata2	  0x0a
+#define DW_EH_PE_sdata4	  0x0b
+#define DW_EH_PE_sdata8	  0x0c
+#define DW_EH_PE_datarel  0x30
+#define DW_EH_PE_aligned  0x50
+#define DW_EH_PE_indirect 0x80
+#define DW_EH_PE_omit	  0xff
+
+static unsigned int hash_id(uint64_t dev, uint64_t inode)
+{
+	uint64_t h = (inode ^ (dev * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+
+	return (unsigned int)(h >> 56) % UNWIND_HASH_SIZE;
+}
+
+bool unwind_image_read(const struct unwind_image *img, uint64_t off, uint64_t *ret_val)
+{
+	uint64_t v = 0;
+	size_t n;
+
+	if (off >= img->size)
+		return false;
+	n = img->size - off < sizeof(v) ? (size_t)(img->size - off) : sizeof(v);
+	memcpy(&v, img->data + off, n);
+	*ret_val = v;
+	return true;
+}
+
+bool unwind_image_vaddr_off(const struct unwind_image *img, uint64_t vaddr, uint64_t *ret_off)
+{
+	for (uint32_t i = 0; i < img->nloads; i++) {
+		const struct unwind_load *l = &img->loads[i];
+
+		if (vaddr >= l->vaddr && vaddr - l->vaddr < l->filesz) {
+			*ret_off = l->offset + (vaddr - l->vaddr);
+			return true;
+		}
+	}
+	return false;
+}
+
+bool unwind_image_bias(const struct unwind_image *img, const struct unwind_map *m,
+		       uint64_t *ret_bias)
+{
+	if (img->e_type == ET_EXEC) {
+		*ret_bias = 0;
+		return true;
+	}
+	/*
+	 * The mapping starts at the page that holds the start of some PT_LOAD's file
+	 * bytes, or inside them; p_vaddr - p_offset is a multiple of the page size,
+	 * so start - pgoff - (p_vaddr - p_offset) is the load bias exactly.
+	 */
+	for (uint32_t i = 0; i < img->nloads; i++) {
+		const struct unwind_load *l = &img->loads[i];
+
+		if ((l->offset & ~(uint64_t)(PAGE_BYTES - 1)) <= m->pgoff &&
+		    m->pgoff < l->offset + l->filesz) {
+			*ret_bias = m->start - m->pgoff - (l->vaddr - l->offset);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Size in bytes of a fixed-size pointer encoding, or -1 for what we do not accept. */
+static int enc_size(uint8_t enc)
+{
+	if (enc & DW_EH_PE_indirect || (enc & 0x70) == DW_EH_PE_aligned)
+		return -1;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		return 8;
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		return 4;
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_sdata2:
+		return 2;
+	default:
+		return -1; /* uleb128/sleb128 and reserved values */
+	}
+}
+
+/* Decode the fde_count field: an absolute unsigned count.  False if unusable. */
+static bool read_count(const uint8_t *p, uint8_t enc, uint64_t *ret_count)
+{
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	if ((enc & 0x70) != 0)
+		return false; /* a count relative to something is meaningless */
+	switch (enc & 0x0f) {
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_sdata2:
+		memcpy(&v16, p, 2);
+		if ((enc & 0x0f) == DW_EH_PE_sdata2 && (int16_t)v16 < 0)
+			return false;
+		*ret_count = v16;
+		return true;
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		memcpy(&v32, p, 4);
+		if ((enc & 0x0f) == DW_EH_PE_sdata4 && (int32_t)v32 < 0)
+			return false;
+		*ret_count = v32;
+		return true;
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		memcpy(&v64, p, 8);
+		if ((enc & 0x0f) == DW_EH_PE_sdata8 && (int64_t)v64 < 0)
+			return false;
+		*ret_count = v64;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Parse the .eh_frame_hdr at link-time address @vaddr, @len bytes long, and set
+ * has_hdr, table_vaddr and fde_count when it holds a usable search table.
+ */
+static void parse_eh_frame_hdr(struct unwind_image *img, uint64_t vaddr, uint64_t len)
+{
+	const uint8_t *p;
+	uint64_t off, pos, count;
+	int ptr_sz, cnt_sz;
+
+	if (len < 4 || !unwind_image_vaddr_off(img, vaddr, &off) || off > img->size ||
+	    len > img->size - off)
+		return;
+	p = img->data + off;
+	if (p[0] != 1 || p[2] == DW_EH_PE_omit)
+		return;
+	/* libunwind's remote lookup reads (int32 initial_loc, int32 fde) pairs relative to hdr. */
+	if (p[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return;
+	ptr_sz = p[1] == DW_EH_PE_omit ? 0 : enc_size(p[1]);
+	cnt_sz = enc_size(p[2]);
+	if (ptr_sz < 0 || cnt_sz < 0)
+		return;
+	pos = 4 + (uint64_t)ptr_sz;
+	if (pos + (uint64_t)cnt_sz > len || !read_count(p + pos, p[2], &count))
+		return;
+	pos += (uint64_t)cnt_sz;
+	if (count == 0 || count > (len - pos) / 8)
+		return;
+	img->has_hdr = true;
+	img->hdr_vaddr = vaddr;
+	img->table_vaddr = vaddr + pos;
+	img->fde_count = count;
+}
+
+/* The section flags we need, by name, through libelf (which bounds-checks names). */
+static void scan_sections(Elf *e, struct unwind_image *img, bool *ret_hdr_found,
+			  uint64_t *ret_hdr_vaddr, uint64_t *ret_hdr_len)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			return;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (strcmp(name, ".eh_frame_hdr") == 0 && sh.sh_type == SHT_PROGBITS &&
+		    (sh.sh_flags & SHF_ALLOC)) {
+			*ret_hdr_found = true;
+			*ret_hdr_vaddr = sh.sh_addr;
+			*ret_hdr_len = sh.sh_size;
+		} else if (strcmp(name, ".eh_frame") == 0 && sh.sh_type != SHT_NOBITS) {
+			img->has_eh_frame = true;
+		} else if (strcmp(name, ".debug_frame") == 0 && sh.sh_type != SHT_NOBITS) {
+			img->has_debug_frame = true;
+		}
+	}
+}
+
+int unwind_image_parse(struct unwind_image *img)
+{
+	Elf64_Ehdr eh;
+	Elf *e;
+	size_t phnum, nloads = 0;
+	bool hdr_seg = false, hdr_sec = false;
+	uint64_t seg_vaddr = 0, seg_len = 0, sec_vaddr = 0, sec_len = 0;
+	int r = -ENOEXEC;
+
+	if (img->size < sizeof(eh))
+		return -ENOEXEC;
+	memcpy(&eh, img->data, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_ident[EI_VERSION] != EV_CURRENT ||
+	    eh.e_machine != EM_X86_64 || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+		return -ENOEXEC;
+	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > PHDR_MAX ||
+	    eh.e_phoff > img->size ||
+	    (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > img->size - eh.e_phoff)
+		return -ENOEXEC;
+	img->e_type = eh.e_type;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	e = elf_memory((char *)img->data, img->size);
+	if (!e)
+		return -ENOEXEC;
+	if (elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &phnum) != 0 || phnum != eh.e_phnum)
+		goto out;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph))
+			goto out;
+		if (ph.p_type == PT_LOAD && ph.p_filesz > 0 && ph.p_offset < img->size)
+			nloads++;
+	}
+	if (nloads == 0)
+		goto out;
+	img->loads = calloc(nloads, sizeof(*img->loads));
+	if (!img->loads) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph))
+			goto out;
+		if (ph.p_type == PT_LOAD && ph.p_filesz > 0 && ph.p_offset < img->size &&
+		    img->nloads < nloads) {
+			struct unwind_load *l = &img->loads[img->nloads++];
+
+			l->vaddr = ph.p_vaddr;
+			l->offset = ph.p_offset;
+			/* A segment cut off by the end of the file has only the bytes present. */
+			l->filesz = ph.p_filesz < img->size - ph.p_offset ? ph.p_filesz
+									  : img->size - ph.p_offset;
+		} else if (ph.p_type == PT_GNU_EH_FRAME && !hdr_seg) {
+			hdr_seg = true;
+			seg_vaddr = ph.p_vaddr;
+			seg_len = ph.p_filesz;
+		}
+	}
+	scan_sections(e, img, &hdr_sec, &sec_vaddr, &sec_len);
+	if (hdr_seg)
+		parse_eh_frame_hdr(img, seg_vaddr, seg_len);
+	if (!img->has_hdr && hdr_sec)
+		parse_eh_frame_hdr(img, sec_vaddr, sec_len);
+	r = 0;
+out:
+	elf_end(e);
+	return r;
+}
+
+static void image_free(struct unwind_image *img)
+{
+	if (!img)
+		return;
+	if (img->heap)
+		free(img->data);
+	else if (img->data)
+		(void)munmap(img->data, img->size);
+	free(img->loads);
+	free(img);
+}
+
+static void lru_unlink(struct unwind_ctx *u, struct unwind_image *img)
+{
+	if (img->lru_prev)
+		img->lru_prev->lru_next = img->lru_next;
+	else
+		u->lru_head = img->lru_next;
+	if (img->lru_next)
+		img->lru_next->lru_prev = img->lru_prev;
+	else
+		u->lru_tail = img->lru_prev;
+	img->lru_prev = img->lru_next = NULL;
+}
+
+static void lru_push_head(struct unwind_ctx *u, struct unwind_image *img)
+{
+	img->lru_prev = NULL;
+	img->lru_next = u->lru_head;
+	if (u->lru_head)
+		u->lru_head->lru_prev = img;
+	else
+		u->lru_tail = img;
+	u->lru_head = img;
+}
+
+static void hash_unlink(struct unwind_ctx *u, struct unwind_image *img)
+{
+	struct unwind_image **pp = &u->hash[hash_id(img->dev, img->inode)];
+
+	while (*pp && *pp != img)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = img->hnext;
+	img->hnext = NULL;
+}
+
+/* Make room for @need more bytes, never touching images the current sample uses. */
+static void evict_for(struct unwind_ctx *u, uint64_t need)
+{
+	struct unwind_image *img = u->lru_tail;
+
+	while (img && u->stats.elf_bytes + need > u->budget) {
+		struct unwind_image *prev = img->lru_prev;
+
+		if (img->stamp != u->serial) {
+			lru_unlink(u, img);
+			hash_unlink(u, img);
+			u->stats.elf_bytes -= img->size;
+			u->stats.elf_evicted++;
+			image_free(img);
+		}
+		img = prev;
+	}
+}
+
+static struct unwind_neg *neg_find(struct unwind_ctx *u, uint64_t dev, uint64_t inode, int32_t pid)
+{
+	for (unsigned int i = 0; i < UNWIND_NEG_MAX; i++) {
+		struct unwind_neg *n = &u->neg[i];
+
+		if (n->used && n->dev == dev && n->inode == inode && n->pid == pid)
+			return n;
+	}
+	return NULL;
+}
+
+static void neg_add(struct unwind_ctx *u, uint64_t dev, uint64_t inode, int32_t pid, int err)
+{
+	struct unwind_neg *n = &u->neg[u->neg_next];
+
+	/* Round robin: the oldest failure is retried first, which is what we want. */
+	u->neg_next = (u->neg_next + 1) % UNWIND_NEG_MAX;
+	n->used = true;
+	n->dev = dev;
+	n->inode = inode;
+	n->pid = pid;
+	n->err = err;
+}
+
+void unwind_images_forget_pid(struct unwind_ctx *u, int32_t pid)
+{
+	for (unsigned int i = 0; i < UNWIND_NEG_MAX; i++) {
+		if (u->neg[i].used && u->neg[i].pid == pid)
+			u->neg[i].used = false;
+	}
+}
+
+/* Open, check, map and parse the file of @m; returns 0 with *ret_img or -errno. */
+static int image_open(int32_t pid, const struct unwind_map *m, struct unwind_image **ret_img)
+{
+	char path[PATH_MAX + 64];
+	struct unwind_image *img;
+	struct stat st;
+	void *map;
+	int fd, n, r;
+
+	n = snprintf(path, sizeof(path), "/proc/%" PRId32 "/map_files/%" PRIx64 "-%" PRIx64, pid,
+		     m->start, m->end);
+	fd = n > 0 && (size_t)n < sizeof(path)
+		     ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+		     : -1;
+	if (fd < 0) {
+		n = snprintf(path, sizeof(path), "/proc/%" PRId32 "/root%s", pid, m->path);
+		if (n < 0 || (size_t)n >= sizeof(path))
+			return -ENAMETOOLONG;
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			return -errno;
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto err_close;
+	}
+	if ((uint64_t)st.st_dev != m->dev || (uint64_t)st.st_ino != m->inode) {
+		r = -ESTALE;
+		goto err_close;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX) {
+		r = -ENOEXEC;
+		goto err_close;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		r = -errno;
+		goto err_close;
+	}
+	(void)close(fd);
+	img = calloc(1, sizeof(*img));
+	if (!img) {
+		(void)munmap(map, (size_t)st.st_size);
+		return -ENOMEM;
+	}
+	img->data = map;
+	img->size = (size_t)st.st_size;
+	img->dev = m->dev;
+	img->inode = m->inode;
+	r = unwind_image_parse(img);
+	if (r < 0) {
+		image_free(img);
+		return r;
+	}
+	*ret_img = img;
+	return 0;
+
+err_close:
+	(void)close(fd);
+	return r;
+}
+
+int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct unwind_map *m,
+		      struct unwind_image **ret_img)
+{
+	int32_t procpid = m->pid > 0 ? m->pid : pid;
+	struct unwind_image *img;
+	struct unwind_neg *neg;
+	unsigned int h;
+	int r;
+
+	if (!m->path)
+		return -ENODATA;
+	if (strcmp(m->path, "[vdso]") == 0) {
+		if (!u->vdso)
+			return -ENODATA;
+		u->vdso->stamp = u->serial;
+		*ret_img = u->vdso;
+		return 0;
+	}
+	/* Anonymous memory, [stack], [heap], memfd names: no file to read. */
+	if (m->path[0] != '/' || m->inode == 0)
+		return -ENODATA;
+
+	h = hash_id(m->dev, m->inode);
+	for (img = u->hash[h]; img; img = img->hnext) {
+		if (img->dev == m->dev && img->inode == m->inode) {
+			if (img != u->lru_head) {
+				lru_unlink(u, img);
+				lru_push_head(u, img);
+			}
+			img->stamp = u->serial;
+			*ret_img = img;
+			return 0;
+		}
+	}
+	neg = neg_find(u, m->dev, m->inode, procpid);
+	if (neg)
+		return neg->err;
+
+	r = image_open(procpid, m, &img);
+	if (r < 0) {
+		/* Out of memory is transient; everything else is a property of the file. */
+		if (r != -ENOMEM && r != -EMFILE && r != -ENFILE)
+			neg_add(u, m->dev, m->inode, procpid, r);
+		return r;
+	}
+	evict_for(u, img->size);
+	img->stamp = u->serial;
+	img->hnext = u->hash[h];
+	u->hash[h] = img;
+	lru_push_head(u, img);
+	u->stats.elf_bytes += img->size;
+	u->stats.elf_opened++;
+	*ret_img = img;
+	return 0;
+}
+
+/* The size of this process's [vdso] mapping at @base, from /proc/self/maps; 0 if none. */
+static size_t vdso_size(uint64_t base)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char *line = NULL;
+	size_t cap = 0, size = 0;
+
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		uint64_t start, end;
+
+		if (!strstr(line, "[vdso]"))
+			continue;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &start, &end) == 2 && start == base &&
+		    end > start && end - start <= VDSO_MAX_BYTES)
+			size = (size_t)(end - start);
+		break;
+	}
+	free(line);
+	(void)fclose(f);
+	return size;
+}
+
+int unwind_images_init(struct unwind_ctx *u)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	struct unwind_image *img;
+	size_t size;
+
+	u->vdso = NULL;
+	if (base == 0)
+		return 0;
+	size = vdso_size(base);
+	if (size == 0)
+		return 0;
+	img = calloc(1, sizeof(*img));
+	if (!img)
+		return -ENOMEM;
+	img->heap = true;
+	img->data = malloc(size);
+	if (!img->data) {
+		free(img);
+		return -ENOMEM;
+	}
+	memcpy(img->data, (const void *)(uintptr_t)base, size);
+	img->size = size;
+	if (unwind_image_parse(img) < 0) {
+		/* Without a parsable vDSO, "[vdso]" PCs are simply frames without info. */
+		image_free(img);
+		return 0;
+	}
+	u->vdso = img;
+	return 0;
+}
+
+void unwind_images_exit(struct unwind_ctx *u)
+{
+	struct unwind_image *img = u->lru_head;
+
+	while (img) {
+		struct unwind_image *next = img->lru_next;
+
+		image_free(img);
+		img = next;
+	}
+	u->lru_head = u->lru_tail = NULL;
+	memset(u->hash, 0, sizeof(u->hash));
+	u->stats.elf_bytes = 0;
+	image_free(u->vdso);
+	u->vdso = NULL;
+}
+
+int unwind_ctx__image_info(struct unwind_ctx *u, int32_t pid, const struct unwind_map *m,
+			   struct unwind_image_info *ret_info)
+{
+	struct unwind_image_info info;
+	struct unwind_image *img;
+	int r;
+
+	u->serial++;
+	r = unwind_images_get(u, pid, m, &img);
+	if (r < 0)
+		return r;
+	memset(&info, 0, sizeof(info));
+	info.e_type = img->e_type;
+	info.size = img->size;
+	info.has_hdr = img->has_hdr;
+	info.has_eh_frame = img->has_eh_frame;
+	info.has_debug_frame = img->has_debug_frame;
+	info.is_vdso = img == u->vdso;
+	info.fde_count = img->fde_count;
+	if (!unwind_image_bias(img, m, &info.bias))
+		return -ENOEXEC;
+	*ret_info = info;
+	return 0;
+}

@@ -1,0 +1,643 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unwind-step.c: libunwind remote unwinding of one sample over its stack snapshot.
+ *
+ * PUBLIC INTERFACES
+ *   unwind_ctx__new(), unwind_ctx__free(), unwind_ctx__unwind(), unwind_ctx__flush(),
+ *   unwind_ctx__stats(), unwind_outcome_name()  (see include/hwpmcd/unwind.h)
+ *
+ * IMPLEMENTATION NOTES
+ *   libunwind's remote interface is driven by our accessors, which receive a
+ *   struct walk (the sample being unwound, on the caller's stack) as their
+ *   argument.  access_reg serves the sampled registers, translated from perf's
+ *   order to UNW_X86_64_*.  access_mem serves the stack snapshot [SP, SP +
+ *   dyn_size) and otherwise the bytes of the file behind the model's mapping of
+ *   the address (file offset = addr - start + pgoff), bounds-checked against the
+ *   file size.  The files this sample already resolved a PC in are also read
+ *   through their PT_LOAD tables before the model is asked: the collector records
+ *   only executable mappings, but .eh_frame_hdr and .eh_frame usually sit in the
+ *   read-only segment next to them, and this saves a callback per byte of table
+ *   that libunwind reads.  Anything else fails and records why: just past a full
+ *   snapshot (within 1 MiB) is UNWIND_TRUNCATED, a file whose identity changed is
+ *   UNWIND_REPLACED, the rest UNWIND_NO_MAP.
+ *
+ *   find_proc_info looks the PC up in the image's .eh_frame_hdr table with
+ *   libunwind's exported but undeclared _Ux86_64_dwarf_search_unwind_table
+ *   (declared here as Linux perf declares it) and a UNW_INFO_FORMAT_REMOTE_TABLE
+ *   descriptor in the target's address space.  It never returns -UNW_ENOINFO:
+ *   that code makes libunwind guess a frame on its own (its RBP heuristic sets
+ *   the new CFA to the old one plus 16 and reports a failed guess as the end of
+ *   the stack), which would pass guesses off as complete unwinds.  Instead it
+ *   stops the step and flags the walk, and the walk does the fallback itself:
+ *   a sigreturn trampoline without CFI (musl's) is stepped through the ucontext
+ *   at SP, any other PC without info by one frame-pointer step whose saved RBP
+ *   and return address must lie in the snapshot (counted in fp_steps).  The
+ *   cursor is then restarted on the recovered registers; the first lookup for a
+ *   return address reached that way uses PC - 1, as libunwind does for callers.
+ *   .debug_frame is not used: dwarf_find_debug_frame is not exported by this
+ *   libunwind, so objects that have only .debug_frame take the frame-pointer step.
+ *
+ *   Each walk checks that SP strictly grows from frame to frame (every call
+ *   pushes a return address), which bounds the walk on hostile stacks together
+ *   with @max.  libunwind's per-IP cache is used (UNW_CACHE_GLOBAL, about 4x),
+ *   with one address space per recent pid: the cache is keyed by IP only, and
+ *   the same IP means different code in different processes.  unwind_ctx__flush()
+ *   flushes a pid's space when its mappings change; a slot reused for another
+ *   pid is flushed too.  libunwind's global cache takes a lock, and this build of
+ *   libunwind blocks signals around it with sigprocmask(2): those syscalls are
+ *   libunwind's, not ours.
+ */
+#include <errno.h>
+#include <libunwind.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind-int.h"
+
+/* Not in libunwind's public headers, exported by libunwind-x86_64 (perf declares it so). */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+					      unw_dyn_info_t *di, unw_proc_info_t *pi,
+					      int need_unwind_info, void *arg);
+
+/* Address spaces kept for recent pids (each holds libunwind's per-IP cache). */
+#define ASPACE_MAX 32
+/* Images one sample may resolve PCs in, for reads outside the model's mappings. */
+#define RECENT_MAX 8
+/* A read this far past a full snapshot means the snapshot was too small. */
+#define TRUNC_SLACK (1u << 20)
+/* UNW_X86_64_RAX .. UNW_X86_64_RIP */
+#define NREGS 17
+
+/* perf's regs[] index (mask 0xff0fff) for each UNW_X86_64_* register number. */
+static const uint8_t perf_index[NREGS] = {
+	[UNW_X86_64_RAX] = 0,  [UNW_X86_64_RDX] = 3,  [UNW_X86_64_RCX] = 2,  [UNW_X86_64_RBX] = 1,
+	[UNW_X86_64_RSI] = 4,  [UNW_X86_64_RDI] = 5,  [UNW_X86_64_RBP] = 6,  [UNW_X86_64_RSP] = 7,
+	[UNW_X86_64_R8] = 12,  [UNW_X86_64_R9] = 13,  [UNW_X86_64_R10] = 14, [UNW_X86_64_R11] = 15,
+	[UNW_X86_64_R12] = 16, [UNW_X86_64_R13] = 17, [UNW_X86_64_R14] = 18, [UNW_X86_64_R15] = 19,
+	[UNW_X86_64_RIP] = 8,
+};
+#define PERF_REG_IP 8
+#define PERF_REG_SP 7
+
+/* struct sigcontext (uc_mcontext) order: r8..r15 di si bp bx dx ax cx sp ip, for UNW_* */
+static const uint8_t sigctx_unw[NREGS] = {
+	UNW_X86_64_R8,	UNW_X86_64_R9,	UNW_X86_64_R10, UNW_X86_64_R11, UNW_X86_64_R12,
+	UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15, UNW_X86_64_RDI, UNW_X86_64_RSI,
+	UNW_X86_64_RBP, UNW_X86_64_RBX, UNW_X86_64_RDX, UNW_X86_64_RAX, UNW_X86_64_RCX,
+	UNW_X86_64_RSP, UNW_X86_64_RIP,
+};
+/* offsetof(ucontext_t, uc_mcontext) on x86-64: uc_flags, uc_link, stack_t (24 bytes). */
+#define UC_MCONTEXT_OFF 40
+
+struct unwind_aspace {
+	unw_addr_space_t as;
+	int32_t pid;
+	bool used;
+	uint64_t last;
+};
+
+struct recent {
+	struct unwind_image *img;
+	uint64_t bias;
+};
+
+/* One sample being unwound: libunwind's accessor argument, on the caller's stack. */
+struct walk {
+	struct unwind_ctx *u;
+	int32_t pid;
+	const uint8_t *stack;
+	uint64_t sp, dyn; /* the snapshot is [sp, sp + dyn) */
+	bool full;	  /* dyn == requested size: the kernel had more stack to give */
+	uint64_t reg[NREGS];
+	const struct unwind_map *last_map;
+	struct recent recent[RECENT_MAX];
+	unsigned int nrecent;
+	/* per step */
+	bool failed;
+	enum unwind_outcome fail; /* the first reason of this step */
+	bool want_fallback;	  /* find_proc_info had no table for the PC */
+	bool adjust;		  /* look adjust_ip up as adjust_ip - 1 (a return address) */
+	uint64_t adjust_ip;
+};
+
+static void walk_fail(struct walk *w, enum unwind_outcome o)
+{
+	if (!w->failed) {
+		w->failed = true;
+		w->fail = o;
+	}
+}
+
+static bool snap_read(const struct walk *w, uint64_t addr, uint64_t *ret_val)
+{
+	if (w->dyn < 8 || addr < w->sp || addr - w->sp > w->dyn - 8)
+		return false;
+	memcpy(ret_val, w->stack + (addr - w->sp), 8);
+	return true;
+}
+
+/* A read outside the snapshot that just missed its end, when the kernel had more. */
+static bool past_full_snapshot(const struct walk *w, uint64_t addr)
+{
+	return w->full && addr >= w->sp && addr - w->sp < w->dyn + TRUNC_SLACK;
+}
+
+static const struct unwind_map *walk_find_map(struct walk *w, uint64_t addr)
+{
+	const struct unwind_map *m = w->last_map;
+
+	if (m && addr >= m->start && addr < m->end)
+		return m;
+	m = w->u->find_map(w->u->find_ctx, w->pid, addr);
+	/* A model that answers with a mapping not holding addr is treated as no answer. */
+	if (!m || addr < m->start || addr >= m->end)
+		return NULL;
+	w->last_map = m;
+	return m;
+}
+
+static void walk_note_image(struct walk *w, struct unwind_image *img, uint64_t bias)
+{
+	for (unsigned int i = 0; i < w->nrecent; i++) {
+		if (w->recent[i].img == img && w->recent[i].bias == bias)
+			return;
+	}
+	if (w->nrecent < RECENT_MAX) {
+		w->recent[w->nrecent].img = img;
+		w->recent[w->nrecent].bias = bias;
+		w->nrecent++;
+	}
+}
+
+/* Read through the model's mapping @m: file offset = addr - start + pgoff. */
+static int map_read(struct walk *w, const struct unwind_map *m, uint64_t addr, uint64_t *ret_val)
+{
+	struct unwind_image *img;
+	int r;
+
+	r = unwind_images_get(w->u, w->pid, m, &img);
+	if (r < 0)
+		return r;
+	return unwind_image_read(img, addr - m->start + m->pgoff, ret_val) ? 0 : -ERANGE;
+}
+
+/* The 8 bytes at @addr of the sampled process, or false with the reason recorded. */
+static bool walk_read(struct walk *w, uint64_t addr, uint64_t *ret_val)
+{
+	const struct unwind_map *m = w->last_map;
+	int r = -ENODATA;
+
+	if (snap_read(w, addr, ret_val))
+		return true;
+	if (m && addr >= m->start && addr < m->end) {
+		r = map_read(w, m, addr, ret_val);
+		if (r == 0)
+			return true;
+	}
+	/*
+	 * The images this sample resolved PCs in, through their PT_LOADs, before asking
+	 * the model: their .eh_frame_hdr and .eh_frame usually sit in a read-only
+	 * segment that a model of executable mappings does not have.
+	 */
+	for (unsigned int i = 0; r != -ESTALE && i < w->nrecent; i++) {
+		uint64_t off;
+
+		if (unwind_image_vaddr_off(w->recent[i].img, addr - w->recent[i].bias, &off) &&
+		    unwind_image_read(w->recent[i].img, off, ret_val))
+			return true;
+	}
+	if (r != -ESTALE) {
+		m = walk_find_map(w, addr);
+		if (m) {
+			r = map_read(w, m, addr, ret_val);
+			if (r == 0)
+				return true;
+		}
+	}
+	if (r == -ESTALE)
+		walk_fail(w, UNWIND_REPLACED);
+	else
+		walk_fail(w, past_full_snapshot(w, addr) ? UNWIND_TRUNCATED : UNWIND_NO_MAP);
+	return false;
+}
+
+static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+			      int need_unwind_info, void *arg)
+{
+	struct walk *w = arg;
+	const struct unwind_map *m;
+	struct unwind_image *img;
+	unw_dyn_info_t di;
+	uint64_t look = ip, bias;
+	int r;
+
+	if (w->adjust && ip == w->adjust_ip && ip > 0)
+		look = ip - 1;
+	m = walk_find_map(w, look);
+	if (!m) {
+		walk_fail(w, UNWIND_NO_MAP);
+		return -UNW_ESTOPUNWIND;
+	}
+	r = unwind_images_get(w->u, w->pid, m, &img);
+	if (r == -ENODATA) {
+		/* Executable memory without a file (JIT): only frame pointers can help. */
+		w->want_fallback = true;
+		return -UNW_ESTOPUNWIND;
+	}
+	if (r == -ESTALE) {
+		walk_fail(w, UNWIND_REPLACED);
+		return -UNW_ESTOPUNWIND;
+	}
+	if (r < 0 || !unwind_image_bias(img, m, &bias)) {
+		/* The file is gone, unreadable, not ELF, or does not fit the mapping. */
+		walk_fail(w, UNWIND_NO_INFO);
+		return -UNW_ESTOPUNWIND;
+	}
+	walk_note_image(w, img, bias);
+	if (!img->has_hdr) {
+		w->want_fallback = true;
+		return -UNW_ESTOPUNWIND;
+	}
+	memset(&di, 0, sizeof(di));
+	di.start_ip = m->start;
+	di.end_ip = m->end;
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.u.rti.segbase = img->hdr_vaddr + bias;
+	di.u.rti.table_data = img->table_vaddr + bias;
+	/* 8-byte (initial_loc, fde) pairs, counted in words as libunwind wants. */
+	di.u.rti.table_len = img->fde_count * 8 / sizeof(unw_word_t);
+	r = UNW_OBJ(dwarf_search_unwind_table)(as, look, &di, pi, need_unwind_info, arg);
+	if (r == -UNW_ENOINFO) {
+		w->want_fallback = true;
+		return -UNW_ESTOPUNWIND;
+	}
+	if (r < 0) {
+		walk_fail(w, UNWIND_ERROR); /* kept only if no read failure came first */
+		return -UNW_ESTOPUNWIND;
+	}
+	return 0;
+}
+
+static void acc_put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+	/* dwarf_search_unwind_table's unwind_info comes from libunwind's own pool. */
+	(void)as;
+	(void)pi;
+	(void)arg;
+}
+
+static int acc_get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg)
+{
+	(void)as;
+	(void)dilap;
+	(void)arg;
+	return -UNW_ENOINFO;
+}
+
+static int acc_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write,
+			  void *arg)
+{
+	uint64_t v;
+
+	(void)as;
+	if (write)
+		return -UNW_EREADONLYREG;
+	if (!walk_read(arg, addr, &v))
+		return -UNW_EINVAL;
+	*valp = v;
+	return 0;
+}
+
+static int acc_access_reg(unw_addr_space_t as, unw_regnum_t regnum, unw_word_t *valp, int write,
+			  void *arg)
+{
+	const struct walk *w = arg;
+
+	(void)as;
+	if (write)
+		return -UNW_EREADONLYREG;
+	if (regnum < 0 || regnum >= NREGS)
+		return -UNW_EBADREG;
+	*valp = w->reg[regnum];
+	return 0;
+}
+
+static int acc_access_fpreg(unw_addr_space_t as, unw_regnum_t regnum, unw_fpreg_t *fpvalp,
+			    int write, void *arg)
+{
+	(void)as;
+	(void)regnum;
+	(void)fpvalp;
+	(void)write;
+	(void)arg;
+	return -UNW_EBADREG;
+}
+
+static int acc_resume(unw_addr_space_t as, unw_cursor_t *cp, void *arg)
+{
+	(void)as;
+	(void)cp;
+	(void)arg;
+	return -UNW_EINVAL;
+}
+
+static int acc_get_proc_name(unw_addr_space_t as, unw_word_t addr, char *bufp, size_t buf_len,
+			     unw_word_t *offp, void *arg)
+{
+	(void)as;
+	(void)addr;
+	(void)bufp;
+	(void)buf_len;
+	(void)offp;
+	(void)arg;
+	return -UNW_EINVAL;
+}
+
+/* Not const: unw_create_addr_space() takes a non-const pointer (and copies it). */
+static unw_accessors_t accessors = {
+	.find_proc_info = acc_find_proc_info,
+	.put_unwind_info = acc_put_unwind_info,
+	.get_dyn_info_list_addr = acc_get_dyn_info_list_addr,
+	.access_mem = acc_access_mem,
+	.access_reg = acc_access_reg,
+	.access_fpreg = acc_access_fpreg,
+	.resume = acc_resume,
+	.get_proc_name = acc_get_proc_name,
+};
+
+static unw_addr_space_t aspace_get(struct unwind_ctx *u, int32_t pid)
+{
+	struct unwind_aspace *victim = NULL;
+
+	for (unsigned int i = 0; i < u->naspaces; i++) {
+		struct unwind_aspace *a = &u->aspaces[i];
+
+		if (a->used && a->pid == pid) {
+			a->last = ++u->aspace_clock;
+			return a->as;
+		}
+		if (!victim || !a->used || (victim->used && a->last < victim->last))
+			victim = a;
+	}
+	if (!victim)
+		return NULL;
+	if (!victim->as) {
+		victim->as = unw_create_addr_space(&accessors, 0);
+		if (!victim->as)
+			return NULL;
+		(void)unw_set_caching_policy(victim->as, UNW_CACHE_GLOBAL);
+	} else {
+		/* The cached rules belong to the previous pid's code. */
+		unw_flush_cache(victim->as, 0, 0);
+	}
+	victim->used = true;
+	victim->pid = pid;
+	victim->last = ++u->aspace_clock;
+	return victim->as;
+}
+
+/* Read a register of the cursor's frame, 0 when libunwind does not know it. */
+static uint64_t cursor_reg(unw_cursor_t *c, int regnum)
+{
+	unw_word_t v;
+
+	return unw_get_reg(c, regnum, &v) == 0 ? v : 0;
+}
+
+/* mov $15, %rax; syscall: the rt_sigreturn trampoline (glibc's and musl's __restore_rt). */
+static bool is_sigreturn(struct walk *w, uint64_t ip)
+{
+	uint64_t w0, w1;
+
+	return walk_read(w, ip, &w0) && walk_read(w, ip + 8, &w1) && w0 == 0x0f0000000fc0c748ULL &&
+	       (w1 & 0xff) == 0x05;
+}
+
+/*
+ * The frame at the cursor has no unwind table.  Recover its caller's registers
+ * into w->reg from the snapshot and restart the cursor there: through the
+ * ucontext if the PC is a sigreturn trampoline, else by one frame-pointer step.
+ * Returns UNWIND_OUTCOME_MAX on success, else the outcome that ends the walk.
+ */
+static enum unwind_outcome fallback_step(struct walk *w, unw_addr_space_t as, unw_cursor_t *c)
+{
+	uint64_t ip = cursor_reg(c, UNW_REG_IP), sp = cursor_reg(c, UNW_X86_64_RSP);
+	uint64_t bp = cursor_reg(c, UNW_X86_64_RBP), saved_bp, ret;
+	uint64_t regs[NREGS];
+
+	if (is_sigreturn(w, ip)) {
+		/* The handler returned into the trampoline: SP points at the ucontext. */
+		for (unsigned int i = 0; i < NREGS; i++) {
+			if (!snap_read(w, sp + UC_MCONTEXT_OFF + 8 * (uint64_t)i,
+				       &regs[sigctx_unw[i]]))
+				return past_full_snapshot(w, sp + UC_MCONTEXT_OFF + 8 * (uint64_t)i)
+					       ? UNWIND_TRUNCATED
+					       : UNWIND_NO_INFO;
+		}
+		if (regs[UNW_X86_64_RIP] == 0)
+			return UNWIND_NO_MAP;
+		/* Execution resumes at the saved IP itself: no PC - 1 lookup. */
+		w->adjust = false;
+	} else {
+		/* A frame pointer must point into this frame's part of the snapshot. */
+		if (bp & 7 || bp < sp)
+			return UNWIND_NO_INFO;
+		if (!snap_read(w, bp, &saved_bp) || !snap_read(w, bp + 8, &ret))
+			return past_full_snapshot(w, bp) ? UNWIND_TRUNCATED : UNWIND_NO_INFO;
+		if (ret == 0)
+			return UNWIND_NO_INFO;
+		memset(regs, 0, sizeof(regs));
+		/* Callee-saved registers the function may not have touched: best effort. */
+		regs[UNW_X86_64_RBX] = cursor_reg(c, UNW_X86_64_RBX);
+		regs[UNW_X86_64_R12] = cursor_reg(c, UNW_X86_64_R12);
+		regs[UNW_X86_64_R13] = cursor_reg(c, UNW_X86_64_R13);
+		regs[UNW_X86_64_R14] = cursor_reg(c, UNW_X86_64_R14);
+		regs[UNW_X86_64_R15] = cursor_reg(c, UNW_X86_64_R15);
+		regs[UNW_X86_64_RBP] = saved_bp;
+		regs[UNW_X86_64_RSP] = bp + 16;
+		regs[UNW_X86_64_RIP] = ret;
+		w->adjust = true;
+		w->adjust_ip = ret;
+		w->u->stats.fp_steps++;
+	}
+	memcpy(w->reg, regs, sizeof(regs));
+	if (unw_init_remote(c, as, w) < 0)
+		return UNWIND_ERROR;
+	return UNWIND_OUTCOME_MAX;
+}
+
+static enum unwind_outcome walk_run(struct walk *w, unw_addr_space_t as, uint64_t *pcs,
+				    uint32_t max, uint32_t *n)
+{
+	unw_cursor_t c;
+	uint64_t sp = w->reg[UNW_X86_64_RSP];
+
+	/* libunwind's per-IP cache marks free slots with IP 0: never look 0 up. */
+	if (w->reg[UNW_X86_64_RIP] == 0)
+		return UNWIND_NO_MAP;
+	if (unw_init_remote(&c, as, w) < 0)
+		return UNWIND_ERROR;
+	for (;;) {
+		bool adjusting = w->adjust;
+		uint64_t ip, nsp;
+		int r;
+
+		w->failed = false;
+		w->want_fallback = false;
+		r = unw_step(&c);
+		if (adjusting)
+			w->adjust = false;
+		if (r < 0 && w->want_fallback && !w->failed) {
+			enum unwind_outcome o = fallback_step(w, as, &c);
+
+			if (o != UNWIND_OUTCOME_MAX)
+				return o;
+			r = 1;
+		}
+		if (r < 0)
+			return w->failed ? w->fail : UNWIND_ERROR;
+		if (r == 0)
+			return UNWIND_COMPLETE;
+		ip = cursor_reg(&c, UNW_REG_IP);
+		nsp = cursor_reg(&c, UNW_X86_64_RSP);
+		/* Every caller's frame is above its callee's: anything else is a loop. */
+		if (nsp <= sp)
+			return UNWIND_ERROR;
+		sp = nsp;
+		if (*n == max)
+			return UNWIND_DEPTH;
+		pcs[(*n)++] = ip;
+	}
+}
+
+int unwind_ctx__unwind(struct unwind_ctx *u, int32_t pid, const struct rec_sample *s, uint64_t *pcs,
+		       uint32_t max, enum unwind_outcome *ret_outcome)
+{
+	enum unwind_outcome o;
+	unw_addr_space_t as;
+	struct walk w;
+	uint32_t n = 0;
+
+	if (!u || !s || !ret_outcome || (!pcs && max > 0))
+		return -EINVAL;
+	u->serial++;
+	if (s->regs_abi == 0 || s->nr_regs != UNWIND_NR_REGS) {
+		o = UNWIND_NO_REGS;
+		goto out;
+	}
+	if (max == 0) {
+		o = UNWIND_DEPTH;
+		goto out;
+	}
+	pcs[n++] = s->regs[PERF_REG_IP];
+	if (s->regs_abi != UNWIND_REGS_ABI_64) {
+		o = UNWIND_ERROR; /* a 32-bit task: x86-64 rules do not apply */
+		goto out;
+	}
+	if (max == 1) {
+		o = UNWIND_DEPTH;
+		goto out;
+	}
+	memset(&w, 0, sizeof(w));
+	w.u = u;
+	w.pid = pid;
+	for (unsigned int i = 0; i < NREGS; i++)
+		w.reg[i] = s->regs[perf_index[i]];
+	w.sp = s->regs[PERF_REG_SP];
+	if (s->stack) {
+		w.stack = s->stack;
+		/* The kernel never reports more valid bytes than it copied; clamp if it did. */
+		w.dyn = s->stack_dyn_size < s->stack_size ? s->stack_dyn_size : s->stack_size;
+		w.full = s->stack_dyn_size >= s->stack_size;
+	} else {
+		w.full = true; /* no snapshot: every stack read runs out of it */
+	}
+	/* A snapshot that would wrap around the address space is unusable. */
+	if (w.sp + w.dyn < w.sp)
+		w.dyn = 0;
+	as = aspace_get(u, pid);
+	if (!as) {
+		o = UNWIND_ERROR;
+		goto out;
+	}
+	o = walk_run(&w, as, pcs, max, &n);
+out:
+	u->stats.samples++;
+	u->stats.outcomes[o]++;
+	*ret_outcome = o;
+	return (int)n;
+}
+
+int unwind_ctx__new(size_t elf_budget_bytes, unwind_find_map_fn find_map, void *find_ctx,
+		    struct unwind_ctx **ret_ctx)
+{
+	struct unwind_ctx *u;
+	int r;
+
+	if (!find_map || !ret_ctx)
+		return -EINVAL;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->find_map = find_map;
+	u->find_ctx = find_ctx;
+	u->budget = elf_budget_bytes ? elf_budget_bytes : UNWIND_ELF_BUDGET_DEFAULT;
+	u->aspaces = calloc(ASPACE_MAX, sizeof(*u->aspaces));
+	if (!u->aspaces) {
+		r = -ENOMEM;
+		goto err;
+	}
+	u->naspaces = ASPACE_MAX;
+	r = unwind_images_init(u);
+	if (r < 0)
+		goto err;
+	*ret_ctx = u;
+	return 0;
+err:
+	unwind_ctx__free(u);
+	return r;
+}
+
+void unwind_ctx__free(struct unwind_ctx *u)
+{
+	if (!u)
+		return;
+	for (unsigned int i = 0; u->aspaces && i < u->naspaces; i++) {
+		if (u->aspaces[i].as)
+			unw_destroy_addr_space(u->aspaces[i].as);
+	}
+	free(u->aspaces);
+	unwind_images_exit(u);
+	free(u);
+}
+
+void unwind_ctx__flush(struct unwind_ctx *u, int32_t pid)
+{
+	if (!u)
+		return;
+	for (unsigned int i = 0; i < u->naspaces; i++) {
+		if (u->aspaces[i].used && u->aspaces[i].pid == pid)
+			unw_flush_cache(u->aspaces[i].as, 0, 0);
+	}
+	unwind_images_forget_pid(u, pid);
+}
+
+const struct unwind_stats *unwind_ctx__stats(const struct unwind_ctx *u)
+{
+	return &u->stats;
+}
+
+const char *unwind_outcome_name(enum unwind_outcome o)
+{
+	static const char *const names[UNWIND_OUTCOME_MAX] = {
+		[UNWIND_COMPLETE] = "complete", [UNWIND_TRUNCATED] = "truncated",
+		[UNWIND_NO_INFO] = "no-info",	[UNWIND_NO_MAP] = "no-map",
+		[UNWIND_REPLACED] = "replaced", [UNWIND_ERROR] = "error",
+		[UNWIND_NO_REGS] = "no-regs",	[UNWIND_DEPTH] = "depth",
+	};
+
+	if ((unsigned int)o >= UNWIND_OUTCOME_MAX)
+		return "?";
+	return names[o];
+}
