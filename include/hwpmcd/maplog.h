@@ -85,6 +85,18 @@ int maplog__record(struct maplog *m, const struct rec *r);
 const struct maplog_stats *maplog__stats(const struct maplog *m);
 
 /*
+ * maplog_open_mapped: open the file behind a mapping of process @pid: through
+ * /proc/PID/map_files/START-END (works for deleted and replaced files and inside
+ * containers), else /proc/PID/root/@path; never blocks on a FIFO.  The file must
+ * be the mapping's: -ESTALE if its st_dev/st_ino differ from @dev (makedev()) and
+ * @inode, -ENOEXEC if it is not a non-empty regular file.  Returns the fd (the
+ * caller closes it; O_CLOEXEC) with its size in *ret_size (if not NULL), or a
+ * negative errno.  Any thread.
+ */
+int maplog_open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *path, uint64_t dev,
+		       uint64_t inode, uint64_t *ret_size);
+
+/*
  * maplog_kernel_slide: run-time _stext from @procfs/kallsyms minus the link-time
  * _stext of an x86-64 kernel (0xffffffff81000000).  0 or -ENOENT (no _stext, or
  * kallsyms shows zeros: kptr_restrict).

@@ -232,28 +232,40 @@ static void set_name(char *dst, const char *src)
 	dst[n] = '\0';
 }
 
-/* Open the mapped file, checked against the mapping's device and inode. */
-static int open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *path,
-		       uint64_t dev, uint64_t inode)
+int maplog_open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *path, uint64_t dev,
+		       uint64_t inode, uint64_t *ret_size)
 {
 	char p[64 + 4096];
 	struct stat st;
-	int fd;
+	int fd, n, r;
 
+	/* O_NONBLOCK: a target could put a FIFO under its root at that path. */
 	snprintf(p, sizeof(p), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start, end);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
+		n = snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
+		if (n < 0 || (size_t)n >= sizeof(p))
+			return -ENAMETOOLONG;
+		fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			return -errno;
 	}
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || st.st_ino != inode ||
-	    (dev && makedev(major(st.st_dev), minor(st.st_dev)) != dev)) {
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	if ((uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != inode) {
 		/* A different file now has that name: never use it for this mapping. */
 		close(fd);
 		return -ESTALE;
 	}
+	if (!S_ISREG(st.st_mode) || st.st_size <= 0) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	if (ret_size)
+		*ret_size = (uint64_t)st.st_size;
 	return fd;
 }
 
@@ -267,7 +279,7 @@ static uint64_t compute_pl_start(struct maplog *m, int32_t pid, uint64_t start, 
 
 	if (c->used && c->dev == dev && c->inode == inode && c->pgoff == pgoff)
 		return start - c->k;
-	fd = open_mapped(pid, start, end, path, dev, inode);
+	fd = maplog_open_mapped(pid, start, end, path, dev, inode, NULL);
 	if (fd >= 0) {
 		r = maplog_elf_pl_start(fd, start, pgoff, m->pagesize, true, &pl, &bias);
 		close(fd);

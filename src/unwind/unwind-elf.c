@@ -56,6 +56,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hwpmcd/maplog.h"
 #include "unwind-int.h"
 
 /* Real objects have a handful of program headers; this bounds a hostile table. */
@@ -435,38 +436,20 @@ void unwind_images_forget_pid(struct unwind_ctx *u, int32_t pid)
 /* Open, check, map and parse the file of @m; returns 0 with *ret_img or -errno. */
 static int image_open(int32_t pid, const struct unwind_map *m, struct unwind_image **ret_img)
 {
-	char path[PATH_MAX + 64];
 	struct unwind_image *img;
-	struct stat st;
+	uint64_t size = 0;
 	void *map;
-	int fd, n, r;
+	int fd, r;
 
-	n = snprintf(path, sizeof(path), "/proc/%" PRId32 "/map_files/%" PRIx64 "-%" PRIx64, pid,
-		     m->start, m->end);
-	fd = n > 0 && (size_t)n < sizeof(path)
-		     ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-		     : -1;
-	if (fd < 0) {
-		n = snprintf(path, sizeof(path), "/proc/%" PRId32 "/root%s", pid, m->path);
-		if (n < 0 || (size_t)n >= sizeof(path))
-			return -ENAMETOOLONG;
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0)
-			return -errno;
-	}
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto err_close;
-	}
-	if ((uint64_t)st.st_dev != m->dev || (uint64_t)st.st_ino != m->inode) {
-		r = -ESTALE;
-		goto err_close;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX) {
+	/* maplog's open: map_files or root, checked against the mapping's identity. */
+	fd = maplog_open_mapped(pid, m->start, m->end, m->path, m->dev, m->inode, &size);
+	if (fd < 0)
+		return fd;
+	if (size > SIZE_MAX) {
 		r = -ENOEXEC;
 		goto err_close;
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED) {
 		r = -errno;
 		goto err_close;
@@ -474,11 +457,11 @@ static int image_open(int32_t pid, const struct unwind_map *m, struct unwind_ima
 	(void)close(fd);
 	img = calloc(1, sizeof(*img));
 	if (!img) {
-		(void)munmap(map, (size_t)st.st_size);
+		(void)munmap(map, (size_t)size);
 		return -ENOMEM;
 	}
 	img->data = map;
-	img->size = (size_t)st.st_size;
+	img->size = (size_t)size;
 	img->dev = m->dev;
 	img->inode = m->inode;
 	r = unwind_image_parse(img);
