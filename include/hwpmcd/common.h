@@ -60,6 +60,13 @@ int util_write_all(int fd, const void *buf, size_t len, size_t *ret_written);
 ssize_t util_read_some(int fd, void *buf, size_t len);
 
 /*
+ * util_read_small: one read(2) of at most @size - 1 bytes of the file at @path
+ * (small /proc and /sys files), NUL-terminated in @buf.  Returns the byte count
+ * or a negative errno.
+ */
+int util_read_small(const char *path, char *buf, size_t size);
+
+/*
  * util_escape: copy @len bytes of @s into @out (@outsize bytes, NUL-terminated,
  * truncated with "..." if too small) with backslash, double quote and every byte
  * outside printable ASCII written as \\, \", \n, \t or \xNN.  Returns @out.

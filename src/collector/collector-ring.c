@@ -90,16 +90,9 @@ static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu
 static int read_sysctl_u64(const char *path, uint64_t *ret)
 {
 	char buf[64];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
+	if (util_read_small(path, buf, sizeof(buf)) <= 0)
 		return -EIO;
-	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	return util_parse_u64(buf, ret);
 }
@@ -124,16 +117,10 @@ int coll_online_cpus(int *cpus, size_t max, size_t *ret_n)
 {
 	char buf[4096], *p, *save = NULL;
 	size_t n = 0;
-	ssize_t k;
-	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	int k = util_read_small("/sys/devices/system/cpu/online", buf, sizeof(buf));
 
-	if (fd < 0)
-		return -errno;
-	k = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
 	if (k <= 0)
-		return -EIO;
-	buf[k] = '\0';
+		return k < 0 ? k : -EIO;
 	for (p = strtok_r(buf, ",\n", &save); p; p = strtok_r(NULL, ",\n", &save)) {
 		char *dash = strchr(p, '-');
 		long lo = strtol(p, NULL, 10), hi = dash ? strtol(dash + 1, NULL, 10) : lo;

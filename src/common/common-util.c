@@ -11,6 +11,7 @@
  *   invalid UTF-8, which must reach neither a terminal nor a JSON encoder raw.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -57,6 +58,21 @@ ssize_t util_read_some(int fd, void *buf, size_t len)
 		if (errno != EINTR)
 			return -errno;
 	}
+}
+
+int util_read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = util_read_some(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	return (int)n;
 }
 
 char *util_escape(const char *s, size_t len, char *out, size_t outsize)

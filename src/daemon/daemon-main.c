@@ -405,6 +405,7 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 	uint64_t maxrate = coll_max_sample_rate();
 	uint32_t maxstack = coll_max_stack(), depth_note = 0;
 	bool detached = false;
+	int has_depth, has_stack_bytes, has_ring_pages, has_freq, has_period; /* get_int() > 0 */
 	char path[sizeof(cfg.state_dir) + 64] = "";
 	int r;
 
@@ -487,19 +488,21 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 	p->cfg.stack_bytes = cfg.stack_bytes;
 	p->cfg.ring_pages = cfg.ring_pages;
 	p->cfg.freq = COLL_FREQ_DEFAULT;
-	if (get_int(args, "depth", 1, COLL_DEPTH_MAX, &x, c, id) < 0)
+	has_depth = get_int(args, "depth", 1, COLL_DEPTH_MAX, &x, c, id);
+	if (has_depth < 0)
 		goto out;
-	else if (json_object_get(args, "depth"))
+	if (has_depth)
 		p->cfg.depth = (uint32_t)x;
 	if (maxstack && p->cfg.depth > maxstack) {
 		/* Only a depth the user asked for deserves a note; the default just fits. */
-		if (json_object_get(args, "depth"))
+		if (has_depth)
 			depth_note = maxstack;
 		p->cfg.depth = maxstack;
 	}
-	if (get_int(args, "stack_bytes", 8, COLL_STACK_MAX, &x, c, id) < 0)
+	has_stack_bytes = get_int(args, "stack_bytes", 8, COLL_STACK_MAX, &x, c, id);
+	if (has_stack_bytes < 0)
 		goto out;
-	else if (json_object_get(args, "stack_bytes")) {
+	if (has_stack_bytes) {
 		if (x % 8) {
 			reply_error(c, id, -EINVAL, "'stack_bytes' = %" JSON_INTEGER_FORMAT
 				    " is not a multiple of 8", x);
@@ -507,9 +510,10 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		}
 		p->cfg.stack_bytes = (uint32_t)x;
 	}
-	if (get_int(args, "ring_pages", 1, 65536, &x, c, id) < 0)
+	has_ring_pages = get_int(args, "ring_pages", 1, 65536, &x, c, id);
+	if (has_ring_pages < 0)
 		goto out;
-	else if (json_object_get(args, "ring_pages")) {
+	if (has_ring_pages) {
 		if (x & (x - 1)) {
 			reply_error(c, id, -EINVAL, "'ring_pages' = %" JSON_INTEGER_FORMAT
 				    " is not a power of two", x);
@@ -517,20 +521,22 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		}
 		p->cfg.ring_pages = (uint32_t)x;
 	}
-	if (p->cfg.callgraph == COLL_CG_DWARF && !json_object_get(args, "ring_pages") &&
+	if (p->cfg.callgraph == COLL_CG_DWARF && !has_ring_pages &&
 	    p->cfg.ring_pages < 1024) {
 		/* A dwarf sample carries its stack snapshot: give the ring room for it (4 MiB). */
 		p->cfg.ring_pages = 1024;
 	}
-	if (get_int(args, "freq", 1, INT32_MAX, &x, c, id) < 0)
+	has_freq = get_int(args, "freq", 1, INT32_MAX, &x, c, id);
+	if (has_freq < 0)
 		goto out;
-	else if (json_object_get(args, "freq"))
+	if (has_freq)
 		p->cfg.freq = (uint64_t)x;
-	if (get_int(args, "period", 1, INT64_MAX, &x, c, id) < 0)
+	has_period = get_int(args, "period", 1, INT64_MAX, &x, c, id);
+	if (has_period < 0)
 		goto out;
-	else if (json_object_get(args, "period"))
+	if (has_period)
 		p->cfg.period = (uint64_t)x;
-	if (json_object_get(args, "freq") && json_object_get(args, "period")) {
+	if (has_freq && has_period) {
 		reply_error(c, id, -EINVAL, "give 'freq' or 'period', not both");
 		goto out;
 	}

@@ -68,7 +68,6 @@ struct maplog {
 	void *ctx;
 	struct maplog_proc *procs;
 	size_t cap, used; /* used counts live and dead slots (the probe length) */
-	size_t live;
 	struct maplog_plcache plcache[PLCACHE_SIZE];
 	uint64_t pagesize;
 	struct maplog_stats stats;
@@ -106,8 +105,6 @@ void maplog__free(struct maplog *m)
 
 const struct maplog_stats *maplog__stats(const struct maplog *m)
 {
-	/* The stats are the model's own; refresh the derived count before lending them. */
-	((struct maplog *)(uintptr_t)m)->stats.tracked = m->live;
 	return &m->stats;
 }
 
@@ -147,13 +144,13 @@ static int rehash(struct maplog *m, size_t ncap)
 		}
 	}
 	free(old);
-	m->used = m->live; /* tombstones are gone */
+	m->used = m->stats.tracked; /* tombstones are gone */
 	return 0;
 }
 
 static int grow_or_clean(struct maplog *m)
 {
-	return rehash(m, (m->live + 1) * 4 > m->cap ? m->cap * 2 : m->cap);
+	return rehash(m, (m->stats.tracked + 1) * 4 > m->cap ? m->cap * 2 : m->cap);
 }
 
 /*
@@ -165,7 +162,7 @@ static void proc_forget(struct maplog *m, struct maplog_proc *p)
 	free(p->objs);
 	memset(p, 0, sizeof(*p));
 	p->pid = SLOT_DEAD;
-	m->live--;
+	m->stats.tracked--;
 }
 
 /* Find or create; a re-created (pid reused) entry starts empty. */
@@ -194,7 +191,7 @@ static int proc_get(struct maplog *m, int32_t pid, struct maplog_proc **ret)
 		m->used++;
 	memset(&m->procs[i], 0, sizeof(m->procs[i]));
 	m->procs[i].pid = pid;
-	m->live++;
+	m->stats.tracked++;
 	*ret = &m->procs[i];
 	return 0;
 }
@@ -343,21 +340,6 @@ static int note_mapping(struct maplog *m, uint64_t time, int32_t pid, uint64_t s
 	return obj_add(p, dev, inode);
 }
 
-static int read_small(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -EIO;
-	buf[n] = '\0';
-	return (int)n;
-}
-
 int maplog_kernel_slide(const char *procfs, uint64_t *ret_slide)
 {
 	char path[256], line[512];
@@ -412,7 +394,7 @@ int maplog__scan_kernel(struct maplog *m, uint64_t time, const char *procfs, con
 			continue;
 		snprintf(path, sizeof(path), "%s/module/%s/sections/.text", sysfs ? sysfs : "/sys",
 			 name);
-		if (read_small(path, text, sizeof(text)) > 0) {
+		if (util_read_small(path, text, sizeof(text)) > 0) {
 			text[strcspn(text, "\n")] = '\0';
 			if (util_parse_u64(text, &v) == 0)
 				addr = v;
@@ -446,7 +428,7 @@ static int read_stat(int32_t pid, int32_t *ret_ppid, uint32_t *ret_flags)
 	unsigned flags;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
+	if (util_read_small(path, buf, sizeof(buf)) <= 0)
 		return -ENOENT;
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1, " %*c %d %*d %*d %*d %*d %u", &ppid, &flags) != 2)
@@ -460,7 +442,7 @@ static void read_comm(const char *path, char *name)
 {
 	char buf[64];
 
-	if (read_small(path, buf, sizeof(buf)) <= 0) {
+	if (util_read_small(path, buf, sizeof(buf)) <= 0) {
 		strcpy(name, "?");
 		return;
 	}
