@@ -118,6 +118,9 @@ const struct coll_cpu_stats *coll_cpu__stats(const struct coll_cpu *c);
  */
 uint32_t coll_sample_pcs(const struct rec_sample *s, uint64_t *pcs, uint32_t max);
 
+/* coll_sample_chain: the same without the IP fallback (0 PCs for an empty chain). */
+uint32_t coll_sample_chain(const struct rec_sample *s, uint64_t *pcs, uint32_t max);
+
 /* /proc/sys/kernel/perf_event_max_sample_rate and perf_event_max_stack, or 0 if unreadable. */
 uint64_t coll_max_sample_rate(void);
 uint32_t coll_max_stack(void);

@@ -4,9 +4,11 @@
  *
  * PUBLIC INTERFACES
  *   struct maplog_ops   where the bookkeeping goes (the daemon writes it as pmclog)
- *   struct maplog       the model: which objects each process has announced
+ *   struct maplog_map   one executable mapping of a process, as the model knows it
+ *   struct maplog       the model: which objects each process has announced and
+ *                       where its executable mappings are
  *   maplog__new(), __free(), __scan_kernel(), __scan_procs(), __record(),
- *   __stats(), maplog_kernel_slide()
+ *   __find_map(), __stats(), maplog_open_mapped(), maplog_kernel_slide()
  *
  * IMPLEMENTATION NOTES
  *   maplog turns what /proc shows at session start and the side-band records of
@@ -20,7 +22,15 @@
  *   /proc/PID/map_files/ (or /proc/PID/root/PATH), whose device and inode must
  *   match the mapping's; a file that cannot be opened or does not match falls
  *   back to the bias of a layout whose executable segment has p_vaddr ==
- *   p_offset (counted in the stats).  One thread (the session's) uses a maplog.
+ *   p_offset (counted in the stats).
+ *
+ *   Beside the bookkeeping, the model keeps each process's executable mappings
+ *   (file-backed, [vdso] and anonymous) as sorted, non-overlapping address ranges
+ *   for the unwinder (maplog__find_map()): an MMAP2 over an existing range trims
+ *   or splits it, a fork copies the parent's ranges, exec and exit drop them.
+ *   Paths are interned for the life of the maplog, so a range's path pointer
+ *   stays valid after the range itself is gone.  One thread (the session's) uses
+ *   a maplog.
  */
 #ifndef HWPMCD_MAPLOG_H
 #define HWPMCD_MAPLOG_H
@@ -45,6 +55,20 @@ struct maplog_ops {
 	int (*procfork)(void *ctx, uint64_t time, int32_t oldpid, int32_t newpid);
 	int (*sysexit)(void *ctx, uint64_t time, int32_t pid);
 	int (*thr_exit)(void *ctx, uint64_t time, int32_t tid);
+	/*
+	 * Optional (NULL: not called): the executable ranges of @pid changed (a new
+	 * range, exec, exit), so whatever was derived from them (the unwinder's
+	 * caches) must be dropped.  No return value: it cannot fail.
+	 */
+	void (*maps_changed)(void *ctx, int32_t pid);
+};
+
+/* One executable mapping of a process (the unwinder's view of its address space). */
+struct maplog_map {
+	uint64_t start, end, pgoff; /* run-time range [start, end) and file offset of start */
+	uint64_t dev, inode;	    /* identity of the file (makedev(maj, min), ino); 0 if none */
+	const char *path; /* as in /proc/PID/maps, " (deleted)" stripped; "[vdso]"; "//anon" */
+	int32_t pid;	  /* whose /proc/PID/ opens the file (<= 0: the caller's pid) */
 };
 
 struct maplog_stats {
@@ -82,12 +106,21 @@ int maplog__scan_procs(struct maplog *m, uint64_t time, const pid_t *pids, size_
 /* maplog__record: apply one side-band record (MMAP, COMM, FORK, EXIT); samples are ignored. */
 int maplog__record(struct maplog *m, const struct rec *r);
 
+/*
+ * maplog__find_map: the executable mapping of process @pid that holds @addr, or
+ * NULL (unknown process or no such mapping).  The result is borrowed: valid until
+ * the next call that changes the model (maplog__record(), __scan_procs()); its
+ * path stays valid until maplog__free().  No allocation, no syscall.
+ */
+const struct maplog_map *maplog__find_map(const struct maplog *m, int32_t pid, uint64_t addr);
+
 const struct maplog_stats *maplog__stats(const struct maplog *m);
 
 /*
  * maplog_open_mapped: open the file behind a mapping of process @pid: through
  * /proc/PID/map_files/START-END (works for deleted and replaced files and inside
- * containers), else /proc/PID/root/@path; never blocks on a FIFO.  The file must
+ * containers), else /proc/PID/root/@path, else (the process has exited) @path in
+ * the daemon's own file system; never blocks on a FIFO.  The file must
  * be the mapping's: -ESTALE if its st_dev/st_ino differ from @dev (makedev()) and
  * @inode, -ENOEXEC if it is not a non-empty regular file.  Returns the fd (the
  * caller closes it; O_CLOEXEC) with its size in *ret_size (if not NULL), or a

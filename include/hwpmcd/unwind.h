@@ -3,7 +3,7 @@
  * unwind.h: post hoc user-stack unwinding of one sample into PCs (module unwind).
  *
  * PUBLIC INTERFACES
- *   struct unwind_map, unwind_find_map_fn   the caller's model of a process's mappings
+ *   unwind_find_map_fn   the caller's model of a process's mappings (struct maplog_map)
  *   enum unwind_outcome, unwind_outcome_name()
  *   struct unwind_stats
  *   struct unwind_ctx: unwind_ctx__new(), __free(), __unwind(), __flush(), __stats()
@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hwpmcd/maplog.h"
 #include "hwpmcd/record.h"
 
 /*
@@ -43,20 +44,13 @@
 /* The ELF cache budget used when unwind_ctx__new() is given 0. */
 #define UNWIND_ELF_BUDGET_DEFAULT ((size_t)256 << 20)
 
-/* A mapping of the sampled process, as the caller's model knows it at sample time. */
-struct unwind_map {
-	uint64_t start, end, pgoff; /* run-time range [start, end) and file offset of start */
-	uint64_t dev, inode;	    /* identity of the file (MMAP2's maj/min as makedev(), ino) */
-	const char *path; /* as in /proc/PID/maps, " (deleted)" stripped; may be "[vdso]" */
-	int32_t pid;	  /* whose /proc/PID/ opens the file (<= 0: the sample's pid) */
-};
-
 /*
- * Find the mapping that holds @addr in process @pid, or NULL.  Called by the
+ * Find the mapping that holds @addr in process @pid, or NULL (the session passes
+ * maplog__find_map(); struct maplog_map is the one model of a mapping).  Called by the
  * unwinder, on the caller's thread, during unwind_ctx__unwind() only.  The returned
  * mapping and its path are borrowed and must stay valid until that call returns.
  */
-typedef const struct unwind_map *(*unwind_find_map_fn)(void *ctx, int32_t pid, uint64_t addr);
+typedef const struct maplog_map *(*unwind_find_map_fn)(void *ctx, int32_t pid, uint64_t addr);
 
 enum unwind_outcome {
 	UNWIND_COMPLETE = 0, /* reached the outermost frame */

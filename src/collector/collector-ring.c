@@ -211,8 +211,14 @@ static void fill_attr(const struct coll_config *cfg, const struct coll_event_spe
 		a->sample_stack_user = cfg->stack_bytes ? cfg->stack_bytes : COLL_STACK_DEFAULT;
 		a->exclude_callchain_user = 1;
 	}
-	if (cfg->callgraph != COLL_CG_NONE)
-		a->sample_max_stack = (uint16_t)(cfg->depth ? cfg->depth : COLL_DEPTH_DEFAULT);
+	if (cfg->callgraph != COLL_CG_NONE) {
+		uint32_t d = cfg->depth ? cfg->depth : COLL_DEPTH_DEFAULT, kmax = coll_max_stack();
+
+		/* dwarf: the depth bounds kernel + unwound user PCs; the kernel's part is capped. */
+		if (cfg->callgraph == COLL_CG_DWARF && kmax && d > kmax)
+			d = kmax;
+		a->sample_max_stack = (uint16_t)d;
+	}
 	a->disabled = 1;
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
@@ -777,7 +783,7 @@ int coll_cpu__peek(struct coll_cpu *c, struct rec *ret_rec)
 	}
 }
 
-uint32_t coll_sample_pcs(const struct rec_sample *s, uint64_t *pcs, uint32_t max)
+uint32_t coll_sample_chain(const struct rec_sample *s, uint64_t *pcs, uint32_t max)
 {
 	uint32_t n = 0;
 
@@ -789,6 +795,13 @@ uint32_t coll_sample_pcs(const struct rec_sample *s, uint64_t *pcs, uint32_t max
 			continue;
 		pcs[n++] = v;
 	}
+	return n;
+}
+
+uint32_t coll_sample_pcs(const struct rec_sample *s, uint64_t *pcs, uint32_t max)
+{
+	uint32_t n = coll_sample_chain(s, pcs, max);
+
 	if (n == 0 && max > 0 && s->ip)
 		pcs[n++] = s->ip;
 	return n;

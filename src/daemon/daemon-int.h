@@ -20,6 +20,7 @@
 #include "hwpmcd/collector.h"
 #include "hwpmcd/maplog.h"
 #include "hwpmcd/pmclog.h"
+#include "hwpmcd/unwind.h"
 
 #define DAEMON_MAX_CPUS 1024
 #define DAEMON_MAX_PIDS 256
@@ -43,6 +44,7 @@ struct session_params {
 	size_t npids; /* 0: system-wide */
 	bool command; /* the pid is a command held until we are armed (enable_on_exec) */
 	bool kernel;  /* kernel samples, kernel MAP_INs allowed */
+	size_t unwind_cache_bytes; /* dwarf: the unwinder's ELF cache budget (0: default) */
 	int out_fd;   /* owned by the session once started */
 };
 
@@ -54,6 +56,10 @@ struct session_stats {
 	uint64_t reordered; /* records older than one already written: time stamp raised */
 	uint64_t unknown_id;
 	uint64_t cpu_ns; /* CPU time of the session: its setup in main plus its thread */
+	/* dwarf mode: the unwinder's counters, published after every merge round */
+	uint64_t unwound; /* samples given to the unwinder */
+	uint64_t unwind[UNWIND_OUTCOME_MAX];
+	uint64_t fp_steps, elf_opened, elf_evicted, elf_bytes;
 };
 
 /* Per-CPU counters the worker publishes after every merge round (relaxed atomics). */
@@ -72,6 +78,7 @@ struct session {
 	struct session_cpu_stats *cstats; /* ncoll of them */
 	struct plog_writer *w;
 	struct maplog *ml;
+	struct unwind_ctx *uw; /* dwarf mode only; the worker's */
 	uint32_t pmcids[COLL_EVENT_MAX];
 	pthread_t thread;
 	bool thread_started;

@@ -315,6 +315,22 @@ static json_t *session_json(struct session *s)
 	json_object_set_new(st, "cpu_seconds",
 			    json_real((double)__atomic_load_n(&s->stats.cpu_ns, __ATOMIC_RELAXED) / 1e9));
 	json_object_set_new(st, "bytes", json_integer((json_int_t)session__bytes(s)));
+	if (s->uw) {
+		/* Samples by why their user unwinding stopped, and the ELF cache. */
+		json_t *u = json_object();
+
+#define UL(f) (json_int_t) __atomic_load_n(&s->stats.f, __ATOMIC_RELAXED)
+		json_object_set_new(u, "samples", json_integer(UL(unwound)));
+		for (int i = 0; i < UNWIND_OUTCOME_MAX; i++)
+			json_object_set_new(u, unwind_outcome_name((enum unwind_outcome)i),
+					    json_integer(UL(unwind[i])));
+		json_object_set_new(u, "fp_steps", json_integer(UL(fp_steps)));
+		json_object_set_new(u, "elf_opened", json_integer(UL(elf_opened)));
+		json_object_set_new(u, "elf_evicted", json_integer(UL(elf_evicted)));
+		json_object_set_new(u, "elf_bytes", json_integer(UL(elf_bytes)));
+#undef UL
+		json_object_set_new(st, "unwind", u);
+	}
 	if (state == SESSION_DONE || state == SESSION_ERROR) {
 		const struct plog_writer_stats *ws = plog_writer__stats(s->w);
 		const struct maplog_stats *ms = maplog__stats(s->ml);
@@ -493,8 +509,12 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		goto out;
 	if (has_depth)
 		p->cfg.depth = (uint32_t)x;
-	if (maxstack && p->cfg.depth > maxstack) {
-		/* Only a depth the user asked for deserves a note; the default just fits. */
+	if (maxstack && p->cfg.depth > maxstack && p->cfg.callgraph != COLL_CG_DWARF) {
+		/*
+		 * Only a depth the user asked for deserves a note; the default just fits.
+		 * dwarf mode unwinds the user part here, so only its kernel part (which
+		 * the collector caps) is bounded by the kernel.
+		 */
 		if (has_depth)
 			depth_note = maxstack;
 		p->cfg.depth = maxstack;

@@ -44,6 +44,7 @@
 
 #include "daemon-int.h"
 #include "hwpmcd/log.h"
+#include "hwpmcd/unwind.h"
 
 #define ST_ADD(s, f, n) __atomic_fetch_add(&(s)->stats.f, (n), __ATOMIC_RELAXED)
 
@@ -138,6 +139,22 @@ static int ml_thr_exit(void *ctx, uint64_t t, int32_t tid)
 	return plog_writer__append_thr_exit(s->w, t, tid);
 }
 
+static void ml_maps_changed(void *ctx, int32_t pid)
+{
+	struct session *s = ctx;
+
+	if (s->uw)
+		unwind_ctx__flush(s->uw, pid);
+}
+
+/* The unwinder's view of a process: the session's maplog, as of this record. */
+static const struct maplog_map *uw_find_map(void *ctx, int32_t pid, uint64_t addr)
+{
+	struct session *s = ctx;
+
+	return maplog__find_map(s->ml, pid, addr);
+}
+
 static const struct maplog_ops session_maplog_ops = {
 	.proc_create = ml_proc_create,
 	.thr_create = ml_thr_create,
@@ -146,7 +163,48 @@ static const struct maplog_ops session_maplog_ops = {
 	.procfork = ml_procfork,
 	.sysexit = ml_sysexit,
 	.thr_exit = ml_thr_exit,
+	.maps_changed = ml_maps_changed,
 };
+
+/*
+ * The PCs of a dwarf-mode sample: the kernel's callchain (kernel PCs only, as
+ * exclude_callchain_user is set), then the user frames unwound from the sample's
+ * registers and stack snapshot, for user-mode samples and for kernel-mode
+ * samples of user threads alike (pmclog-format.md 11.3).
+ */
+static uint32_t dwarf_pcs(struct session *s, const struct rec *r, uint64_t *pcs, uint32_t max)
+{
+	const struct rec_sample *sm = &r->u.sample;
+	enum unwind_outcome o;
+	uint32_t n = coll_sample_chain(sm, pcs, max);
+	int k;
+
+	if ((int32_t)r->pid > 0 && n < max && sm->regs_abi != 0) {
+		k = unwind_ctx__unwind(s->uw, (int32_t)r->pid, sm, pcs + n, max - n, &o);
+		if (k > 0)
+			n += (uint32_t)k;
+	}
+	if (n == 0 && max > 0 && sm->ip)
+		pcs[n++] = sm->ip;
+	return n;
+}
+
+/* The unwinder's counters, for status (relaxed stores, as the other statistics). */
+static void publish_unwind(struct session *s)
+{
+	const struct unwind_stats *us;
+
+	if (!s->uw)
+		return;
+	us = unwind_ctx__stats(s->uw);
+	__atomic_store_n(&s->stats.unwound, us->samples, __ATOMIC_RELAXED);
+	for (int i = 0; i < UNWIND_OUTCOME_MAX; i++)
+		__atomic_store_n(&s->stats.unwind[i], us->outcomes[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stats.fp_steps, us->fp_steps, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stats.elf_opened, us->elf_opened, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stats.elf_evicted, us->elf_evicted, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stats.elf_bytes, us->elf_bytes, __ATOMIC_RELAXED);
+}
 
 /* One record of the merge, in time order.  Returns 0 or a write error. */
 static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
@@ -167,8 +225,12 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 			ST_ADD(s, unknown_id, 1);
 			return 0;
 		}
-		npc = coll_sample_pcs(&r->u.sample, pcs,
-				      s->p.cfg.callgraph == COLL_CG_NONE ? 1 : s->p.cfg.depth);
+		if (s->uw)
+			npc = dwarf_pcs(s, r, pcs, s->p.cfg.depth);
+		else
+			npc = coll_sample_pcs(&r->u.sample, pcs,
+					      s->p.cfg.callgraph == COLL_CG_NONE ? 1
+										 : s->p.cfg.depth);
 		if (npc == 0) {
 			ST_ADD(s, no_pcs, 1);
 			return 0;
@@ -231,6 +293,7 @@ static int merge_round(struct session *s, uint64_t w_limit)
 		__atomic_store_n(&o->bad, cs->bad, __ATOMIC_RELAXED);
 		__atomic_store_n(&o->wrapped, cs->wrapped, __ATOMIC_RELAXED);
 	}
+	publish_unwind(s);
 	return r;
 }
 
@@ -432,6 +495,11 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 	r = maplog__new(&session_maplog_ops, s, &s->ml);
 	if (r < 0)
 		goto fail;
+	if (s->p.cfg.callgraph == COLL_CG_DWARF) {
+		r = unwind_ctx__new(s->p.unwind_cache_bytes, uw_find_map, s, &s->uw);
+		if (r < 0)
+			goto fail;
+	}
 
 	/* The log head: INITIALIZE, then one PMCALLOCATEDYN per event (11.1). */
 	t0 = now_ns(CLOCK_MONOTONIC);
@@ -525,6 +593,7 @@ void session__free(struct session *s)
 	free(s->coll);
 	free(s->cstats);
 	plog_writer__free(s->w);
+	unwind_ctx__free(s->uw);
 	maplog__free(s->ml);
 	if (s->p.out_fd >= 0)
 		close(s->p.out_fd);

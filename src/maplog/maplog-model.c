@@ -16,6 +16,12 @@
  *   storm of short-lived processes does not grow the model.  pl_start results are cached by (device,
  *   inode, file offset) as the constant addr - pl_start, so each object's ELF
  *   headers are read once per session, not once per process.
+ *   Each process also has its executable mappings as a sorted array of
+ *   non-overlapping struct maplog_map ranges, found by binary search for the
+ *   unwinder.  A new range first cuts what it overlaps (the kernel replaced those
+ *   pages), so the array always describes the address space as of the last
+ *   record merged.  Paths live in an intern table (one copy per distinct path for
+ *   the session), so copying a parent's ranges on fork copies pointers only.
  *   /proc is hostile input like any other: every line is bounded and parsed
  *   defensively, and a process that exits in the middle of the scan is skipped.
  */
@@ -53,7 +59,17 @@ struct maplog_proc {
 	char name[20];
 	struct maplog_obj *objs;
 	size_t nobjs, capobjs;
+	struct maplog_map *maps; /* executable ranges, sorted by start, disjoint */
+	size_t nmaps, capmaps;
 };
+
+/* One interned path (a chain of a hash table that lives as long as the maplog). */
+struct maplog_str {
+	struct maplog_str *next;
+	char s[];
+};
+
+#define STR_HASH_SIZE 1024
 
 struct maplog_plcache {
 	uint64_t dev, inode, pgoff;
@@ -71,6 +87,7 @@ struct maplog {
 	struct maplog_plcache plcache[PLCACHE_SIZE];
 	uint64_t pagesize;
 	struct maplog_stats stats;
+	struct maplog_str *strs[STR_HASH_SIZE];
 };
 
 int maplog__new(const struct maplog_ops *ops, void *ctx, struct maplog **ret_m)
@@ -96,9 +113,20 @@ void maplog__free(struct maplog *m)
 {
 	if (!m)
 		return;
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->procs[i].pid > 0)
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->procs[i].pid > 0) {
 			free(m->procs[i].objs);
+			free(m->procs[i].maps);
+		}
+	}
+	for (size_t i = 0; i < STR_HASH_SIZE; i++) {
+		struct maplog_str *n;
+
+		for (struct maplog_str *x = m->strs[i]; x; x = n) {
+			n = x->next;
+			free(x);
+		}
+	}
 	free(m->procs);
 	free(m);
 }
@@ -113,7 +141,7 @@ static size_t slot_of(const struct maplog *m, int32_t pid)
 	return ((uint32_t)pid * 2654435761u) & (m->cap - 1);
 }
 
-static struct maplog_proc *proc_find(struct maplog *m, int32_t pid)
+static struct maplog_proc *proc_find(const struct maplog *m, int32_t pid)
 {
 	for (size_t i = slot_of(m, pid), n = 0; n < m->cap; i = (i + 1) & (m->cap - 1), n++) {
 		if (m->procs[i].pid == pid)
@@ -160,6 +188,7 @@ static int grow_or_clean(struct maplog *m)
 static void proc_forget(struct maplog *m, struct maplog_proc *p)
 {
 	free(p->objs);
+	free(p->maps);
 	memset(p, 0, sizeof(*p));
 	p->pid = SLOT_DEAD;
 	m->stats.tracked--;
@@ -221,6 +250,141 @@ static int obj_add(struct maplog_proc *p, uint64_t dev, uint64_t inode)
 	return 0;
 }
 
+/* The one copy of @path for this maplog, or NULL (out of memory). */
+static const char *intern(struct maplog *m, const char *path)
+{
+	uint32_t h = 2166136261u;
+	struct maplog_str *x;
+	size_t n;
+
+	for (const char *c = path; *c; c++)
+		h = (h ^ (uint8_t)*c) * 16777619u;
+	h &= STR_HASH_SIZE - 1;
+	for (x = m->strs[h]; x; x = x->next)
+		if (strcmp(x->s, path) == 0)
+			return x->s;
+	n = strlen(path);
+	x = malloc(sizeof(*x) + n + 1);
+	if (!x)
+		return NULL;
+	memcpy(x->s, path, n + 1);
+	x->next = m->strs[h];
+	m->strs[h] = x;
+	return x->s;
+}
+
+static int maps_reserve(struct maplog_proc *p, size_t extra)
+{
+	size_t ncap;
+	struct maplog_map *n;
+
+	if (p->nmaps + extra <= p->capmaps)
+		return 0;
+	ncap = p->capmaps ? 2 * p->capmaps : 16;
+	while (ncap < p->nmaps + extra)
+		ncap *= 2;
+	n = realloc(p->maps, ncap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	p->maps = n;
+	p->capmaps = ncap;
+	return 0;
+}
+
+/* Index of the first range whose end is above @addr (p->nmaps if none). */
+static size_t maps_lower(const struct maplog_proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Add the range @nm (path already interned) to @p: the parts of older ranges it
+ * overlaps are cut away first (trimmed, split or removed), as the kernel
+ * replaced those pages.
+ */
+static int maps_insert(struct maplog_proc *p, const struct maplog_map *nm)
+{
+	size_t i, j;
+	int r;
+
+	if (nm->end <= nm->start)
+		return 0;
+	r = maps_reserve(p, 2);
+	if (r < 0)
+		return r;
+	i = maps_lower(p, nm->start);
+	if (i < p->nmaps && p->maps[i].start < nm->start && p->maps[i].end > nm->end) {
+		/* Inside one older range: split it around the new one. */
+		struct maplog_map tail = p->maps[i];
+
+		tail.pgoff += nm->end - tail.start;
+		tail.start = nm->end;
+		p->maps[i].end = nm->start;
+		memmove(&p->maps[i + 3], &p->maps[i + 1], (p->nmaps - i - 1) * sizeof(*p->maps));
+		p->maps[i + 1] = *nm;
+		p->maps[i + 2] = tail;
+		p->nmaps += 2;
+		return 0;
+	}
+	if (i < p->nmaps && p->maps[i].start < nm->start) {
+		p->maps[i].end = nm->start; /* its tail is replaced */
+		i++;
+	}
+	for (j = i; j < p->nmaps && p->maps[j].end <= nm->end; j++)
+		; /* wholly replaced */
+	if (j < p->nmaps && p->maps[j].start < nm->end) {
+		p->maps[j].pgoff += nm->end - p->maps[j].start; /* its head is replaced */
+		p->maps[j].start = nm->end;
+	}
+	/* Ranges [i, j) go; the new one takes index i. */
+	memmove(&p->maps[i + 1], &p->maps[j], (p->nmaps - j) * sizeof(*p->maps));
+	p->nmaps = p->nmaps - (j - i) + 1;
+	p->maps[i] = *nm;
+	return 0;
+}
+
+/* Record an executable range of @pid for the unwinder. */
+static int note_range(struct maplog *m, struct maplog_proc *p, uint64_t start, uint64_t end,
+		      uint64_t pgoff, const char *path, uint64_t dev, uint64_t inode)
+{
+	struct maplog_map nm = {
+		.start = start, .end = end, .pgoff = pgoff, .dev = dev, .inode = inode,
+		.pid = p->pid,
+	};
+	int r;
+
+	nm.path = intern(m, path);
+	if (!nm.path)
+		return -ENOMEM;
+	r = maps_insert(p, &nm);
+	if (r == 0 && m->ops->maps_changed)
+		m->ops->maps_changed(m->ctx, p->pid);
+	return r;
+}
+
+const struct maplog_map *maplog__find_map(const struct maplog *m, int32_t pid, uint64_t addr)
+{
+	const struct maplog_proc *p = proc_find(m, pid);
+	size_t i;
+
+	if (!p || pid <= 0)
+		return NULL;
+	i = maps_lower(p, addr);
+	if (i < p->nmaps && p->maps[i].start <= addr)
+		return &p->maps[i];
+	return NULL;
+}
+
 static void set_name(char *dst, const char *src)
 {
 	size_t n = strnlen(src, 19);
@@ -244,9 +408,18 @@ int maplog_open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *pa
 		if (n < 0 || (size_t)n >= sizeof(p))
 			return -ENAMETOOLONG;
 		fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0)
-			return -errno;
 	}
+	if (fd < 0 && path[0] == '/') {
+		/*
+		 * The process has exited (its records are merged a little later than
+		 * they happen, and short-lived processes are gone by then): the path in
+		 * our own file system, which the identity check below accepts only if
+		 * it is still the very file that was mapped.
+		 */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	}
+	if (fd < 0)
+		return -errno;
 	if (fstat(fd, &st) < 0) {
 		r = -errno;
 		close(fd);
@@ -306,7 +479,10 @@ static void clean_path(const char *in, char *out, size_t outsize)
 		out[n - (sizeof(deleted) - 1)] = '\0';
 }
 
-/* One executable mapping: MAP_IN once per (process, object). */
+/*
+ * One executable mapping: a range for the unwinder always, and MAP_IN once per
+ * (process, object) for files pmcstat can open.
+ */
 static int note_mapping(struct maplog *m, uint64_t time, int32_t pid, uint64_t start,
 			uint64_t end, uint64_t pgoff, const char *rawpath, uint64_t dev,
 			uint64_t inode)
@@ -316,18 +492,20 @@ static int note_mapping(struct maplog *m, uint64_t time, int32_t pid, uint64_t s
 	uint64_t pl;
 	int r;
 
-	if (rawpath[0] != '/' || strncmp(rawpath, "/memfd:", 7) == 0 ||
-	    strncmp(rawpath, "//anon", 6) == 0) {
+	r = proc_get(m, pid, &p);
+	if (r < 0)
+		return r;
+	clean_path(rawpath[0] ? rawpath : "//anon", path, sizeof(path));
+	r = note_range(m, p, start, end, pgoff, path, dev, inode);
+	if (r < 0)
+		return r;
+	if (path[0] != '/' || strncmp(path, "/memfd:", 7) == 0 || strncmp(path, "//anon", 6) == 0) {
 		/* [vdso], anonymous JIT code, memfd: no file for pmcstat to open. */
 		m->stats.anon_exec++;
 		return 0;
 	}
-	r = proc_get(m, pid, &p);
-	if (r < 0)
-		return r;
 	if (obj_known(p, dev, inode))
 		return 0;
-	clean_path(rawpath, path, sizeof(path));
 	if (strlen(path) >= 1024) {
 		m->stats.path_too_long++;
 		return obj_add(p, dev, inode);
@@ -502,7 +680,9 @@ static int scan_one(struct maplog *m, uint64_t time, int32_t pid, uint32_t pflag
 		struct maplog_maps_entry e;
 
 		line[strcspn(line, "\n")] = '\0';
-		if (maplog_maps_parse_line(line, &e) < 0 || !e.x || e.kind != MAPLOG_MAP_FILE)
+		if (maplog_maps_parse_line(line, &e) < 0 || !e.x ||
+		    (e.kind != MAPLOG_MAP_FILE && e.kind != MAPLOG_MAP_VDSO &&
+		     e.kind != MAPLOG_MAP_ANON && e.kind != MAPLOG_MAP_MEMFD))
 			continue;
 		r = note_mapping(m, time, pid, e.start, e.end, e.pgoff, e.path,
 				 makedev(e.dev_major, e.dev_minor), e.inode);
@@ -621,7 +801,10 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 				return r;
 			m->stats.map_out++;
 			p->nobjs = 0;
+			p->nmaps = 0;
 			p->exited = false;
+			if (m->ops->maps_changed)
+				m->ops->maps_changed(m->ctx, pid);
 		}
 		if (tid == pid || rec->u.comm.exec) {
 			set_name(p->name, rec->u.comm.comm);
@@ -641,6 +824,7 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 			p = proc_find(m, pid);
 			if (p) {
 				p->nobjs = 0; /* a reused pid */
+				p->nmaps = 0;
 				p->exited = false;
 			} else {
 				r = proc_get(m, pid, &p);
@@ -657,9 +841,19 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 					if (r < 0)
 						return r;
 				}
+				r = maps_reserve(p, parent->nmaps);
+				if (r < 0)
+					return r;
+				for (size_t i = 0; i < parent->nmaps; i++) {
+					p->maps[i] = parent->maps[i];
+					p->maps[i].pid = pid;
+				}
+				p->nmaps = parent->nmaps;
 			} else {
 				strcpy(p->name, "?");
 			}
+			if (m->ops->maps_changed)
+				m->ops->maps_changed(m->ctx, pid); /* a reused pid's caches go */
 			r = m->ops->procfork(m->ctx, rec->time, (int32_t)rec->u.task.ppid, pid);
 			if (r == 0)
 				r = m->ops->proc_create(m->ctx, rec->time, pid, p->flags, p->name);
@@ -680,8 +874,11 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 		if (r < 0 || tid != pid)
 			return r;
 		p = proc_find(m, pid);
-		if (p)
+		if (p) {
 			proc_forget(m, p);
+			if (m->ops->maps_changed)
+				m->ops->maps_changed(m->ctx, pid);
+		}
 		return m->ops->sysexit(m->ctx, rec->time, pid);
 	default:
 		return 0;

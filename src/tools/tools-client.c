@@ -239,6 +239,21 @@ static void print_summary(FILE *out, json_t *st, const char *file)
 		jint(stats, "throttled", NULL), (double)bytes / 1e6,
 		samples ? (double)bytes / (double)samples : 0.0, file,
 		json_real_value(json_object_get(stats, "cpu_seconds")));
+	if (json_object_get(stats, "unwind")) {
+		json_t *u = json_object_get(stats, "unwind");
+
+		fprintf(out,
+			"hwpmc: unwind: %" JSON_INTEGER_FORMAT " complete, %" JSON_INTEGER_FORMAT
+			" truncated, %" JSON_INTEGER_FORMAT " no-info, %" JSON_INTEGER_FORMAT
+			" no-map, %" JSON_INTEGER_FORMAT " replaced, %" JSON_INTEGER_FORMAT
+			" error, %" JSON_INTEGER_FORMAT " no-regs, %" JSON_INTEGER_FORMAT
+			" depth (%" JSON_INTEGER_FORMAT " fp steps, %" JSON_INTEGER_FORMAT
+			" ELF images)\n",
+			jint(u, "complete", NULL), jint(u, "truncated", NULL), jint(u, "no-info", NULL),
+			jint(u, "no-map", NULL), jint(u, "replaced", NULL), jint(u, "error", NULL),
+			jint(u, "no-regs", NULL), jint(u, "depth", NULL), jint(u, "fp_steps", NULL),
+			jint(u, "elf_opened", NULL));
+	}
 	if (json_object_size(recs)) {
 		fprintf(out, "hwpmc: records:");
 		json_object_foreach(recs, key, v)

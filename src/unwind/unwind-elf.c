@@ -112,7 +112,7 @@ bool unwind_image_vaddr_off(const struct unwind_image *img, uint64_t vaddr, uint
 	return false;
 }
 
-bool unwind_image_bias(const struct unwind_image *img, const struct unwind_map *m,
+bool unwind_image_bias(const struct unwind_image *img, const struct maplog_map *m,
 		       uint64_t *ret_bias)
 {
 	if (img->e_type == ET_EXEC) {
@@ -434,7 +434,7 @@ void unwind_images_forget_pid(struct unwind_ctx *u, int32_t pid)
 }
 
 /* Open, check, map and parse the file of @m; returns 0 with *ret_img or -errno. */
-static int image_open(int32_t pid, const struct unwind_map *m, struct unwind_image **ret_img)
+static int image_open(int32_t pid, const struct maplog_map *m, struct unwind_image **ret_img)
 {
 	struct unwind_image *img;
 	uint64_t size = 0;
@@ -477,7 +477,7 @@ err_close:
 	return r;
 }
 
-int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct unwind_map *m,
+int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct maplog_map *m,
 		      struct unwind_image **ret_img)
 {
 	int32_t procpid = m->pid > 0 ? m->pid : pid;
@@ -606,7 +606,7 @@ void unwind_images_exit(struct unwind_ctx *u)
 	u->vdso = NULL;
 }
 
-int unwind_ctx__image_info(struct unwind_ctx *u, int32_t pid, const struct unwind_map *m,
+int unwind_ctx__image_info(struct unwind_ctx *u, int32_t pid, const struct maplog_map *m,
 			   struct unwind_image_info *ret_info)
 {
 	struct unwind_image_info info;

@@ -101,7 +101,7 @@ void unwind_images_exit(struct unwind_ctx *u);
  * another negative errno when the file cannot be opened, mapped or parsed.  Failures
  * are remembered per (dev, inode, pid) until unwind_images_forget_pid().
  */
-int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct unwind_map *m,
+int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct maplog_map *m,
 		      struct unwind_image **ret_img);
 /* unwind_images_forget_pid: drop the remembered failures of @pid. */
 void unwind_images_forget_pid(struct unwind_ctx *u, int32_t pid);
@@ -116,7 +116,7 @@ int unwind_image_parse(struct unwind_image *img);
  * unwind_image_bias: the run-time minus link-time address difference of @img when
  * it is mapped as @m (0 for ET_EXEC).  Returns false when no PT_LOAD holds m->pgoff.
  */
-bool unwind_image_bias(const struct unwind_image *img, const struct unwind_map *m,
+bool unwind_image_bias(const struct unwind_image *img, const struct maplog_map *m,
 		       uint64_t *ret_bias);
 
 /*
@@ -145,7 +145,7 @@ struct unwind_image_info {
  * unwind_ctx__image_info: open (or find) the image of mapping @m of process @pid
  * and describe it.  Returns 0 or the negative errno of unwind_images_get().
  */
-int unwind_ctx__image_info(struct unwind_ctx *u, int32_t pid, const struct unwind_map *m,
+int unwind_ctx__image_info(struct unwind_ctx *u, int32_t pid, const struct maplog_map *m,
 			   struct unwind_image_info *ret_info);
 
 #endif /* HWPMCD_UNWIND_INT_H */

@@ -110,7 +110,7 @@ struct walk {
 	uint64_t sp, dyn; /* the snapshot is [sp, sp + dyn) */
 	bool full;	  /* dyn == requested size: the kernel had more stack to give */
 	uint64_t reg[NREGS];
-	const struct unwind_map *last_map;
+	const struct maplog_map *last_map;
 	struct recent recent[RECENT_MAX];
 	unsigned int nrecent;
 	/* per step */
@@ -143,9 +143,9 @@ static bool past_full_snapshot(const struct walk *w, uint64_t addr)
 	return w->full && addr >= w->sp && addr - w->sp < w->dyn + TRUNC_SLACK;
 }
 
-static const struct unwind_map *walk_find_map(struct walk *w, uint64_t addr)
+static const struct maplog_map *walk_find_map(struct walk *w, uint64_t addr)
 {
-	const struct unwind_map *m = w->last_map;
+	const struct maplog_map *m = w->last_map;
 
 	if (m && addr >= m->start && addr < m->end)
 		return m;
@@ -171,7 +171,7 @@ static void walk_note_image(struct walk *w, struct unwind_image *img, uint64_t b
 }
 
 /* Read through the model's mapping @m: file offset = addr - start + pgoff. */
-static int map_read(struct walk *w, const struct unwind_map *m, uint64_t addr, uint64_t *ret_val)
+static int map_read(struct walk *w, const struct maplog_map *m, uint64_t addr, uint64_t *ret_val)
 {
 	struct unwind_image *img;
 	int r;
@@ -185,7 +185,7 @@ static int map_read(struct walk *w, const struct unwind_map *m, uint64_t addr, u
 /* The 8 bytes at @addr of the sampled process, or false with the reason recorded. */
 static bool walk_read(struct walk *w, uint64_t addr, uint64_t *ret_val)
 {
-	const struct unwind_map *m = w->last_map;
+	const struct maplog_map *m = w->last_map;
 	int r = -ENODATA;
 
 	if (snap_read(w, addr, ret_val))
@@ -226,7 +226,7 @@ static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_
 			      int need_unwind_info, void *arg)
 {
 	struct walk *w = arg;
-	const struct unwind_map *m;
+	const struct maplog_map *m;
 	struct unwind_image *img;
 	unw_dyn_info_t di;
 	uint64_t look = ip, bias;

@@ -72,7 +72,7 @@
 /* ---- the model: /proc/self/maps at capture time ---- */
 
 struct tmaps {
-	struct unwind_map m[MAPS_MAX];
+	struct maplog_map m[MAPS_MAX];
 	bool exec[MAPS_MAX];
 	char path[MAPS_MAX][PATH_BYTES];
 	size_t n;
@@ -120,7 +120,7 @@ static void maps_load(struct tmaps *t)
 	fclose(f);
 }
 
-static const struct unwind_map *tmaps_find(void *ctx, int32_t pid, uint64_t addr)
+static const struct maplog_map *tmaps_find(void *ctx, int32_t pid, uint64_t addr)
 {
 	struct tmaps *t = ctx;
 
@@ -148,7 +148,7 @@ static uint64_t tmaps_free_range(const struct tmaps *t, uint64_t size)
 	return 0;
 }
 
-static const struct unwind_map *tmaps_by_path(const struct tmaps *t, const char *needle)
+static const struct maplog_map *tmaps_by_path(const struct tmaps *t, const char *needle)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		if (strstr(t->path[i], needle))
@@ -712,7 +712,7 @@ START_TEST(test_no_map)
 	ck_assert_int_eq(o, UNWIND_NO_MAP);
 	/* A mapping whose file does not exist: no info for its PCs, and no crash. */
 	base = tmaps_free_range(&c->maps, 0x10000);
-	c->maps.m[c->maps.n] = (struct unwind_map){ .start = base,
+	c->maps.m[c->maps.n] = (struct maplog_map){ .start = base,
 						    .end = base + 0x10000,
 						    .dev = makedev(254, 0),
 						    .inode = 12345,
@@ -1076,7 +1076,7 @@ START_TEST(test_fp_fallback)
 	struct capture *c;
 	uint64_t pcs[MAXPCS];
 	struct unwind_image_info info;
-	const struct unwind_map *m;
+	const struct maplog_map *m;
 	enum unwind_outcome o;
 	struct rec_sample s;
 	struct unwind_ctx *u;
@@ -1123,7 +1123,7 @@ static uint64_t vdso_symbol(const char *name)
 {
 	uint64_t base = getauxval(AT_SYSINFO_EHDR), found = 0;
 	struct tmaps *t = calloc(1, sizeof(*t));
-	const struct unwind_map *m;
+	const struct maplog_map *m;
 	size_t size;
 	char *copy;
 	Elf *e;
@@ -1170,7 +1170,7 @@ START_TEST(test_vdso)
 	struct capture *c = capture_new();
 	uint64_t ref[MAXPCS], pcs[MAXPCS], entry;
 	struct unwind_image_info info;
-	const struct unwind_map *m;
+	const struct maplog_map *m;
 	enum unwind_outcome o, ro;
 	struct rec_sample s;
 	struct unwind_ctx *u;
@@ -1182,7 +1182,7 @@ START_TEST(test_vdso)
 	if (!m || getauxval(AT_SYSINFO_EHDR) == 0) {
 		/* valgrind gives its client no vDSO: a "[vdso]" PC then has no info. */
 		uint64_t base = tmaps_free_range(&c->maps, 0x2000);
-		struct unwind_map fake = {
+		struct maplog_map fake = {
 			.start = base, .end = base + 0x2000, .path = "[vdso]", .pid = getpid()
 		};
 
@@ -1462,11 +1462,11 @@ START_TEST(test_hostile_elf)
 	base = tmaps_free_range(&c->maps, (uint64_t)nfiles << 24);
 	for (int k = 0; k < nfiles; k++) {
 		struct stat sb;
-		struct unwind_map *m = &c->maps.m[c->maps.n];
+		struct maplog_map *m = &c->maps.m[c->maps.n];
 		int r;
 
 		ck_assert_int_eq(stat(path[k], &sb), 0);
-		*m = (struct unwind_map){ .start = base + ((uint64_t)k << 24),
+		*m = (struct maplog_map){ .start = base + ((uint64_t)k << 24),
 					  .end = base + ((uint64_t)k << 24) + 0x100000,
 					  .pgoff = 0,
 					  .dev = sb.st_dev,
