@@ -329,6 +329,169 @@ START_TEST(test_storm_forgets)
 }
 END_TEST
 
+static int changed[16];
+static int nchanged;
+
+static void o_changed(void *c, int32_t pid)
+{
+	(void)c;
+	if (nchanged < 16)
+		changed[nchanged] = pid;
+	nchanged++;
+}
+
+static const struct maplog_ops ops_changed = { o_proc, o_thr, o_in, o_out, o_fork, o_sysexit,
+					       o_threxit, o_changed };
+
+static struct rec range_rec(uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
+			    uint64_t inode, const char *path)
+{
+	struct rec r = mmap_rec(pid, addr, pgoff, 5, inode, path);
+
+	r.u.mmap.len = len;
+	return r;
+}
+
+/* The range of @pid holding @addr, as "start-end pgoff inode path", or "none". */
+static const char *range_at(const struct maplog *m, int32_t pid, uint64_t addr)
+{
+	static char buf[256];
+	const struct maplog_map *mm = maplog__find_map(m, pid, addr);
+
+	if (!mm)
+		return "none";
+	snprintf(buf, sizeof(buf), "%" PRIx64 "-%" PRIx64 " %" PRIx64 " %" PRIu64 " %s pid %d",
+		 mm->start, mm->end, mm->pgoff, mm->inode, mm->path, mm->pid);
+	return buf;
+}
+
+/* The unwinder's view: executable ranges trimmed, split, replaced, inherited, dropped. */
+START_TEST(test_ranges)
+{
+	struct maplog *m;
+	struct rec r;
+
+	ncalls = 0;
+	nchanged = 0;
+	ck_assert_int_eq(maplog__new(&ops_changed, NULL, &m), 0);
+	r = mk(REC_FORK, NOPID, NOPID, 5);
+	r.u.task.ppid = 1;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_str_eq(range_at(m, NOPID, 0x10000), "none");
+	ck_assert_int_eq(nchanged, 1); /* a new (maybe reused) pid: no stale caches */
+	nchanged = 0;
+
+	/* Three ranges, out of address order; a non-executable one adds nothing. */
+	r = range_rec(NOPID, 0x30000, 0x10000, 0x3000, 3, "/c");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = range_rec(NOPID, 0x10000, 0x10000, 0x1000, 1, "/a (deleted)");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = range_rec(NOPID, 0x20000, 0x8000, 0x2000, 2, "[vdso]");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = range_rec(NOPID, 0x50000, 0x1000, 0, 9, "/data");
+	r.u.mmap.prot = 3;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_str_eq(range_at(m, NOPID, 0x10000), "10000-20000 1000 1 /a pid 999999999");
+	ck_assert_str_eq(range_at(m, NOPID, 0x1ffff), "10000-20000 1000 1 /a pid 999999999");
+	ck_assert_str_eq(range_at(m, NOPID, 0x20000), "20000-28000 2000 2 [vdso] pid 999999999");
+	ck_assert_str_eq(range_at(m, NOPID, 0x28000), "none");
+	ck_assert_str_eq(range_at(m, NOPID, 0x3ffff), "30000-40000 3000 3 /c pid 999999999");
+	ck_assert_str_eq(range_at(m, NOPID, 0x40000), "none");
+	ck_assert_str_eq(range_at(m, NOPID, 0x50000), "none");
+	ck_assert_str_eq(range_at(m, NOPID, 0x0), "none");
+	ck_assert_int_eq(nchanged, 3);
+	ck_assert_int_eq(changed[0], (int)NOPID);
+
+	/* A mapping inside /c splits it; the tail keeps its file offset. */
+	r = range_rec(NOPID, 0x34000, 0x4000, 0, 4, "/d");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_str_eq(range_at(m, NOPID, 0x33fff), "30000-34000 3000 3 /c pid 999999999");
+	ck_assert_str_eq(range_at(m, NOPID, 0x34000), "34000-38000 0 4 /d pid 999999999");
+	ck_assert_str_eq(range_at(m, NOPID, 0x38000), "38000-40000 b000 3 /c pid 999999999");
+
+	/* One over the tail of /a, all of [vdso] and the head of /c: trimmed, gone, cut. */
+	r = range_rec(NOPID, 0x18000, 0x1a000, 0x100000, 5, "/e");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_str_eq(range_at(m, NOPID, 0x17fff), "10000-18000 1000 1 /a pid 999999999");
+	ck_assert_str_eq(range_at(m, NOPID, 0x20000), "18000-32000 100000 5 /e pid 999999999");
+	ck_assert_str_eq(range_at(m, NOPID, 0x32000), "32000-34000 5000 3 /c pid 999999999");
+	ck_assert_str_eq(range_at(m, NOPID, 0x34000), "34000-38000 0 4 /d pid 999999999");
+
+	/* Exactly over an existing range: replaced. */
+	r = range_rec(NOPID, 0x34000, 0x4000, 0x7000, 6, "/f");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_str_eq(range_at(m, NOPID, 0x37fff), "34000-38000 7000 6 /f pid 999999999");
+	ck_assert_str_eq(range_at(m, NOPID, 0x38000), "38000-40000 b000 3 /c pid 999999999");
+
+	/* A child starts with a copy of the parent's ranges, under its own pid. */
+	nchanged = 0;
+	r = mk(REC_FORK, NOPID + 2, NOPID + 2, 30);
+	r.u.task.ppid = NOPID;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_str_eq(range_at(m, NOPID + 2, 0x10000), "10000-18000 1000 1 /a pid 1000000001");
+	ck_assert_str_eq(range_at(m, NOPID + 2, 0x38000), "38000-40000 b000 3 /c pid 1000000001");
+	ck_assert_int_eq(nchanged, 1);
+	ck_assert_int_eq(changed[0], (int)(NOPID + 2));
+
+	/* exec drops the child's ranges, not the parent's. */
+	r = mk(REC_COMM, NOPID + 2, NOPID + 2, 40);
+	r.u.comm.exec = true;
+	r.u.comm.comm = "true";
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_str_eq(range_at(m, NOPID + 2, 0x10000), "none");
+	ck_assert_str_eq(range_at(m, NOPID, 0x10000), "10000-18000 1000 1 /a pid 999999999");
+	ck_assert_int_eq(nchanged, 2);
+
+	/* exit drops them, and the path pointer of a lookup made before stays valid. */
+	{
+		const struct maplog_map *mm = maplog__find_map(m, NOPID, 0x10000);
+		const char *path = mm->path;
+
+		r = mk(REC_EXIT, NOPID, NOPID, 60);
+		ck_assert_int_eq(maplog__record(m, &r), 0);
+		ck_assert_str_eq(range_at(m, NOPID, 0x10000), "none");
+		ck_assert_str_eq(path, "/a");
+	}
+	ck_assert_int_eq(nchanged, 3);
+	ck_assert_int_eq(changed[2], (int)NOPID);
+	/* The kernel's pid and pids never seen have no ranges. */
+	ck_assert_ptr_null(maplog__find_map(m, -1, 0xffffffff81000000));
+	ck_assert_ptr_null(maplog__find_map(m, 12345, 0x10000));
+	maplog__free(m);
+}
+END_TEST
+
+/* Many ranges in one process: lookups find each, in any insertion order. */
+START_TEST(test_ranges_many)
+{
+	struct maplog *m;
+	struct rec r;
+	int bad = 0;
+
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops, NULL, &m), 0);
+	r = mk(REC_FORK, NOPID, NOPID, 5);
+	r.u.task.ppid = 1;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	for (uint64_t i = 0; i < 1000; i++) {
+		uint64_t k = (i * 389) % 1000; /* a permutation of 0..999 */
+
+		r = range_rec(NOPID, 0x100000 + k * 0x2000, 0x1000, k * 0x1000, 1000 + k, "//anon");
+		bad += maplog__record(m, &r) != 0;
+		ncalls = 0;
+	}
+	ck_assert_int_eq(bad, 0);
+	for (uint64_t k = 0; k < 1000; k++) {
+		const struct maplog_map *mm = maplog__find_map(m, NOPID, 0x100000 + k * 0x2000 + 5);
+
+		bad += !mm || mm->inode != 1000 + k || mm->start != 0x100000 + k * 0x2000;
+		bad += maplog__find_map(m, NOPID, 0x101000 + k * 0x2000) != NULL; /* the gaps */
+	}
+	ck_assert_int_eq(bad, 0);
+	maplog__free(m);
+}
+END_TEST
+
 static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "we");
@@ -402,6 +565,8 @@ int main(void)
 	tcase_add_test(tc, test_real_mapping);
 	tcase_add_test(tc, test_kernel_maps);
 	tcase_add_test(tc, test_storm_forgets);
+	tcase_add_test(tc, test_ranges);
+	tcase_add_test(tc, test_ranges_many);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
