@@ -68,6 +68,7 @@ struct unwind_stats {
 	uint64_t samples;		       /* unwind_ctx__unwind() calls that got a result */
 	uint64_t outcomes[UNWIND_OUTCOME_MAX]; /* samples by outcome */
 	uint64_t fp_steps;		       /* frame-pointer fallbacks taken */
+	uint64_t own_tables;		       /* search tables built from .eh_frame (no hdr) */
 	uint64_t elf_opened;		       /* images opened and parsed */
 	uint64_t elf_evicted;		       /* images dropped by the byte budget */
 	uint64_t elf_bytes;		       /* bytes of the images mapped now */

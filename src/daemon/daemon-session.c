@@ -201,6 +201,7 @@ static void publish_unwind(struct session *s)
 	for (int i = 0; i < UNWIND_OUTCOME_MAX; i++)
 		__atomic_store_n(&s->stats.unwind[i], us->outcomes[i], __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.fp_steps, us->fp_steps, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stats.own_tables, us->own_tables, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.elf_opened, us->elf_opened, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.elf_evicted, us->elf_evicted, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.elf_bytes, us->elf_bytes, __ATOMIC_RELAXED);

@@ -248,11 +248,11 @@ static void print_summary(FILE *out, json_t *st, const char *file)
 			" no-map, %" JSON_INTEGER_FORMAT " replaced, %" JSON_INTEGER_FORMAT
 			" error, %" JSON_INTEGER_FORMAT " no-regs, %" JSON_INTEGER_FORMAT
 			" depth (%" JSON_INTEGER_FORMAT " fp steps, %" JSON_INTEGER_FORMAT
-			" ELF images)\n",
+			" ELF images, %" JSON_INTEGER_FORMAT " tables built from .eh_frame)\n",
 			jint(u, "complete", NULL), jint(u, "truncated", NULL), jint(u, "no-info", NULL),
 			jint(u, "no-map", NULL), jint(u, "replaced", NULL), jint(u, "error", NULL),
 			jint(u, "no-regs", NULL), jint(u, "depth", NULL), jint(u, "fp_steps", NULL),
-			jint(u, "elf_opened", NULL));
+			jint(u, "elf_opened", NULL), jint(u, "own_tables", NULL));
 	}
 	if (json_object_size(recs)) {
 		fprintf(out, "hwpmc: records:");

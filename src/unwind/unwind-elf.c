@@ -74,6 +74,7 @@
 #define DW_EH_PE_sdata2	  0x0a
 #define DW_EH_PE_sdata4	  0x0b
 #define DW_EH_PE_sdata8	  0x0c
+#define DW_EH_PE_pcrel	  0x10
 #define DW_EH_PE_datarel  0x30
 #define DW_EH_PE_aligned  0x50
 #define DW_EH_PE_indirect 0x80
@@ -229,9 +230,246 @@ static void parse_eh_frame_hdr(struct unwind_image *img, uint64_t vaddr, uint64_
 	img->fde_count = count;
 }
 
+/* A cursor over bytes of the file, for .eh_frame: every read is bounds-checked. */
+struct bytes {
+	const uint8_t *p;
+	uint64_t pos, end; /* file offsets */
+};
+
+static bool get_u8(struct bytes *b, uint8_t *ret)
+{
+	if (b->pos >= b->end)
+		return false;
+	*ret = b->p[b->pos++];
+	return true;
+}
+
+static bool get_fixed(struct bytes *b, void *dst, unsigned int n)
+{
+	if (b->end - b->pos < n || b->pos > b->end)
+		return false;
+	memcpy(dst, b->p + b->pos, n);
+	b->pos += n;
+	return true;
+}
+
+static bool skip_leb(struct bytes *b)
+{
+	uint8_t c;
+
+	for (int i = 0; i < 10; i++) {
+		if (!get_u8(b, &c))
+			return false;
+		if (!(c & 0x80))
+			return true;
+	}
+	return false;
+}
+
+static bool get_uleb(struct bytes *b, uint64_t *ret)
+{
+	uint64_t v = 0;
+	uint8_t c;
+
+	for (unsigned int shift = 0; shift < 64; shift += 7) {
+		if (!get_u8(b, &c))
+			return false;
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*ret = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * An encoded pointer at the cursor (whose file offset @off_to_vaddr maps to a
+ * link-time address by adding it): absolute or pc-relative, 2, 4 or 8 bytes.
+ */
+static bool get_ptr(struct bytes *b, uint8_t enc, uint64_t off_to_vaddr, uint64_t *ret)
+{
+	uint64_t field = b->pos + off_to_vaddr, v = 0;
+	int16_t s16;
+	int32_t s32;
+	uint16_t u16;
+	uint32_t u32;
+	int n = enc_size(enc);
+
+	if (n < 0 || ((enc & 0x70) != 0 && (enc & 0x70) != DW_EH_PE_pcrel))
+		return false;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_udata2:
+		if (!get_fixed(b, &u16, 2))
+			return false;
+		v = u16;
+		break;
+	case DW_EH_PE_sdata2:
+		if (!get_fixed(b, &s16, 2))
+			return false;
+		v = (uint64_t)(int64_t)s16;
+		break;
+	case DW_EH_PE_udata4:
+		if (!get_fixed(b, &u32, 4))
+			return false;
+		v = u32;
+		break;
+	case DW_EH_PE_sdata4:
+		if (!get_fixed(b, &s32, 4))
+			return false;
+		v = (uint64_t)(int64_t)s32;
+		break;
+	default:
+		if (!get_fixed(b, &v, 8))
+			return false;
+	}
+	*ret = (enc & 0x70) == DW_EH_PE_pcrel ? field + v : v;
+	return true;
+}
+
+/* The FDE pointer encoding of the CIE at file offset @cie ('R' augmentation, else absptr). */
+static bool cie_fde_encoding(const struct unwind_image *img, uint64_t cie, uint64_t end,
+			     uint8_t *ret_enc)
+{
+	struct bytes b = { img->data, cie, end };
+	uint32_t len32, id;
+	uint8_t version, c, enc = DW_EH_PE_absptr;
+	char aug[16];
+	unsigned int naug = 0;
+	uint64_t auglen, v;
+
+	if (!get_fixed(&b, &len32, 4) || len32 == 0 || len32 == 0xffffffffu)
+		return false;
+	if (len32 < b.end - b.pos)
+		b.end = b.pos + len32;
+	if (!get_fixed(&b, &id, 4) || id != 0 || !get_u8(&b, &version))
+		return false;
+	do {
+		if (!get_u8(&b, &c) || naug == sizeof(aug))
+			return false;
+		aug[naug++] = (char)c;
+	} while (c);
+	if (strstr(aug, "eh"))
+		return false; /* the pre-3.0 GCC layout */
+	if (!skip_leb(&b) || !skip_leb(&b)) /* code and data alignment */
+		return false;
+	if (version == 1 ? !get_u8(&b, &c) : !skip_leb(&b)) /* return address column */
+		return false;
+	if (aug[0] != 'z') {
+		*ret_enc = enc;
+		return aug[0] == '\0';
+	}
+	if (!get_uleb(&b, &auglen))
+		return false;
+	for (unsigned int i = 1; aug[i]; i++) {
+		switch (aug[i]) {
+		case 'R':
+			if (!get_u8(&b, &enc))
+				return false;
+			break;
+		case 'P':
+			if (!get_u8(&b, &c) || !get_ptr(&b, c & 0x7f, 0, &v))
+				return false;
+			break;
+		case 'L':
+			if (!get_u8(&b, &c))
+				return false;
+			break;
+		case 'S':
+		case 'B':
+		case 'G':
+			break;
+		default:
+			return false;
+		}
+	}
+	*ret_enc = enc;
+	return true;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	int32_t x = ((const int32_t *)a)[0], y = ((const int32_t *)b)[0];
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Build img->own_table from the .eh_frame at link-time address @vaddr, @len bytes:
+ * one (initial_loc, fde) pair per FDE, relative to @vaddr, sorted.  Stops at the
+ * first entry it cannot parse (what came before stays usable).  -ENOMEM or 0.
+ */
+static int build_own_table(struct unwind_image *img, uint64_t vaddr, uint64_t len)
+{
+	uint64_t off, end, pos, n = 0, cap = 0, last_cie = UINT64_MAX;
+	uint8_t enc = 0;
+	int32_t *t = NULL;
+
+	if (!unwind_image_vaddr_off(img, vaddr, &off) || off > img->size || len > img->size - off)
+		return 0;
+	end = off + len;
+	for (pos = off; end - pos >= 8;) {
+		struct bytes b = { img->data, pos, end };
+		uint32_t len32, id;
+		uint64_t next, cie, pc_begin, pc_range;
+
+		if (!get_fixed(&b, &len32, 4) || len32 == 0 || len32 == 0xffffffffu ||
+		    len32 > end - b.pos)
+			break; /* the terminator, 64-bit entries (never in .eh_frame), or garbage */
+		next = b.pos + len32;
+		if (!get_fixed(&b, &id, 4))
+			break;
+		if (id != 0) {
+			/* An FDE: its CIE is id bytes before the id field. */
+			if (id > b.pos - 4 - off)
+				break;
+			cie = b.pos - 4 - id;
+			if (cie != last_cie) {
+				if (!cie_fde_encoding(img, cie, end, &enc))
+					break;
+				last_cie = cie;
+			}
+			b.end = next;
+			if (!get_ptr(&b, enc, vaddr - off, &pc_begin) ||
+			    !get_ptr(&b, enc & 0x0f, 0, &pc_range))
+				break;
+			if (pc_range != 0 && pc_begin - vaddr + 0x80000000ULL <= 0xffffffffULL &&
+			    pos - off <= 0x7fffffffULL) {
+				if (n == cap) {
+					int32_t *nt;
+
+					cap = cap ? 2 * cap : 256;
+					nt = realloc(t, cap * 2 * sizeof(*t));
+					if (!nt) {
+						free(t);
+						return -ENOMEM;
+					}
+					t = nt;
+				}
+				t[2 * n] = (int32_t)(int64_t)(pc_begin - vaddr);
+				t[2 * n + 1] = (int32_t)(pos - off);
+				n++;
+			}
+		}
+		pos = next;
+	}
+	if (n == 0) {
+		free(t);
+		return 0;
+	}
+	qsort(t, n, 2 * sizeof(*t), cmp_entry);
+	img->own_table = t;
+	img->has_hdr = true;
+	img->hdr_vaddr = vaddr;
+	img->table_vaddr = UNWIND_OWN_TABLE_ADDR;
+	img->fde_count = n;
+	return 0;
+}
+
 /* The section flags we need, by name, through libelf (which bounds-checks names). */
 static void scan_sections(Elf *e, struct unwind_image *img, bool *ret_hdr_found,
-			  uint64_t *ret_hdr_vaddr, uint64_t *ret_hdr_len)
+			  uint64_t *ret_hdr_vaddr, uint64_t *ret_hdr_len, uint64_t *ret_eh_vaddr,
+			  uint64_t *ret_eh_len)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -254,6 +492,10 @@ static void scan_sections(Elf *e, struct unwind_image *img, bool *ret_hdr_found,
 			*ret_hdr_len = sh.sh_size;
 		} else if (strcmp(name, ".eh_frame") == 0 && sh.sh_type != SHT_NOBITS) {
 			img->has_eh_frame = true;
+			if (sh.sh_flags & SHF_ALLOC) {
+				*ret_eh_vaddr = sh.sh_addr;
+				*ret_eh_len = sh.sh_size;
+			}
 		} else if (strcmp(name, ".debug_frame") == 0 && sh.sh_type != SHT_NOBITS) {
 			img->has_debug_frame = true;
 		}
@@ -266,7 +508,7 @@ int unwind_image_parse(struct unwind_image *img)
 	Elf *e;
 	size_t phnum, nloads = 0;
 	bool hdr_seg = false, hdr_sec = false;
-	uint64_t seg_vaddr = 0, seg_len = 0, sec_vaddr = 0, sec_len = 0;
+	uint64_t seg_vaddr = 0, seg_len = 0, sec_vaddr = 0, sec_len = 0, eh_vaddr = 0, eh_len = 0;
 	int r = -ENOEXEC;
 
 	if (img->size < sizeof(eh))
@@ -324,12 +566,14 @@ int unwind_image_parse(struct unwind_image *img)
 			seg_len = ph.p_filesz;
 		}
 	}
-	scan_sections(e, img, &hdr_sec, &sec_vaddr, &sec_len);
+	scan_sections(e, img, &hdr_sec, &sec_vaddr, &sec_len, &eh_vaddr, &eh_len);
 	if (hdr_seg)
 		parse_eh_frame_hdr(img, seg_vaddr, seg_len);
 	if (!img->has_hdr && hdr_sec)
 		parse_eh_frame_hdr(img, sec_vaddr, sec_len);
 	r = 0;
+	if (!img->has_hdr && eh_len > 0)
+		r = build_own_table(img, eh_vaddr, eh_len);
 out:
 	elf_end(e);
 	return r;
@@ -344,6 +588,7 @@ static void image_free(struct unwind_image *img)
 	else if (img->data)
 		(void)munmap(img->data, img->size);
 	free(img->loads);
+	free(img->own_table);
 	free(img);
 }
 
@@ -529,6 +774,8 @@ int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct maplog_map
 	lru_push_head(u, img);
 	u->stats.elf_bytes += img->size;
 	u->stats.elf_opened++;
+	if (img->own_table)
+		u->stats.own_tables++;
 	*ret_img = img;
 	return 0;
 }
@@ -621,6 +868,7 @@ int unwind_ctx__image_info(struct unwind_ctx *u, int32_t pid, const struct maplo
 	info.e_type = img->e_type;
 	info.size = img->size;
 	info.has_hdr = img->has_hdr;
+	info.own_table = img->own_table != NULL;
 	info.has_eh_frame = img->has_eh_frame;
 	info.has_debug_frame = img->has_debug_frame;
 	info.is_vdso = img == u->vdso;

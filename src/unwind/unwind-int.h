@@ -45,6 +45,13 @@ struct unwind_image {
 	uint64_t hdr_vaddr;   /* link-time address of .eh_frame_hdr (libunwind's segbase) */
 	uint64_t table_vaddr; /* link-time address of its table of (initial_loc, fde) pairs */
 	uint64_t fde_count;
+	/*
+	 * Without .eh_frame_hdr (static glibc links): our own search table built from
+	 * .eh_frame, in the same (int32 initial_loc, int32 fde) form relative to
+	 * hdr_vaddr, which is then .eh_frame's address.  libunwind reads it through the
+	 * accessors at the synthetic address UNWIND_OWN_TABLE_ADDR (table_vaddr).
+	 */
+	int32_t *own_table;
 	bool has_eh_frame;    /* an .eh_frame section (informative) */
 	bool has_debug_frame; /* a .debug_frame section: without has_hdr, unusable here */
 	/* cache */
@@ -60,6 +67,9 @@ struct unwind_neg {
 	bool used;
 	int err; /* -ESTALE: replaced on disk; other negative errno: unreadable or not usable */
 };
+
+/* Where libunwind sees an image's own search table: not a canonical x86-64 address. */
+#define UNWIND_OWN_TABLE_ADDR 0xfff0000000000000ULL
 
 #define UNWIND_HASH_SIZE 256
 #define UNWIND_NEG_MAX	 64
@@ -137,6 +147,7 @@ struct unwind_image_info {
 	uint16_t e_type;
 	size_t size;
 	bool has_hdr, has_eh_frame, has_debug_frame, is_vdso;
+	bool own_table; /* has_hdr through a table built from .eh_frame */
 	uint64_t fde_count;
 	uint64_t bias; /* for the mapping asked about */
 };

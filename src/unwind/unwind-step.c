@@ -64,6 +64,8 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define ASPACE_MAX 32
 /* Images one sample may resolve PCs in, for reads outside the model's mappings. */
 #define RECENT_MAX 8
+/* Mappings whose unwind tables an address space's cache may hold rules from. */
+#define SEEN_MAX 32
 /* A read this far past a full snapshot means the snapshot was too small. */
 #define TRUNC_SLACK (1u << 20)
 /* UNW_X86_64_RAX .. UNW_X86_64_RIP */
@@ -90,11 +92,21 @@ static const uint8_t sigctx_unw[NREGS] = {
 /* offsetof(ucontext_t, uc_mcontext) on x86-64: uc_flags, uc_link, stack_t (24 bytes). */
 #define UC_MCONTEXT_OFF 40
 
+/*
+ * libunwind's cache keeps, for a cached IP, the addresses of DWARF expressions in
+ * the image's .eh_frame (a signal trampoline's CFI is all expressions) and reads
+ * them again on every later step, without asking find_proc_info: so an address
+ * space remembers the mappings it found unwind info in (seen[]), and a read that
+ * nothing else serves is tried through their images.  When seen[] is full the
+ * cache is flushed with it, so every cached rule comes from a mapping in seen[].
+ */
 struct unwind_aspace {
 	unw_addr_space_t as;
 	int32_t pid;
 	bool used;
 	uint64_t last;
+	struct maplog_map seen[SEEN_MAX];
+	unsigned int nseen;
 };
 
 struct recent {
@@ -111,6 +123,9 @@ struct walk {
 	bool full;	  /* dyn == requested size: the kernel had more stack to give */
 	uint64_t reg[NREGS];
 	const struct maplog_map *last_map;
+	struct unwind_aspace *asp;
+	const uint8_t *own_table; /* the own search table find_proc_info is searching */
+	uint64_t own_len;
 	struct recent recent[RECENT_MAX];
 	unsigned int nrecent;
 	/* per step */
@@ -182,6 +197,40 @@ static int map_read(struct walk *w, const struct maplog_map *m, uint64_t addr, u
 	return unwind_image_read(img, addr - m->start + m->pgoff, ret_val) ? 0 : -ERANGE;
 }
 
+/* Remember that the cache of @a may now hold rules from the tables of mapping @m. */
+static void aspace_note(struct unwind_aspace *a, const struct maplog_map *m)
+{
+	for (unsigned int i = 0; i < a->nseen; i++) {
+		if (a->seen[i].start == m->start && a->seen[i].dev == m->dev &&
+		    a->seen[i].inode == m->inode)
+			return;
+	}
+	if (a->nseen == SEEN_MAX) {
+		unw_flush_cache(a->as, 0, 0);
+		a->nseen = 0;
+	}
+	a->seen[a->nseen++] = *m;
+}
+
+/* A read of unwind tables that libunwind's cache points into (see struct unwind_aspace). */
+static bool seen_read(struct walk *w, uint64_t addr, uint64_t *ret_val)
+{
+	for (unsigned int i = 0; w->asp && i < w->asp->nseen; i++) {
+		const struct maplog_map *m = &w->asp->seen[i];
+		struct unwind_image *img;
+		uint64_t bias, off;
+
+		if (unwind_images_get(w->u, w->pid, m, &img) < 0 || !unwind_image_bias(img, m, &bias))
+			continue;
+		if (unwind_image_vaddr_off(img, addr - bias, &off) &&
+		    unwind_image_read(img, off, ret_val)) {
+			walk_note_image(w, img, bias);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The 8 bytes at @addr of the sampled process, or false with the reason recorded. */
 static bool walk_read(struct walk *w, uint64_t addr, uint64_t *ret_val)
 {
@@ -190,6 +239,17 @@ static bool walk_read(struct walk *w, uint64_t addr, uint64_t *ret_val)
 
 	if (snap_read(w, addr, ret_val))
 		return true;
+	if (addr >= UNWIND_OWN_TABLE_ADDR && w->own_table) {
+		/* The image's own search table (see struct unwind_image), zero-padded. */
+		uint64_t off = addr - UNWIND_OWN_TABLE_ADDR;
+
+		if (off < w->own_len) {
+			*ret_val = 0;
+			memcpy(ret_val, w->own_table + off,
+			       w->own_len - off < 8 ? w->own_len - off : 8);
+			return true;
+		}
+	}
 	if (m && addr >= m->start && addr < m->end) {
 		r = map_read(w, m, addr, ret_val);
 		if (r == 0)
@@ -215,6 +275,8 @@ static bool walk_read(struct walk *w, uint64_t addr, uint64_t *ret_val)
 				return true;
 		}
 	}
+	if (r != -ESTALE && seen_read(w, addr, ret_val))
+		return true;
 	if (r == -ESTALE)
 		walk_fail(w, UNWIND_REPLACED);
 	else
@@ -259,15 +321,20 @@ static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_
 		w->want_fallback = true;
 		return -UNW_ESTOPUNWIND;
 	}
+	if (w->asp)
+		aspace_note(w->asp, m);
 	memset(&di, 0, sizeof(di));
 	di.start_ip = m->start;
 	di.end_ip = m->end;
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
 	di.u.rti.segbase = img->hdr_vaddr + bias;
-	di.u.rti.table_data = img->table_vaddr + bias;
+	di.u.rti.table_data = img->own_table ? UNWIND_OWN_TABLE_ADDR : img->table_vaddr + bias;
 	/* 8-byte (initial_loc, fde) pairs, counted in words as libunwind wants. */
 	di.u.rti.table_len = img->fde_count * 8 / sizeof(unw_word_t);
+	w->own_table = (const uint8_t *)img->own_table;
+	w->own_len = img->own_table ? img->fde_count * 8 : 0;
 	r = UNW_OBJ(dwarf_search_unwind_table)(as, look, &di, pi, need_unwind_info, arg);
+	w->own_table = NULL;
 	if (r == -UNW_ENOINFO) {
 		w->want_fallback = true;
 		return -UNW_ESTOPUNWIND;
@@ -366,7 +433,7 @@ static unw_accessors_t accessors = {
 	.get_proc_name = acc_get_proc_name,
 };
 
-static unw_addr_space_t aspace_get(struct unwind_ctx *u, int32_t pid)
+static struct unwind_aspace *aspace_get(struct unwind_ctx *u, int32_t pid)
 {
 	struct unwind_aspace *victim = NULL;
 
@@ -375,7 +442,7 @@ static unw_addr_space_t aspace_get(struct unwind_ctx *u, int32_t pid)
 
 		if (a->used && a->pid == pid) {
 			a->last = ++u->aspace_clock;
-			return a->as;
+			return a;
 		}
 		if (!victim || !a->used || (victim->used && a->last < victim->last))
 			victim = a;
@@ -391,10 +458,11 @@ static unw_addr_space_t aspace_get(struct unwind_ctx *u, int32_t pid)
 		/* The cached rules belong to the previous pid's code. */
 		unw_flush_cache(victim->as, 0, 0);
 	}
+	victim->nseen = 0;
 	victim->used = true;
 	victim->pid = pid;
 	victim->last = ++u->aspace_clock;
-	return victim->as;
+	return victim;
 }
 
 /* Read a register of the cursor's frame, 0 when libunwind does not know it. */
@@ -515,7 +583,6 @@ int unwind_ctx__unwind(struct unwind_ctx *u, int32_t pid, const struct rec_sampl
 		       uint32_t max, enum unwind_outcome *ret_outcome)
 {
 	enum unwind_outcome o;
-	unw_addr_space_t as;
 	struct walk w;
 	uint32_t n = 0;
 
@@ -556,12 +623,12 @@ int unwind_ctx__unwind(struct unwind_ctx *u, int32_t pid, const struct rec_sampl
 	/* A snapshot that would wrap around the address space is unusable. */
 	if (w.sp + w.dyn < w.sp)
 		w.dyn = 0;
-	as = aspace_get(u, pid);
-	if (!as) {
+	w.asp = aspace_get(u, pid);
+	if (!w.asp) {
 		o = UNWIND_ERROR;
 		goto out;
 	}
-	o = walk_run(&w, as, pcs, max, &n);
+	o = walk_run(&w, w.asp->as, pcs, max, &n);
 out:
 	u->stats.samples++;
 	u->stats.outcomes[o]++;
@@ -617,8 +684,10 @@ void unwind_ctx__flush(struct unwind_ctx *u, int32_t pid)
 	if (!u)
 		return;
 	for (unsigned int i = 0; i < u->naspaces; i++) {
-		if (u->aspaces[i].used && u->aspaces[i].pid == pid)
+		if (u->aspaces[i].used && u->aspaces[i].pid == pid) {
 			unw_flush_cache(u->aspaces[i].as, 0, 0);
+			u->aspaces[i].nseen = 0;
+		}
 	}
 	unwind_images_forget_pid(u, pid);
 }
