@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Check the unwound call chains of a corpus workload against the known chains.
+
+usage: check_chains.py DUMP_JSON WORKLOAD COMM [--min-share F] [--alias PATH=FILE]...
+                       [--truncated]
+
+DUMP_JSON is `hwpmc dump --json` of a log recorded with -g from one corpus
+workload (tests/workloads/corpus); COMM is the process name of its samples.
+Every user PC is resolved the way pmcstat resolves it (pmclog-format.md 10 and
+11.5): the MAP_IN of the process whose object holds the PC, link address = pc -
+bias with bias = pl_start - V (V from the ELF program headers for ET_EXEC, 0
+for ET_DYN), then the ELF symbols (nm, .symtab then .dynsym).  Return
+addresses (every frame after the first) are looked up at pc - 1.
+
+A sample's user frames become a line of tokens: a corpus function's name, '~' for
+any other resolved frame (libc, ld.so, libstdc++, _start) and '?' for a PC in no
+announced object ([vdso], garbage).  The sample is
+  full       if the line matches the workload's known chains: any frames before
+             the first corpus function (the leaf may be in a library or the
+             vDSO), then corpus functions exactly as they call each other, up to
+             the root (main or a thread function), then only resolved frames;
+  truncated  if it is a correct chain that stops before the root (allowed
+             only for --truncated workloads: a stack deeper than the snapshot);
+  wrong      otherwise (a wrong caller, a frame in no object, a chain cut short).
+Samples without any corpus frame (process start and exit, the dynamic linker)
+are counted apart and must stay under 1%.  Requires full/(full+truncated+wrong)
+>= --min-share (default 0.99); with --truncated, requires truncated samples, no
+full chain from the innermost recursion frame, and no wrong ones.
+--alias PATH=FILE reads FILE for the object logged as PATH (a deleted binary).
+Prints 'ok - ...'/'not ok - ...' lines; exits 1 on any failure.
+"""
+import bisect
+import collections
+import json
+import re
+import struct
+import subprocess
+import sys
+
+KERNEL_MIN = 0xffff800000000000
+
+# Known chains, innermost first, as regular expressions over the tokens of the
+# corpus frames; each workload's full pattern is anchored by the checker.
+def suffixes(chain):
+    """'a b c main' admits 'main', 'c main', 'b c main' and 'a b c main'."""
+    names = chain.split()
+    pat = names[0]
+    for n in names[1:]:
+        pat = "(?:%s )?%s" % (pat, n)
+    return pat
+
+
+WORKLOADS = {
+    "chain": {"full": [suffixes("c_leaf c_inner c_middle c_outer main")]},
+    "shlib": {"full": [suffixes("lib_leaf lib_mid s_outer main")]},
+    "dlopen": {"full": [suffixes("dl_leaf dl_mid d_outer main")]},
+    "threads": {"full": [suffixes("t_leaf t_middle t_worker")]},
+    # The handler's caller is the kernel's signal frame: one libc frame (__restore_rt).
+    "signal": {"full": [r"(?:(?:sig_leaf )?sig_handler ~ )?m_spin main"]},
+    "recursion": {"full": [r"(?:(?:rec_leaf )?(?:rec_fn )*rec_fn )?rec_top main"],
+                  "truncated": r"(?:rec_leaf )?(?:rec_fn ?)+", "innermost": "rec_leaf"},
+    "storm": {"full": [suffixes("c_leaf c_inner c_middle c_outer main"),
+                       suffixes("storm_loop main")]},
+    "cxx": {"full": [suffixes("x_burn x_thrower x_mid x_outer main")]},
+}
+CORPUS_NAMES = set()
+for w in WORKLOADS.values():
+    for p in w["full"] + [w.get("truncated", "")]:
+        CORPUS_NAMES.update(re.findall(r"[a-z_]+", p))
+
+results = []
+
+
+def check(ok, what):
+    results.append(ok)
+    print(("ok - " if ok else "not ok - ") + what)
+
+
+def elf_info(path, cache={}):
+    """(e_type, [(p_vaddr, p_memsz, p_flags, p_offset, p_align)] of PT_LOAD) or None."""
+    if path not in cache:
+        try:
+            with open(path, "rb") as f:
+                eh = f.read(64)
+                if eh[:4] != b"\x7fELF" or eh[4] != 2:
+                    raise ValueError
+                e_type = struct.unpack_from("<H", eh, 16)[0]
+                phoff = struct.unpack_from("<Q", eh, 32)[0]
+                phentsize, phnum = struct.unpack_from("<HH", eh, 54)
+                f.seek(phoff)
+                ph = f.read(phentsize * phnum)
+            loads = []
+            for i in range(phnum):
+                p_type, p_flags, p_offset, p_vaddr, _, _, p_memsz, p_align = \
+                    struct.unpack_from("<IIQQQQQQ", ph, i * phentsize)
+                if p_type == 1:
+                    loads.append((p_vaddr, p_memsz, p_flags, p_offset, p_align))
+            cache[path] = (e_type, loads)
+        except (OSError, ValueError, struct.error):
+            cache[path] = None
+    return cache[path]
+
+
+def v_of(info):
+    """V of pmclog-format.md 11.5."""
+    e_type, loads = info
+    if e_type != 2:
+        return 0
+    v = 0
+    for vaddr, _, flags, off, align in loads:
+        align = max(align, 1)
+        if flags & 1 and (off & -align) == 0:
+            v = vaddr & -align
+    return v
+
+
+def symbols(path, cache={}):
+    if path not in cache:
+        syms = []
+        for opt in ([], ["-D"]):
+            out = subprocess.run(["nm", "-S", "--defined-only"] + opt + [path],
+                                 capture_output=True, text=True).stdout
+            for line in out.splitlines():
+                f = line.split()
+                if len(f) == 4 and f[2] in "tTwWiI":
+                    syms.append((int(f[0], 16), int(f[1], 16), f[3].split(".")[0].split("@")[0]))
+            if syms:
+                break
+        syms.sort()
+        cache[path] = (syms, [s[0] for s in syms])
+    return cache[path]
+
+
+def lookup(path, link):
+    syms, starts = symbols(path)
+    i = bisect.bisect_right(starts, link) - 1
+    while i >= 0 and syms[i][0] <= link:
+        if link < syms[i][0] + max(syms[i][1], 1):
+            return syms[i][2]
+        if syms[i][0] + syms[i][1] <= link and i > 0 and syms[i - 1][0] == syms[i][0]:
+            i -= 1
+            continue
+        break
+    return None
+
+
+class Image:
+    def __init__(self, start, path, file):
+        info = elf_info(file)
+        self.path, self.file, self.ranges = path, file, []
+        if info:
+            self.bias = start - v_of(info)
+            for vaddr, memsz, flags, _, _ in info[1]:
+                if flags & 1:
+                    self.ranges.append((self.bias + vaddr, self.bias + vaddr + memsz))
+
+    def holds(self, pc):
+        return any(a <= pc < b for a, b in self.ranges)
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) < 3:
+        sys.exit(__doc__)
+    dump, workload, comm = args[0], args[1], args[2]
+    min_share, aliases, i = 0.99, {}, 3
+    spec = WORKLOADS[workload]
+    while i < len(args):
+        if args[i] == "--min-share":
+            min_share = float(args[i + 1])
+            i += 2
+        elif args[i] == "--alias":
+            k, v = args[i + 1].split("=", 1)
+            aliases[k] = v
+            i += 2
+        elif args[i] == "--truncated":
+            i += 1
+        else:
+            sys.exit("check_chains.py: unknown argument " + args[i])
+    full_re = re.compile(r"(?:[~?] )*(?:%s)(?: ~)*" % "|".join(spec["full"]))
+    trunc_re = re.compile(r"(?:[~?] )*(?:%s)" % spec["truncated"]) if "truncated" in spec else None
+
+    recs = [json.loads(line) for line in open(dump)]
+    recs.pop()
+    procs, maps = {}, {}
+    counts = collections.Counter()
+    examples = collections.defaultdict(list)
+    lines = collections.Counter()
+    for r in recs:
+        t = r["type"]
+        if t == "proc-create":
+            procs[r["pid"]] = r["name"]
+        elif t == "map-in" and r["pid"] != -1:
+            path = r["path"]
+            maps.setdefault(r["pid"], []).append(Image(int(r["start"], 16), path,
+                                                       aliases.get(path, path)))
+        elif t == "map-out" and r["start"] == "0x0" and r["end"] == "0xffffffffffffffff":
+            maps.pop(r["pid"], None)
+        elif t == "fork":
+            maps[r["newpid"]] = list(maps.get(r["oldpid"], []))
+        elif t == "callchain" and procs.get(r["pid"]) == comm[:15]:  # comm: 15 bytes
+            pcs = [int(p, 16) for p in r["pc"]]
+            user = [p for p in pcs if p < KERNEL_MIN]
+            if not user:
+                counts["kernel-only"] += 1
+                continue
+            toks = []
+            for k, pc in enumerate(user):
+                look = pc if k == 0 else pc - 1
+                img = next((m for m in maps.get(r["pid"], []) if m.holds(look)), None)
+                if img is None:
+                    toks.append("?")
+                    continue
+                name = lookup(img.file, look - img.bias)
+                toks.append(name if name in CORPUS_NAMES else "~")
+            line = " ".join(toks)
+            if not any(tk in CORPUS_NAMES for tk in toks):
+                counts["outside"] += 1
+                kind = "outside"
+            elif full_re.fullmatch(line):
+                counts["full"] += 1
+                kind = "full"
+                first = next(tk for tk in toks if tk in CORPUS_NAMES)
+                if first == spec.get("innermost"):
+                    counts["innermost-full"] += 1
+            elif trunc_re and trunc_re.fullmatch(line):
+                counts["truncated"] += 1
+                kind = "truncated"
+            else:
+                counts["wrong"] += 1
+                kind = "wrong"
+            lines[(kind, re.sub(r"(rec_fn )+", "rec_fn... ", line))] += 1
+    judged = counts["full"] + counts["truncated"] + counts["wrong"]
+    total = judged + counts["outside"]
+    print("# %s (%s): %d samples with user frames: %d full, %d truncated, %d wrong, "
+          "%d outside the corpus; %d kernel-only" %
+          (workload, comm, total, counts["full"], counts["truncated"], counts["wrong"],
+           counts["outside"], counts["kernel-only"]))
+    for (kind, line), n in lines.most_common(8):
+        print("#   %6d %-9s %s" % (n, kind, line[:200]))
+    check(judged >= 50, "%s: at least 50 samples in corpus code (%d)" % (workload, judged))
+    check(counts["outside"] <= max(2, total // 100),
+          "%s: at most 1%% of samples outside the corpus (%d of %d)" %
+          (workload, counts["outside"], total))
+    if "truncated" in spec:
+        check(counts["truncated"] > 0, "%s: chains deeper than the snapshot stop short (%d)" %
+              (workload, counts["truncated"]))
+        check(counts["innermost-full"] == 0,
+              "%s: no chain from %s claims to reach main (%d)" %
+              (workload, spec["innermost"], counts["innermost-full"]))
+        check(counts["wrong"] <= judged // 100,
+              "%s: truncated chains are correct as far as they go (%d wrong of %d)" %
+              (workload, counts["wrong"], judged))
+    else:
+        share = counts["full"] / judged if judged else 0.0
+        check(share >= min_share, "%s: %.2f%% of chains equal the known chain (need %.0f%%)" %
+              (workload, 100 * share, 100 * min_share))
+    sys.exit(0 if all(results) else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# The unwinding correctness corpus (issue 4), as a user records it: the real
+# hwpmcd on a temporary socket, `hwpmc record -g -- WORKLOAD` for each corpus
+# workload (no frame pointers anywhere), the log read back with `hwpmc dump`,
+# every chain symbolized and compared with the known chain (check_chains.py),
+# and the daemon's own unwind accounting (record's summary) checked too.
+# Needs root (perf_event_open of a command with kernel callchains): 77 otherwise.
+# usage: test-unwind.sh BUILD_DIR SRC_DIR   (HWPMCD_WRAPPER="valgrind ..." wraps the daemon;
+#        UNWIND_TEST_ONLY="chain-pie signal ..." runs only those; UNWIND_TEST_SECONDS per workload)
+set -uo pipefail
+build=$1 src=$2
+hwpmcd=$build/src/daemon/hwpmcd hwpmc=$build/src/tools/hwpmc
+corpus=$build/tests/workloads/corpus
+check=$src/tests/integration/check_chains.py
+if [[ $(id -u) != 0 ]]; then echo "skip: needs root for perf_event_open with kernel callchains"; exit 77; fi
+if [[ ! -r /proc/sys/kernel/perf_event_paranoid ]]; then echo "skip: no perf_event support"; exit 77; fi
+tmp=$(mktemp -d)
+sock=$tmp/control
+export HWPMCD_SOCKET=$sock
+pass=0 fail=0 dpid=
+secs=${UNWIND_TEST_SECONDS:-1.5}
+cleanup() { [[ -n "$dpid" ]] && kill -9 "$dpid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "not ok - $1"; }
+
+NOTIFY_SOCKET= ${HWPMCD_WRAPPER:-} "$hwpmcd" --socket "$sock" --state-dir "$tmp/state" --foreground 2> "$tmp/daemon.log" &
+dpid=$!
+for _ in $(seq 200); do [[ -S "$sock" ]] && break; sleep 0.05; done
+if [[ -S "$sock" ]]; then ok "daemon listening"; else bad "no control socket"; cat "$tmp/daemon.log"; exit 1; fi
+
+# unwind_stat SUMMARY FIELD: a count from record's "hwpmc: unwind: ..." line.
+unwind_stat() { sed -n "s/^hwpmc: unwind: .*[^0-9]\([0-9][0-9]*\) $2\b.*/\1/p; s/^hwpmc: unwind: \([0-9][0-9]*\) $2\b.*/\1/p" "$1" | head -1; }
+
+# corpus NAME WORKLOAD COMM EXPECT CHECK_ARGS... -- CMD...: record CMD with -g, check its chains.
+#   EXPECT: "complete" (>= 99% of unwinds reach the outermost frame) or "truncated".
+corpus() {
+	local name=$1 workload=$2 comm=$3 expect=$4; shift 4
+	[[ -n "${UNWIND_TEST_ONLY:-}" && " $UNWIND_TEST_ONLY " != *" $name "* ]] && return
+	local cargs=()
+	while [[ $1 != -- ]]; do cargs+=("$1"); shift; done
+	shift
+	local log=$tmp/$name.pmclog
+	"$hwpmc" record -g -F 999 -o "$log" -- "$@" > /dev/null 2> "$tmp/$name.rec"; local rc=$?
+	grep '^hwpmc: unwind:' "$tmp/$name.rec" | sed 's/^/# /'
+	if [[ $rc != 0 ]]; then bad "$name: record exit $rc: $(tail -3 "$tmp/$name.rec")"; return; fi
+	"$hwpmc" dump --json "$log" > "$tmp/$name.json" 2> "$tmp/err"
+	if [[ -s "$tmp/err" ]]; then bad "$name: dump: $(cat "$tmp/err")"; return; fi
+	local out line
+	out=$(python3 "$check" "$tmp/$name.json" "$workload" "$comm" "${cargs[@]}" 2>&1)
+	while IFS= read -r line; do
+		case "$line" in
+		"ok - "*) ok "$name: ${line#ok - }" ;;
+		"not ok - "*) bad "$name: ${line#not ok - }" ;;
+		*) echo "$line" ;;
+		esac
+	done <<< "$out"
+	local complete truncated samples
+	complete=$(unwind_stat "$tmp/$name.rec" complete)
+	truncated=$(unwind_stat "$tmp/$name.rec" truncated)
+	samples=$(sed -n 's/^hwpmc: \([0-9][0-9]*\) samples.*/\1/p' "$tmp/$name.rec" | head -1)
+	if [[ -z "$complete" || -z "$truncated" ]]; then
+		bad "$name: no unwind accounting in record's summary: $(cat "$tmp/$name.rec")"; return
+	fi
+	local unwound=$(( complete + truncated + $(unwind_stat "$tmp/$name.rec" no-info) +
+		$(unwind_stat "$tmp/$name.rec" no-map) + $(unwind_stat "$tmp/$name.rec" replaced) +
+		$(unwind_stat "$tmp/$name.rec" error) ))
+	if [[ $expect == complete ]]; then
+		(( unwound > 0 && complete * 100 >= unwound * 99 )) &&
+			ok "$name: the daemon counts $complete of $unwound unwinds complete" ||
+			bad "$name: only $complete of $unwound unwinds complete"
+	else
+		(( truncated > 0 )) && ok "$name: the daemon counts $truncated unwinds truncated by the snapshot" ||
+			bad "$name: no unwind counted as truncated ($complete complete)"
+	fi
+}
+
+for kind in pie nopie static; do
+	corpus "chain-$kind" chain "hwpmc-corpus-$kind" complete -- "$corpus/hwpmc-corpus-$kind" chain "$secs"
+done
+corpus shlib shlib hwpmc-corpus-pie complete -- "$corpus/hwpmc-corpus-pie" shlib "$secs"
+corpus dlopen dlopen hwpmc-corpus-pie complete -- "$corpus/hwpmc-corpus-pie" dlopen "$secs"
+corpus threads threads hwpmc-corpus-pie complete -- "$corpus/hwpmc-corpus-pie" threads "$secs"
+corpus signal signal hwpmc-corpus-pie complete -- "$corpus/hwpmc-corpus-pie" signal "$secs"
+corpus threads-static threads hwpmc-corpus-static complete -- "$corpus/hwpmc-corpus-static" threads "$secs"
+if [[ -x "$corpus/hwpmc-corpus-cxx" ]]; then
+	corpus cxx cxx hwpmc-corpus-cxx complete -- "$corpus/hwpmc-corpus-cxx" "$secs"
+else
+	echo "# no C++ compiler: the exceptions workload was not built"
+fi
+corpus recursion recursion hwpmc-corpus-pie truncated --truncated -- "$corpus/hwpmc-corpus-pie" recursion "$secs"
+corpus storm storm hwpmc-corpus-pie complete -- "$corpus/hwpmc-corpus-pie" storm 1000
+
+# A binary deleted while it runs: unwound through /proc/PID/map_files, symbolized from a copy.
+cp "$corpus/hwpmc-corpus-pie" "$tmp/doomed"
+corpus deleted chain doomed complete --alias "$tmp/doomed=$corpus/hwpmc-corpus-pie" -- \
+	bash -c '"$1" chain "$2" & sleep 0.3; rm -f "$1"; wait' - "$tmp/doomed" "$secs"
+if [[ -z "${UNWIND_TEST_ONLY:-}" || " $UNWIND_TEST_ONLY " == *" deleted "* ]]; then
+	[[ ! -e "$tmp/doomed" ]] && ok "deleted: the binary was gone while it ran" || bad "deleted: still there"
+fi
+
+kill -TERM "$dpid"; wait "$dpid"; rc=$?; dpid=
+[[ $rc == 0 ]] && ok "daemon exit 0 on SIGTERM" || { bad "daemon exit $rc"; tail -20 "$tmp/daemon.log"; }
+if grep -q "ERROR SUMMARY: [1-9]" "$tmp/daemon.log"; then bad "valgrind errors in the daemon"; grep -A20 "Invalid\|uninit" "$tmp/daemon.log" | head -40; fi
+echo "$pass passed, $fail failed"
+[[ $fail == 0 ]]
