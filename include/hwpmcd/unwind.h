@@ -7,6 +7,7 @@
  *   enum unwind_outcome, unwind_outcome_name()
  *   struct unwind_stats
  *   struct unwind_ctx: unwind_ctx__new(), __free(), __unwind(), __flush(), __stats()
+ *   unwind_block_all_signals()
  *   UNWIND_REGS_USER_MASK, UNWIND_NR_REGS, UNWIND_REGS_ABI_64, UNWIND_ELF_BUDGET_DEFAULT
  *
  * IMPLEMENTATION NOTES
@@ -115,6 +116,14 @@ int unwind_ctx__unwind(struct unwind_ctx *u, int32_t pid, const struct rec_sampl
  * they are keyed by file identity, which a remapping does not change.  Owner thread.
  */
 void unwind_ctx__flush(struct unwind_ctx *u, int32_t pid);
+
+/*
+ * unwind_block_all_signals: block every signal in the calling thread for good and
+ * let libunwind's signal masking around its cache lock skip its system calls
+ * there (unwind-sigmask.c).  For threads that unwind and take no signals (the
+ * session worker).  Returns 0 or a negative errno.
+ */
+int unwind_block_all_signals(void);
 
 /*
  * unwind_ctx__stats: counters since unwind_ctx__new() (elf_bytes: files mapped now, the

@@ -306,6 +306,8 @@ static void *session_worker(void *arg)
 	bool stop = false;
 	uint64_t one = 1;
 
+	/* Signals go to the main thread's signalfd; blocking them all here makes unwinding cheap. */
+	(void)unwind_block_all_signals();
 	if (ep < 0) {
 		set_error(s, -errno);
 	} else {

@@ -40,6 +40,8 @@
 #include <inttypes.h>
 #include <libelf.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -562,7 +564,7 @@ START_TEST(test_self_chain)
 }
 END_TEST
 
-START_TEST(test_throughput)
+static void *throughput_run(void *label)
 {
 	struct capture *c = capture_new();
 	uint64_t pcs[MAXPCS], ref[MAXPCS];
@@ -587,11 +589,83 @@ START_TEST(test_throughput)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	fprintf(stderr, "throughput: %d unwinds of %d frames in %.3f s: %.0f samples/s (cached)\n",
-		rounds, rn, secs, rounds / secs);
+	fprintf(stderr, "throughput: %d unwinds of %d frames in %.3f s: %.0f samples/s (cached%s)\n",
+		rounds, rn, secs, rounds / secs, (const char *)label);
 	ck_assert_uint_eq(unwind_ctx__stats(u)->outcomes[ro], (uint64_t)rounds + 1);
 	unwind_ctx__free(u);
 	free(c);
+	return NULL;
+}
+
+static void *blocked_throughput(void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(unwind_block_all_signals(), 0);
+	return throughput_run(", every signal blocked: no sigprocmask syscalls");
+}
+
+START_TEST(test_throughput)
+{
+	pthread_t t;
+
+	throughput_run("");
+	ck_assert_int_eq(pthread_create(&t, NULL, blocked_throughput, NULL), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+}
+END_TEST
+
+static bool blocked_now(int sig)
+{
+	sigset_t now;
+
+	ck_assert_int_eq(pthread_sigmask(SIG_SETMASK, NULL, &now), 0);
+	return sigismember(&now, sig) == 1;
+}
+
+/* The sigprocmask() shortcut (unwind-sigmask.c) behaves as the real call does. */
+static void *sigmask_thread(void *arg)
+{
+	sigset_t full, usr1, old;
+
+	(void)arg;
+	sigfillset(&full);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	ck_assert(!blocked_now(SIGUSR1));
+	ck_assert_int_eq(unwind_block_all_signals(), 0);
+	ck_assert(blocked_now(SIGUSR1) && blocked_now(SIGTERM));
+	/* What libunwind does around its lock: answered from the recorded mask. */
+	ck_assert_int_eq(sigprocmask(SIG_SETMASK, &full, &old), 0);
+	ck_assert(sigismember(&old, SIGUSR1) == 1 && sigismember(&old, SIGKILL) == 0);
+	ck_assert_int_eq(sigprocmask(SIG_SETMASK, &old, NULL), 0);
+	ck_assert_int_eq(sigprocmask(SIG_BLOCK, &usr1, &old), 0);
+	ck_assert(sigismember(&old, SIGTERM) == 1);
+	ck_assert_int_eq(sigprocmask(SIG_SETMASK, NULL, &old), 0);
+	ck_assert(sigismember(&old, SIGUSR1) == 1);
+	/* A bad request still fails as it should. */
+	errno = 0;
+	ck_assert_int_eq(sigprocmask(12345, &full, NULL), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	/* Unblocking is real, and ends the shortcut: later calls reach the kernel. */
+	ck_assert_int_eq(sigprocmask(SIG_UNBLOCK, &usr1, NULL), 0);
+	ck_assert(!blocked_now(SIGUSR1) && blocked_now(SIGTERM));
+	ck_assert_int_eq(sigprocmask(SIG_BLOCK, &usr1, &old), 0);
+	ck_assert(sigismember(&old, SIGUSR1) == 0);
+	ck_assert(blocked_now(SIGUSR1));
+	/* A SIG_SETMASK that leaves a signal out unblocks it. */
+	ck_assert_int_eq(unwind_block_all_signals(), 0);
+	sigdelset(&full, SIGUSR1);
+	ck_assert_int_eq(sigprocmask(SIG_SETMASK, &full, NULL), 0);
+	ck_assert(!blocked_now(SIGUSR1));
+	return NULL;
+}
+
+START_TEST(test_sigmask_shortcut)
+{
+	pthread_t t;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, sigmask_thread, NULL), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
 }
 END_TEST
 
@@ -1513,6 +1587,7 @@ static Suite *unwind_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_self_chain);
 	tcase_add_test(tc, test_throughput);
+	tcase_add_test(tc, test_sigmask_shortcut);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("truncation");
