@@ -3,7 +3,7 @@
 """Check the unwound call chains of a corpus workload against the known chains.
 
 usage: check_chains.py DUMP_JSON WORKLOAD COMM [--min-share F] [--alias PATH=FILE]...
-                       [--truncated]
+                       [--truncated] [--emit FILE]
 
 DUMP_JSON is `hwpmc dump --json` of a log recorded with -g from one corpus
 workload (tests/workloads/corpus); COMM is the process name of its samples.
@@ -28,6 +28,7 @@ are counted apart and must stay under 1%.  Requires full/(full+truncated+wrong)
 >= --min-share (default 0.99); with --truncated, requires truncated samples, no
 full chain from the innermost recursion frame, and no wrong ones.
 --alias PATH=FILE reads FILE for the object logged as PATH (a deleted binary).
+--emit FILE writes each judged sample as 'KIND<TAB>TOKENS' (for bench/unwind-bench.sh).
 Prints 'ok - ...'/'not ok - ...' lines; exits 1 on any failure.
 """
 import bisect
@@ -164,7 +165,7 @@ def main():
     if len(args) < 3:
         sys.exit(__doc__)
     dump, workload, comm = args[0], args[1], args[2]
-    min_share, aliases, i = 0.99, {}, 3
+    min_share, aliases, emit, i = 0.99, {}, None, 3
     spec = WORKLOADS[workload]
     while i < len(args):
         if args[i] == "--min-share":
@@ -176,6 +177,9 @@ def main():
             i += 2
         elif args[i] == "--truncated":
             i += 1
+        elif args[i] == "--emit":
+            emit = open(args[i + 1], "w")
+            i += 2
         else:
             sys.exit("check_chains.py: unknown argument " + args[i])
     full_re = re.compile(r"(?:[~?] )*(?:%s)(?: ~)*" % "|".join(spec["full"]))
@@ -231,6 +235,8 @@ def main():
                 counts["wrong"] += 1
                 kind = "wrong"
             lines[(kind, re.sub(r"(rec_fn )+", "rec_fn... ", line))] += 1
+            if emit:
+                emit.write("%s\t%s\n" % (kind, line))
     judged = counts["full"] + counts["truncated"] + counts["wrong"]
     total = judged + counts["outside"]
     print("# %s (%s): %d samples with user frames: %d full, %d truncated, %d wrong, "
