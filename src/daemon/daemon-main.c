@@ -62,6 +62,7 @@ struct daemon_config {
 	uint32_t depth;
 	uint32_t stack_bytes;
 	uint32_t max_sessions;
+	uint32_t unwind_cache_mb; /* dwarf mode: ELF images mapped per session, MiB */
 };
 
 static struct daemon_config cfg = {
@@ -72,6 +73,7 @@ static struct daemon_config cfg = {
 	.depth = COLL_DEPTH_DEFAULT,
 	.stack_bytes = COLL_STACK_DEFAULT,
 	.max_sessions = MAX_SESSIONS_DEFAULT,
+	.unwind_cache_mb = (uint32_t)(UNWIND_ELF_BUDGET_DEFAULT >> 20),
 };
 
 static int epfd = -1;
@@ -167,6 +169,8 @@ static int config_load(const char *path, bool must_exist)
 			config_u32(path, n, k, v, &cfg.stack_bytes, 8, COLL_STACK_MAX, false);
 		else if (strcmp(k, "max_sessions") == 0)
 			config_u32(path, n, k, v, &cfg.max_sessions, 1, 64, false);
+		else if (strcmp(k, "unwind_cache_mb") == 0)
+			config_u32(path, n, k, v, &cfg.unwind_cache_mb, 16, 65536, false);
 		else if (strcmp(k, "socket") == 0) {
 			if (strlen(v) >= sizeof(cfg.socket_path) || v[0] != '/')
 				log_warn("%s:%d: socket '%s' must be an absolute path under %zu bytes, "
@@ -503,6 +507,7 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 	}
 	p->cfg.depth = cfg.depth;
 	p->cfg.stack_bytes = cfg.stack_bytes;
+	p->unwind_cache_bytes = (size_t)cfg.unwind_cache_mb << 20;
 	p->cfg.ring_pages = cfg.ring_pages;
 	p->cfg.freq = COLL_FREQ_DEFAULT;
 	has_depth = get_int(args, "depth", 1, COLL_DEPTH_MAX, &x, c, id);

@@ -244,14 +244,15 @@ assert os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0, st
 PY
 
 # 10. Configuration: out-of-range values and unknown keys warn, name the range, keep the default.
-printf 'ring_pages = 3\ndepth = 9999\nbogus = 1\nstack_bytes = 4096\n' > "$tmp/bad.conf"
+printf 'ring_pages = 3\ndepth = 9999\nbogus = 1\nstack_bytes = 4096\nunwind_cache_mb = 4\n' > "$tmp/bad.conf"
 timeout 5 "$hwpmcd" --config "$tmp/bad.conf" --socket "$tmp/cfg.sock" --foreground 2> "$tmp/cfg.log" &
 cpid=$!
 for _ in $(seq 50); do grep -q listening "$tmp/cfg.log" && break; sleep 0.1; done
 kill -TERM $cpid; wait $cpid
 if grep -q "ring_pages = '3' is out of range (1..65536, a power of two); using the default 256" "$tmp/cfg.log" &&
 	grep -q "depth = '9999' is out of range (1..512); using the default 128" "$tmp/cfg.log" &&
-	grep -q "unknown key 'bogus', ignoring" "$tmp/cfg.log"; then ok "config: bad values warned about with their ranges"
+	grep -q "unknown key 'bogus', ignoring" "$tmp/cfg.log" &&
+	grep -q "unwind_cache_mb = '4' is out of range (16..65536); using the default 256" "$tmp/cfg.log"; then ok "config: bad values warned about with their ranges"
 else bad "config warnings: $(cat "$tmp/cfg.log")"; fi
 
 echo "$pass passed, $fail failed"
