@@ -10,26 +10,11 @@ build=$1 src=$2
 hwpmcd=$build/src/daemon/hwpmcd hwpmc=$build/src/tools/hwpmc
 demo=$build/tests/workloads/hwpmc-demo
 check=$src/tests/integration/check_log.py
-if [[ $(id -u) != 0 ]]; then echo "skip: needs root for system-wide perf_event_open"; exit 77; fi
-if [[ ! -r /proc/sys/kernel/perf_event_paranoid ]]; then echo "skip: no perf_event support"; exit 77; fi
-tmp=$(mktemp -d)
-sock=$tmp/control
-export HWPMCD_SOCKET=$sock
-pass=0 fail=0 dpid=
-cleanup() { [[ -n "$dpid" ]] && kill -9 "$dpid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "not ok - $1"; }
+. "$src/tests/integration/harness.sh"
+harness_init "system-wide perf_event_open"
 run_check() { # NAME DUMP_JSON ARGS...: fold check_log.py's lines into our counts
 	local name=$1; shift
-	local out; out=$(python3 "$check" "$@" 2>&1)
-	while IFS= read -r line; do
-		case "$line" in
-		"ok - "*) ok "$name: ${line#ok - }" ;;
-		"not ok - "*) bad "$name: ${line#not ok - }" ;;
-		*) echo "# $line" ;;
-		esac
-	done <<< "$out"
+	fold "$name" <<< "$(python3 "$check" "$@" 2>&1)"
 }
 
 # Start the daemon with NOTIFY_SOCKET at us; wait for READY=1 with a deadline.

@@ -13,17 +13,9 @@ build=$1 src=$2
 hwpmcd=$build/src/daemon/hwpmcd hwpmc=$build/src/tools/hwpmc
 corpus=$build/tests/workloads/corpus
 check=$src/tests/integration/check_chains.py
-if [[ $(id -u) != 0 ]]; then echo "skip: needs root for perf_event_open with kernel callchains"; exit 77; fi
-if [[ ! -r /proc/sys/kernel/perf_event_paranoid ]]; then echo "skip: no perf_event support"; exit 77; fi
-tmp=$(mktemp -d)
-sock=$tmp/control
-export HWPMCD_SOCKET=$sock
-pass=0 fail=0 dpid=
+. "$src/tests/integration/harness.sh"
+harness_init "perf_event_open with kernel callchains"
 secs=${UNWIND_TEST_SECONDS:-1.5}
-cleanup() { [[ -n "$dpid" ]] && kill -9 "$dpid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "not ok - $1"; }
 
 NOTIFY_SOCKET= ${HWPMCD_WRAPPER:-} "$hwpmcd" --socket "$sock" --state-dir "$tmp/state" --foreground 2> "$tmp/daemon.log" &
 dpid=$!
@@ -47,15 +39,7 @@ corpus() {
 	if [[ $rc != 0 ]]; then bad "$name: record exit $rc: $(tail -3 "$tmp/$name.rec")"; return; fi
 	"$hwpmc" dump --json "$log" > "$tmp/$name.json" 2> "$tmp/err"
 	if [[ -s "$tmp/err" ]]; then bad "$name: dump: $(cat "$tmp/err")"; return; fi
-	local out line
-	out=$(python3 "$check" "$tmp/$name.json" "$workload" "$comm" "${cargs[@]}" 2>&1)
-	while IFS= read -r line; do
-		case "$line" in
-		"ok - "*) ok "$name: ${line#ok - }" ;;
-		"not ok - "*) bad "$name: ${line#not ok - }" ;;
-		*) echo "$line" ;;
-		esac
-	done <<< "$out"
+	fold "$name" <<< "$(python3 "$check" "$tmp/$name.json" "$workload" "$comm" "${cargs[@]}" 2>&1)"
 	local complete truncated samples
 	complete=$(unwind_stat "$tmp/$name.rec" complete)
 	truncated=$(unwind_stat "$tmp/$name.rec" truncated)
