@@ -158,41 +158,49 @@ static int enc_size(uint8_t enc)
 	}
 }
 
+/*
+ * The value of a fixed-size encoding at @p (enc_size(@enc) bytes, which the caller
+ * has checked are there), signed ones sign-extended; the 0x70 bits are not applied.
+ */
+static uint64_t decode_fixed(const uint8_t *p, uint8_t enc)
+{
+	int16_t s16;
+	int32_t s32;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t v;
+
+	switch (enc & 0x0f) {
+	case DW_EH_PE_udata2:
+		memcpy(&u16, p, 2);
+		return u16;
+	case DW_EH_PE_sdata2:
+		memcpy(&s16, p, 2);
+		return (uint64_t)(int64_t)s16;
+	case DW_EH_PE_udata4:
+		memcpy(&u32, p, 4);
+		return u32;
+	case DW_EH_PE_sdata4:
+		memcpy(&s32, p, 4);
+		return (uint64_t)(int64_t)s32;
+	default: /* absptr, udata8, sdata8 */
+		memcpy(&v, p, 8);
+		return v;
+	}
+}
+
 /* Decode the fde_count field: an absolute unsigned count.  False if unusable. */
 static bool read_count(const uint8_t *p, uint8_t enc, uint64_t *ret_count)
 {
-	uint16_t v16;
-	uint32_t v32;
-	uint64_t v64;
+	uint64_t v;
 
-	if ((enc & 0x70) != 0)
+	if ((enc & 0x70) != 0 || enc_size(enc) < 0)
 		return false; /* a count relative to something is meaningless */
-	switch (enc & 0x0f) {
-	case DW_EH_PE_udata2:
-	case DW_EH_PE_sdata2:
-		memcpy(&v16, p, 2);
-		if ((enc & 0x0f) == DW_EH_PE_sdata2 && (int16_t)v16 < 0)
-			return false;
-		*ret_count = v16;
-		return true;
-	case DW_EH_PE_udata4:
-	case DW_EH_PE_sdata4:
-		memcpy(&v32, p, 4);
-		if ((enc & 0x0f) == DW_EH_PE_sdata4 && (int32_t)v32 < 0)
-			return false;
-		*ret_count = v32;
-		return true;
-	case DW_EH_PE_absptr:
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-		memcpy(&v64, p, 8);
-		if ((enc & 0x0f) == DW_EH_PE_sdata8 && (int64_t)v64 < 0)
-			return false;
-		*ret_count = v64;
-		return true;
-	default:
-		return false;
-	}
+	v = decode_fixed(p, enc);
+	if ((enc & 0x08) && (int64_t)v < 0)
+		return false; /* a negative sdata count */
+	*ret_count = v;
+	return true;
 }
 
 /*
@@ -246,24 +254,11 @@ static bool get_u8(struct bytes *b, uint8_t *ret)
 
 static bool get_fixed(struct bytes *b, void *dst, unsigned int n)
 {
-	if (b->end - b->pos < n || b->pos > b->end)
+	if (b->pos > b->end || b->end - b->pos < n)
 		return false;
 	memcpy(dst, b->p + b->pos, n);
 	b->pos += n;
 	return true;
-}
-
-static bool skip_leb(struct bytes *b)
-{
-	uint8_t c;
-
-	for (int i = 0; i < 10; i++) {
-		if (!get_u8(b, &c))
-			return false;
-		if (!(c & 0x80))
-			return true;
-	}
-	return false;
 }
 
 static bool get_uleb(struct bytes *b, uint64_t *ret)
@@ -283,46 +278,28 @@ static bool get_uleb(struct bytes *b, uint64_t *ret)
 	return false;
 }
 
+/* A ULEB128 or SLEB128 whose value is not needed. */
+static bool skip_leb(struct bytes *b)
+{
+	uint64_t v;
+
+	return get_uleb(b, &v);
+}
+
 /*
  * An encoded pointer at the cursor (whose file offset @off_to_vaddr maps to a
  * link-time address by adding it): absolute or pc-relative, 2, 4 or 8 bytes.
  */
 static bool get_ptr(struct bytes *b, uint8_t enc, uint64_t off_to_vaddr, uint64_t *ret)
 {
-	uint64_t field = b->pos + off_to_vaddr, v = 0;
-	int16_t s16;
-	int32_t s32;
-	uint16_t u16;
-	uint32_t u32;
+	uint64_t field = b->pos + off_to_vaddr, v;
 	int n = enc_size(enc);
 
-	if (n < 0 || ((enc & 0x70) != 0 && (enc & 0x70) != DW_EH_PE_pcrel))
+	if (n < 0 || ((enc & 0x70) != 0 && (enc & 0x70) != DW_EH_PE_pcrel) || b->pos > b->end ||
+	    b->end - b->pos < (uint64_t)n)
 		return false;
-	switch (enc & 0x0f) {
-	case DW_EH_PE_udata2:
-		if (!get_fixed(b, &u16, 2))
-			return false;
-		v = u16;
-		break;
-	case DW_EH_PE_sdata2:
-		if (!get_fixed(b, &s16, 2))
-			return false;
-		v = (uint64_t)(int64_t)s16;
-		break;
-	case DW_EH_PE_udata4:
-		if (!get_fixed(b, &u32, 4))
-			return false;
-		v = u32;
-		break;
-	case DW_EH_PE_sdata4:
-		if (!get_fixed(b, &s32, 4))
-			return false;
-		v = (uint64_t)(int64_t)s32;
-		break;
-	default:
-		if (!get_fixed(b, &v, 8))
-			return false;
-	}
+	v = decode_fixed(b->p + b->pos, enc);
+	b->pos += (uint64_t)n;
 	*ret = (enc & 0x70) == DW_EH_PE_pcrel ? field + v : v;
 	return true;
 }

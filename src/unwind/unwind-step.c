@@ -200,6 +200,13 @@ static int map_read(struct walk *w, const struct maplog_map *m, uint64_t addr, u
 	return unwind_image_read(img, addr - m->start + m->pgoff, ret_val) ? 0 : -ERANGE;
 }
 
+/* Drop what libunwind cached for @a, and with it the mappings its rules came from. */
+static void aspace_flush(struct unwind_aspace *a)
+{
+	unw_flush_cache(a->as, 0, 0);
+	a->nseen = 0;
+}
+
 /* Remember that the cache of @a may now hold rules from the tables of mapping @m. */
 static void aspace_note(struct unwind_aspace *a, const struct maplog_map *m)
 {
@@ -208,17 +215,15 @@ static void aspace_note(struct unwind_aspace *a, const struct maplog_map *m)
 		    a->seen[i].inode == m->inode)
 			return;
 	}
-	if (a->nseen == SEEN_MAX) {
-		unw_flush_cache(a->as, 0, 0);
-		a->nseen = 0;
-	}
+	if (a->nseen == SEEN_MAX)
+		aspace_flush(a);
 	a->seen[a->nseen++] = *m;
 }
 
 /* A read of unwind tables that libunwind's cache points into (see struct unwind_aspace). */
 static bool seen_read(struct walk *w, uint64_t addr, uint64_t *ret_val)
 {
-	for (unsigned int i = 0; w->asp && i < w->asp->nseen; i++) {
+	for (unsigned int i = 0; i < w->asp->nseen; i++) {
 		const struct maplog_map *m = &w->asp->seen[i];
 		struct unwind_image *img;
 		uint64_t bias, off;
@@ -324,8 +329,7 @@ static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_
 		w->want_fallback = true;
 		return -UNW_ESTOPUNWIND;
 	}
-	if (w->asp)
-		aspace_note(w->asp, m);
+	aspace_note(w->asp, m);
 	memset(&di, 0, sizeof(di));
 	di.start_ip = m->start;
 	di.end_ip = m->end;
@@ -459,9 +463,8 @@ static struct unwind_aspace *aspace_get(struct unwind_ctx *u, int32_t pid)
 		(void)unw_set_caching_policy(victim->as, UNW_CACHE_GLOBAL);
 	} else {
 		/* The cached rules belong to the previous pid's code. */
-		unw_flush_cache(victim->as, 0, 0);
+		aspace_flush(victim);
 	}
-	victim->nseen = 0;
 	victim->used = true;
 	victim->pid = pid;
 	victim->last = ++u->aspace_clock;
@@ -687,10 +690,8 @@ void unwind_ctx__flush(struct unwind_ctx *u, int32_t pid)
 	if (!u)
 		return;
 	for (unsigned int i = 0; i < u->naspaces; i++) {
-		if (u->aspaces[i].used && u->aspaces[i].pid == pid) {
-			unw_flush_cache(u->aspaces[i].as, 0, 0);
-			u->aspaces[i].nseen = 0;
-		}
+		if (u->aspaces[i].used && u->aspaces[i].pid == pid)
+			aspace_flush(&u->aspaces[i]);
 	}
 	unwind_images_forget_pid(u, pid);
 }

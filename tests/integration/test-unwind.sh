@@ -23,7 +23,7 @@ for _ in $(seq 200); do [[ -S "$sock" ]] && break; sleep 0.05; done
 if [[ -S "$sock" ]]; then ok "daemon listening"; else bad "no control socket"; cat "$tmp/daemon.log"; exit 1; fi
 
 # unwind_stat SUMMARY FIELD: a count from record's "hwpmc: unwind: ..." line.
-unwind_stat() { sed -n "s/^hwpmc: unwind: .*[^0-9]\([0-9][0-9]*\) $2\b.*/\1/p; s/^hwpmc: unwind: \([0-9][0-9]*\) $2\b.*/\1/p" "$1" | head -1; }
+unwind_stat() { sed -n 's/^hwpmc: unwind: //p' "$1" | grep -o "[0-9]* $2\b" | head -1 | cut -d' ' -f1; }
 
 # corpus NAME WORKLOAD COMM EXPECT CHECK_ARGS... -- CMD...: record CMD with -g, check its chains.
 #   EXPECT: "complete" (>= 99% of unwinds reach the outermost frame) or "truncated".
