@@ -500,6 +500,7 @@ int unwind_image_parse(struct unwind_image *img)
 	    (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > img->size - eh.e_phoff)
 		return -ENOEXEC;
 	img->e_type = eh.e_type;
+	img->e_entry = eh.e_entry;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;

@@ -39,6 +39,7 @@ struct unwind_image {
 	size_t size;
 	bool heap;	 /* data is the vDSO copy: free()d, never evicted */
 	uint16_t e_type; /* ET_EXEC or ET_DYN */
+	uint64_t e_entry; /* link-time entry point (0: none) */
 	uint32_t nloads;
 	struct unwind_load *loads;
 	bool has_hdr;	      /* a usable .eh_frame_hdr search table */

@@ -69,6 +69,8 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define RECENT_MAX 8
 /* Mappings whose unwind tables an address space's cache may hold rules from. */
 #define SEEN_MAX 32
+/* Entry code this long without unwind info is still the process's first frame. */
+#define ENTRY_SPAN 64
 /* A read this far past a full snapshot means the snapshot was too small. */
 #define TRUNC_SLACK (1u << 20)
 /* UNW_X86_64_RAX .. UNW_X86_64_RIP */
@@ -489,9 +491,28 @@ static bool is_sigreturn(struct walk *w, uint64_t ip)
 }
 
 /*
+ * Whether @ip is in the first bytes after its object's ELF entry point.  The
+ * dynamic linker's _start (call _dl_start, then jump to the program) has no CFI in
+ * glibc, unlike the program's own _start, whose CFI marks the end of the stack:
+ * a frame there is where the process began, so the walk is complete.
+ */
+static bool at_entry(struct walk *w, uint64_t ip)
+{
+	const struct maplog_map *m = walk_find_map(w, ip);
+	struct unwind_image *img;
+	uint64_t bias;
+
+	if (!m || unwind_images_get(w->u, w->pid, m, &img) < 0 || img->e_entry == 0 ||
+	    !unwind_image_bias(img, m, &bias))
+		return false;
+	return ip >= img->e_entry + bias && ip - (img->e_entry + bias) <= ENTRY_SPAN;
+}
+
+/*
  * The frame at the cursor has no unwind table.  Recover its caller's registers
  * into w->reg from the snapshot and restart the cursor there: through the
- * ucontext if the PC is a sigreturn trampoline, else by one frame-pointer step.
+ * ucontext if the PC is a sigreturn trampoline, else by one frame-pointer step
+ * (none at an entry point: UNWIND_COMPLETE).
  * Returns UNWIND_OUTCOME_MAX on success, else the outcome that ends the walk.
  */
 static enum unwind_outcome fallback_step(struct walk *w, unw_addr_space_t as, unw_cursor_t *c)
@@ -513,6 +534,8 @@ static enum unwind_outcome fallback_step(struct walk *w, unw_addr_space_t as, un
 			return UNWIND_NO_MAP;
 		/* Execution resumes at the saved IP itself: no PC - 1 lookup. */
 		w->adjust = false;
+	} else if (at_entry(w, ip)) {
+		return UNWIND_COMPLETE;
 	} else {
 		/* A frame pointer must point into this frame's part of the snapshot. */
 		if (bp & 7 || bp < sp)

@@ -1569,6 +1569,38 @@ START_TEST(test_hostile_elf)
 }
 END_TEST
 
+/* The dynamic linker's entry code has no CFI: a frame there ends the walk, complete. */
+START_TEST(test_entry_frame)
+{
+	struct capture *c = capture_new();
+	uint64_t pcs[MAXPCS], base = getauxval(AT_BASE), entry;
+	enum unwind_outcome o;
+	struct rec_sample s;
+	struct unwind_ctx *u;
+	Elf64_Ehdr eh;
+	int n;
+
+	ck_assert_msg(base != 0, "no AT_BASE: the test runs without a dynamic linker");
+	memcpy(&eh, (const void *)(uintptr_t)base, sizeof(eh));
+	entry = base + eh.e_entry;
+	unwt_run_qsort(c); /* a real capture: registers, stack and this process's maps */
+	sample_from(&s, c);
+	u = ctx_new(0, &c->maps);
+	s.regs[8] = entry + 8; /* after its call of _dl_start */
+	n = do_unwind(u, &s, pcs, MAXPCS, &o);
+	ck_assert_int_eq(n, 1);
+	ck_assert_uint_eq(pcs[0], entry + 8);
+	ck_assert_str_eq(unwind_outcome_name(o), "complete");
+	ck_assert_uint_eq(unwind_ctx__stats(u)->fp_steps, 0);
+	/* Past the entry code the rule does not apply: no unwind info stays no-info. */
+	s.regs[8] = entry + 8 + 64 + 1;
+	(void)do_unwind(u, &s, pcs, MAXPCS, &o);
+	ck_assert_str_ne(unwind_outcome_name(o), "complete");
+	unwind_ctx__free(u);
+	free(c);
+}
+END_TEST
+
 static void log_hook(int prio, const char *msg, void *userdata)
 {
 	(void)userdata;
@@ -1609,6 +1641,7 @@ static Suite *unwind_suite(void)
 	tcase_add_test(tc, test_lru_budget);
 	tcase_add_test(tc, test_fp_fallback);
 	tcase_add_test(tc, test_vdso);
+	tcase_add_test(tc, test_entry_frame);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("signal");
