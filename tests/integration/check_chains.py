@@ -34,6 +34,7 @@ Prints 'ok - ...'/'not ok - ...' lines; exits 1 on any failure.
 import bisect
 import collections
 import json
+import os
 import re
 import struct
 import subprocess
@@ -61,9 +62,16 @@ WORKLOADS = {
     "signal": {"full": [r"(?:(?:sig_leaf )?sig_handler ~ )?m_spin main"]},
     "recursion": {"full": [r"(?:(?:rec_leaf )?(?:rec_fn )*rec_fn )?rec_top main"],
                   "truncated": r"(?:rec_leaf )?(?:rec_fn ?)+", "innermost": "rec_leaf"},
-    # 1000 process starts and exits (ld.so, libc's init and exit): more samples outside.
+    # 1000 process starts and exits: many samples in ld.so, libc's init and exit,
+    # their share set by the machine, not by us (9.6% to 26% seen here).  What
+    # must hold: those samples land in the code a process start and exit runs
+    # (ld.so, libc, the vDSO, the linked library's init), found through their
+    # mappings; and most samples are corpus code.
     "storm": {"full": [suffixes("c_leaf c_inner c_middle c_outer main"),
-                       suffixes("storm_loop main")], "outside": 0.05},
+                       suffixes("storm_loop main")], "outside": 0.50,
+              "outside_code": r"(?:ld-linux-x86-64\.so\.2|libc\.so\.6|\[vdso\]|libhwpmc-corpus\.so):.*"
+                              r"|hwpmc-corpus-pie:(?:_start|_init|_fini|frame_dummy|"
+                              r"(?:de)?register_tm_clones|__do_global_dtors_aux)"},
     "cxx": {"full": [suffixes("x_burn x_thrower x_mid x_outer main")]},
 }
 CORPUS_NAMES = set()
@@ -192,6 +200,7 @@ def main():
     counts = collections.Counter()
     examples = collections.defaultdict(list)
     lines = collections.Counter()
+    leaf_images, stray_leaves = collections.Counter(), collections.Counter()
     for r in recs:
         t = r["type"]
         if t == "proc-create":
@@ -223,6 +232,12 @@ def main():
             if not any(tk in CORPUS_NAMES for tk in toks):
                 counts["outside"] += 1
                 kind = "outside"
+                leaf = next((m for m in maps.get(r["pid"], []) if m.holds(user[0])), None)
+                image = os.path.basename(leaf.path) if leaf else "?"
+                leaf_images[image] += 1
+                where = "%s:%s" % (image, lookup(leaf.file, user[0] - leaf.bias) if leaf else "?")
+                if not re.fullmatch(spec.get("outside_code", "$^"), where):
+                    stray_leaves[where] += 1
             elif full_re.fullmatch(line):
                 counts["full"] += 1
                 kind = "full"
@@ -246,6 +261,16 @@ def main():
            counts["outside"], counts["kernel-only"]))
     for (kind, line), n in lines.most_common(8):
         print("#   %6d %-9s %s" % (n, kind, line[:200]))
+    if leaf_images:
+        print("#   outside samples by leaf image: " +
+              ", ".join("%s %d" % kv for kv in leaf_images.most_common(6)))
+    if stray_leaves and "outside_code" in spec:
+        print("#   elsewhere: " + ", ".join("%s %d" % kv for kv in stray_leaves.most_common(6)))
+    if "outside_code" in spec:
+        strays = sum(stray_leaves.values())
+        check(strays <= max(2, counts["outside"] // 100),
+              "%s: samples outside the corpus are in process start and exit code "
+              "(%d of %d elsewhere)" % (workload, strays, counts["outside"]))
     check(judged >= 50, "%s: at least 50 samples in corpus code (%d)" % (workload, judged))
     outside = spec.get("outside", 0.01)
     check(counts["outside"] <= max(2, int(total * outside)),
