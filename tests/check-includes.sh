@@ -12,9 +12,9 @@ declare -A allowed=(
 	[common]="log.h common.h"
 	[pmclog]="pmclog.h pmclog-format.h"
 	[collector]="collector.h collector-event.h record.h"
-	[maplog]="maplog.h maplog-elf.h maplog-proc.h record.h"
+	[maplog]="maplog.h maplog-elf.h maplog-proc.h maplog-sym.h record.h"
 	[unwind]="unwind.h record.h maplog.h"
-	[tools]="pmclog.h pmclog-format.h maplog.h record.h ctl-protocol.h"
+	[tools]="pmclog.h pmclog-format.h maplog.h maplog-elf.h maplog-sym.h record.h ctl-protocol.h"
 	[daemon]="*"
 )
 # Foreign headers that only some modules may include.

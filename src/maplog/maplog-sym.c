@@ -1,0 +1,1268 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * maplog-sym.c: the function symbols of an ELF image (with its separate debug file)
+ * or of a kallsyms file, sorted once and looked up by binary search.
+ *
+ * PUBLIC INTERFACES
+ *   maplog_symtab__open(), maplog_symtab__kallsyms(), maplog_symtab__free(),
+ *   maplog_symtab__lookup(), maplog_symtab__find(), maplog_symtab__nsyms(),
+ *   maplog_symtab__sym(), maplog_symtab__info(), maplog_symtab__source(),
+ *   maplog_symtab__debug_path(), maplog_sym_source_name()
+ *   (see include/hwpmcd/maplog-sym.h)
+ *
+ * IMPLEMENTATION NOTES
+ *   Building goes through a "builder": a growing array of raw entries (start, size,
+ *   name offset and length, module offset, binding rank) and a growing string pool.
+ *   The ELF path copies each kept name into that pool, because the file is closed
+ *   before we return; the kallsyms path reads the whole file into one buffer, ends
+ *   every name in place with a NUL and uses the buffer itself as the pool, so parsing
+ *   120k lines costs no allocation per line.  The builder is then sorted (by start,
+ *   then by preference), each run of equal starts becomes one struct maplog_sym, and
+ *   only the kept names (and each distinct module name once per run of equal module
+ *   names) are copied into the final pool of the symtab, so the symtab holds no
+ *   bytes it does not need.
+ *
+ *   Aliases: entries with one start keep the preferred name: global (and
+ *   STB_GNU_UNIQUE; kallsyms 'T') before weak ('W', 'w') before local ('t') before
+ *   any other binding, then the shorter name, then the smaller in strcmp() byte
+ *   order, then no module before a module and the smaller module name.  This is a
+ *   total order on distinct (name, module) pairs, so the result does not depend on
+ *   table order.  The kept entry takes the largest size of its aliases: 0 means
+ *   "unknown", so a known size always wins over it.
+ *
+ *   Ranges: a function with a size holds [start, start + size) (saturated at
+ *   2^64 - 1); one with size 0 holds up to the next function's start, and the last
+ *   one, if it has size 0, holds 4096 bytes.  When no function reaches past the next
+ *   one's start (the normal case), lookup is one binary search over the functions
+ *   and a check of the found one's end.  If sized functions overlap or nest, the
+ *   rule is "the function with the greatest start <= addr that holds addr"; looking
+ *   at a few predecessors is not enough for that (50 small functions nested in a
+ *   large one would defeat any fixed window), so the symtab is then given an exact
+ *   partition of the address space into segments, each naming its function (or
+ *   none), built once by a sweep with a stack of open functions, and lookup is a
+ *   binary search over the segments.  The sweep is exact: the functions on the
+ *   stack are in start order, every one above the top that was popped has ended, so
+ *   the top is the open function with the greatest start.  The table has at most
+ *   2n + 1 segments and exists only for tables with overlaps.
+ *
+ *   Hostile files.  Every file is opened by maplog_open_regular(): refused with
+ *   -ENOEXEC unless it is a regular file, and never opened for reading otherwise,
+ *   so neither a FIFO (blocks) nor a device (acts when opened) is touched.  libelf reads with
+ *   ELF_C_READ (pread(2), no SIGBUS on a file truncated under us) and checks
+ *   section offsets and sizes against the file size; maplog_elf_info_elf() checks
+ *   the header, program and section header tables.  Here, a symbol table must link
+ *   to an existing SHT_STRTAB section, have a size that is a whole number of
+ *   entries, and every function we keep must have its name offset inside its string
+ *   table and a NUL before the table's end: a name outside it makes the table
+ *   corrupt (-ENOEXEC), not merely the symbol, because nothing else in such a table
+ *   can be trusted either.  Names of symbols we do not keep (objects, undefined
+ *   symbols) are not looked at.  Symbols with an empty name are skipped.
+ *
+ *   Separate debug files are optional extras: a candidate that cannot be opened, is
+ *   not ELF, is corrupt, has no .symtab or does not match (build id, CRC) is
+ *   skipped and the next candidate tried; only -ENOMEM ends the search with an
+ *   error.  A corrupt image, in contrast, is -ENOEXEC.  A .gnu_debuglink section
+ *   that is malformed (no NUL, no room for the CRC, a name with '/' or "." / "..")
+ *   is ignored, so a hostile image cannot make us open files outside the three
+ *   directories.  The CRC is the gnu_debuglink one: standard reflected CRC-32
+ *   (polynomial 0xedb88320, as zlib's crc32() and gdb), over the whole file, with a
+ *   table built on the stack per call (no shared state).
+ *
+ *   kallsyms lines are exactly "HEX TYPE NAME" with optional "\t[MODULE]", 1 to 16
+ *   hex digits, single spaces, a one-byte type and names of bytes above ' ' (not
+ *   DEL); anything else (a blank line, "\r", a NUL, an unbracketed module) is
+ *   -EPROTO.  Text symbols with address 0 are dropped (as ELF symbols with value 0
+ *   are); if none is left, -ENODATA.  The file is limited to 256 MiB (-E2BIG).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hwpmcd/maplog-sym.h"
+
+#define DEFAULT_DEBUGDIR "/usr/lib/debug"
+/* The most a last function of size 0 holds. */
+#define LAST_SYM_MAX 4096
+/* The largest kallsyms file read (a real one is 5 to 20 MiB). */
+#define KALLSYMS_MAX_BYTES ((size_t)256 << 20)
+#define KALLSYMS_FIRST_BUF ((size_t)1 << 20)
+#define CRC_CHUNK	   ((size_t)64 << 10)
+#define NO_MODULE	   SIZE_MAX
+#define NO_SYM		   SIZE_MAX
+
+/* Alias preference, best first. */
+enum sym_rank { RANK_GLOBAL = 0, RANK_WEAK, RANK_LOCAL, RANK_OTHER, RANK_MAX };
+
+struct raw_sym {
+	uint64_t start;
+	uint64_t size;
+	size_t name; /* offset of the NUL-terminated name in the builder's pool */
+	size_t name_len;
+	size_t module; /* offset of the module name in the pool, or NO_MODULE */
+	enum sym_rank rank;
+};
+
+struct builder {
+	struct raw_sym *v;
+	size_t n;
+	size_t cap;
+	char *pool;
+	size_t pool_len;
+	size_t pool_cap;
+};
+
+/* One piece of the address partition: [start, next segment's start) belongs to idx. */
+struct sym_seg {
+	uint64_t start;
+	size_t idx; /* into syms[], or NO_SYM for a gap */
+};
+
+struct maplog_symtab {
+	struct maplog_sym *syms; /* n functions, sorted by strictly increasing start */
+	size_t n;
+	char *pool;	      /* every name and module string of syms[] */
+	struct sym_seg *segs; /* only if functions overlap, else NULL */
+	size_t nsegs;
+	struct maplog_elf_info info;
+	enum maplog_sym_source source;
+	char *debug_path;
+};
+
+/* An open image: both are released by elf_file_close(). */
+struct elf_file {
+	int fd;
+	Elf *elf;
+	struct maplog_elf_info info;
+};
+
+/* The contents of an image's .gnu_debuglink section. */
+struct debuglink {
+	bool present;
+	uint32_t crc;
+	char name[NAME_MAX + 1];
+};
+
+/* Where to look: the prefixes with trailing slashes removed, and the image's path. */
+struct sym_paths {
+	const char *symfs;
+	int symfs_len;
+	const char *debugdir;
+	int debugdir_len;
+	const char *dir; /* the image's directory as the log names it */
+	int dir_len;
+	const char *dir_sep; /* "/" between a symfs and a relative directory, else "" */
+};
+
+/* ---- builder ------------------------------------------------------------------------ */
+
+static void builder_exit(struct builder *b)
+{
+	free(b->v);
+	free(b->pool);
+	memset(b, 0, sizeof(*b));
+}
+
+static int builder_push(struct builder *b, uint64_t start, uint64_t size, size_t name,
+			size_t name_len, size_t module, enum sym_rank rank)
+{
+	struct raw_sym *s;
+
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		struct raw_sym *v;
+
+		if (cap > SIZE_MAX / sizeof(*v))
+			return -ENOMEM;
+		v = realloc(b->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		b->v = v;
+		b->cap = cap;
+	}
+	s = &b->v[b->n++];
+	s->start = start;
+	s->size = size;
+	s->name = name;
+	s->name_len = name_len;
+	s->module = module;
+	s->rank = rank;
+	return 0;
+}
+
+/* Copy @len bytes of @s plus a NUL into the pool; *ret_off is where they went. */
+static int builder_add_string(struct builder *b, const char *s, size_t len, size_t *ret_off)
+{
+	size_t need;
+
+	if (__builtin_add_overflow(b->pool_len, len + 1, &need))
+		return -ENOMEM;
+	if (need > b->pool_cap) {
+		size_t cap = b->pool_cap ? b->pool_cap : 4096;
+		char *p;
+
+		while (cap < need) {
+			if (cap > SIZE_MAX / 2)
+				return -ENOMEM;
+			cap *= 2;
+		}
+		p = realloc(b->pool, cap);
+		if (!p)
+			return -ENOMEM;
+		b->pool = p;
+		b->pool_cap = cap;
+	}
+	memcpy(b->pool + b->pool_len, s, len);
+	b->pool[b->pool_len + len] = '\0';
+	*ret_off = b->pool_len;
+	b->pool_len = need;
+	return 0;
+}
+
+static int cmp_opt_str(const char *pool, size_t a, size_t b)
+{
+	if (a == b)
+		return 0;
+	if (a == NO_MODULE)
+		return -1;
+	if (b == NO_MODULE)
+		return 1;
+	return strcmp(pool + a, pool + b);
+}
+
+/* Start, then the alias preference of the file comment; the best alias comes first. */
+static int cmp_raw(const void *pa, const void *pb, void *arg)
+{
+	const struct raw_sym *a = pa;
+	const struct raw_sym *b = pb;
+	const char *pool = arg;
+	int c;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->name_len != b->name_len)
+		return a->name_len < b->name_len ? -1 : 1;
+	c = strcmp(pool + a->name, pool + b->name);
+	if (c != 0)
+		return c;
+	c = cmp_opt_str(pool, a->module, b->module);
+	if (c != 0)
+		return c;
+	if (a->size != b->size)
+		return a->size > b->size ? -1 : 1;
+	return 0;
+}
+
+/* ---- ranges and lookup -------------------------------------------------------------- */
+
+/* The end (exclusive) of the addresses syms[i] holds; see the file comment. */
+static uint64_t sym_end(const struct maplog_symtab *t, size_t i)
+{
+	const struct maplog_sym *s = &t->syms[i];
+	uint64_t end;
+
+	if (s->size == 0) {
+		if (i + 1 < t->n)
+			return t->syms[i + 1].start;
+		return __builtin_add_overflow(s->start, LAST_SYM_MAX, &end) ? UINT64_MAX : end;
+	}
+	return __builtin_add_overflow(s->start, s->size, &end) ? UINT64_MAX : end;
+}
+
+static void seg_emit(struct sym_seg *segs, size_t *k, uint64_t start, size_t idx)
+{
+	if (*k > 0 && segs[*k - 1].idx == idx)
+		return;
+	segs[*k].start = start;
+	segs[*k].idx = idx;
+	(*k)++;
+}
+
+/*
+ * If any function reaches past the next one's start, build the segment partition of
+ * the file comment.  Each loop turn either moves to the next start (and pushes that
+ * function) or to the end of the top of the stack (popped in the next turn), so there
+ * are at most 2n + 1 turns and segments.
+ */
+static int build_segments(struct maplog_symtab *t)
+{
+	struct sym_seg *segs;
+	size_t *stack;
+	size_t sp = 0, k = 0, i = 0;
+	uint64_t pos;
+	bool overlap = false;
+
+	for (size_t j = 0; j + 1 < t->n; j++) {
+		if (sym_end(t, j) > t->syms[j + 1].start) {
+			overlap = true;
+			break;
+		}
+	}
+	if (!overlap)
+		return 0;
+	if (t->n > (SIZE_MAX / sizeof(*segs) - 1) / 2)
+		return -ENOMEM;
+	segs = malloc((2 * t->n + 1) * sizeof(*segs));
+	stack = malloc(t->n * sizeof(*stack));
+	if (!segs || !stack) {
+		free(segs);
+		free(stack);
+		return -ENOMEM;
+	}
+	pos = t->syms[0].start;
+	for (;;) {
+		uint64_t next = 0;
+		bool have_next = false;
+
+		/* Starts are unique, so at most one function opens here. */
+		if (i < t->n && t->syms[i].start == pos)
+			stack[sp++] = i++;
+		while (sp > 0 && sym_end(t, stack[sp - 1]) <= pos)
+			sp--;
+		seg_emit(segs, &k, pos, sp > 0 ? stack[sp - 1] : NO_SYM);
+		if (i < t->n) {
+			next = t->syms[i].start;
+			have_next = true;
+		}
+		if (sp > 0 && (!have_next || sym_end(t, stack[sp - 1]) < next)) {
+			next = sym_end(t, stack[sp - 1]);
+			have_next = true;
+		}
+		if (!have_next)
+			break;
+		pos = next;
+	}
+	free(stack);
+	t->segs = segs;
+	t->nsegs = k;
+	return 0;
+}
+
+const struct maplog_sym *maplog_symtab__lookup(const struct maplog_symtab *t, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!t || t->n == 0)
+		return NULL;
+	if (t->segs) {
+		hi = t->nsegs;
+		/* lo ends as the number of segments starting at or below addr. */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (t->segs[mid].start <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == 0 || t->segs[lo - 1].idx == NO_SYM)
+			return NULL;
+		return &t->syms[t->segs[lo - 1].idx];
+	}
+	hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= sym_end(t, lo - 1))
+		return NULL;
+	return &t->syms[lo - 1];
+}
+
+/* ---- building the symtab ------------------------------------------------------------ */
+
+/* Whether module @mod (an offset, or NO_MODULE) differs from the previous kept one. */
+static bool new_module(const struct builder *b, size_t mod, size_t prev_mod)
+{
+	if (mod == NO_MODULE)
+		return false;
+	return prev_mod == NO_MODULE || strcmp(b->pool + mod, b->pool + prev_mod) != 0;
+}
+
+/*
+ * Sort and dedupe the builder into t->syms and t->pool (see the file comment), then
+ * build the segments if needed.  The builder keeps its memory; the caller frees it.
+ */
+static int symtab_build(struct maplog_symtab *t, struct builder *b)
+{
+	size_t m = 0, bytes = 0, prev_mod = NO_MODULE;
+	size_t k = 0, used = 0;
+	const char *mod_str = NULL;
+
+	if (b->n == 0)
+		return 0;
+	qsort_r(b->v, b->n, sizeof(*b->v), cmp_raw, b->pool);
+	/* First pass: how many functions and pool bytes the kept entries need. */
+	for (size_t i = 0; i < b->n; i++) {
+		const struct raw_sym *r = &b->v[i];
+
+		if (i > 0 && r->start == b->v[i - 1].start)
+			continue;
+		m++;
+		bytes += r->name_len + 1;
+		if (new_module(b, r->module, prev_mod))
+			bytes += strlen(b->pool + r->module) + 1;
+		if (r->module != NO_MODULE)
+			prev_mod = r->module;
+	}
+	if (m > SIZE_MAX / sizeof(*t->syms))
+		return -ENOMEM;
+	t->syms = malloc(m * sizeof(*t->syms));
+	t->pool = malloc(bytes);
+	if (!t->syms || !t->pool)
+		return -ENOMEM;
+	/* Second pass: the same decisions, now copying. */
+	prev_mod = NO_MODULE;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct raw_sym *r = &b->v[i];
+		struct maplog_sym *s;
+
+		if (i > 0 && r->start == b->v[i - 1].start) {
+			/* An alias: only its size counts (the largest known one wins). */
+			if (r->size > t->syms[k - 1].size)
+				t->syms[k - 1].size = r->size;
+			continue;
+		}
+		s = &t->syms[k++];
+		s->start = r->start;
+		s->size = r->size;
+		memcpy(t->pool + used, b->pool + r->name, r->name_len + 1);
+		s->name = t->pool + used;
+		used += r->name_len + 1;
+		if (new_module(b, r->module, prev_mod)) {
+			size_t len = strlen(b->pool + r->module);
+
+			memcpy(t->pool + used, b->pool + r->module, len + 1);
+			mod_str = t->pool + used;
+			used += len + 1;
+		}
+		if (r->module != NO_MODULE)
+			prev_mod = r->module;
+		s->module = r->module != NO_MODULE ? mod_str : NULL;
+	}
+	t->n = m;
+	return build_segments(t);
+}
+
+/* ---- files -------------------------------------------------------------------------- */
+
+/*
+ * Open @path for reading; refuse anything but a regular file without opening it:
+ * an open(2) of a device can act (a watchdog device arms the watchdog), and a log
+ * or a debuglink may name any path.  So the path is opened O_PATH first, which
+ * opens nothing; only a regular file is then opened for reading, through
+ * /proc/self/fd/N, which reaches the same inode even if the path is swapped under
+ * us.  Without /proc, the O_PATH fstat() and an O_NONBLOCK open whose fstat()
+ * must show the same inode do the same (a FIFO swapped in cannot block).
+ */
+int maplog_open_regular(const char *path, uint64_t *ret_size)
+{
+	struct stat st, st2;
+	char self[64];
+	int pfd, fd, r;
+
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, &st) < 0) {
+		r = -errno;
+		(void)close(pfd);
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		(void)close(pfd);
+		return -ENOEXEC;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	r = fd < 0 ? -errno : 0;
+	(void)close(pfd);
+	if (r < 0)
+		return r;
+	if (fstat(fd, &st2) < 0 || !S_ISREG(st2.st_mode) || st2.st_dev != st.st_dev ||
+	    st2.st_ino != st.st_ino) {
+		(void)close(fd);
+		return -ENOEXEC;
+	}
+	if (ret_size)
+		*ret_size = (uint64_t)st2.st_size;
+	return fd;
+}
+
+static int open_regular(const char *path, int *ret_fd, off_t *ret_size)
+{
+	uint64_t size;
+	int fd = maplog_open_regular(path, &size);
+
+	if (fd < 0)
+		return fd;
+	*ret_fd = fd;
+	if (ret_size)
+		*ret_size = (off_t)size;
+	return 0;
+}
+
+static void elf_file_close(struct elf_file *f)
+{
+	if (f->elf)
+		(void)elf_end(f->elf);
+	f->elf = NULL;
+	if (f->fd >= 0)
+		(void)close(f->fd);
+	f->fd = -1;
+}
+
+/* Open @path, begin libelf on it and read its maplog_elf_info.  Closed on failure. */
+static int elf_file_open(const char *path, struct elf_file *f)
+{
+	int r;
+
+	f->fd = -1;
+	f->elf = NULL;
+	r = open_regular(path, &f->fd, NULL);
+	if (r < 0)
+		return r;
+	/* elf_version() only records the version; calling it every time is harmless. */
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		r = -ENOTSUP;
+		goto err;
+	}
+	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
+	if (!f->elf) {
+		r = -ENOEXEC;
+		goto err;
+	}
+	r = maplog_elf_info_elf(f->elf, &f->info);
+	if (r < 0)
+		goto err;
+	return 0;
+err:
+	elf_file_close(f);
+	return r;
+}
+
+/* ---- ELF symbol tables -------------------------------------------------------------- */
+
+static enum sym_rank elf_rank(unsigned char bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return RANK_GLOBAL;
+	case STB_WEAK:
+		return RANK_WEAK;
+	case STB_LOCAL:
+		return RANK_LOCAL;
+	default:
+		return RANK_OTHER;
+	}
+}
+
+/*
+ * Add the functions of the symbol table section @scn (header @sh) to @b.  Returns 0,
+ * -ENOEXEC for a corrupt table (see the file comment) or -ENOMEM.
+ */
+static int read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct builder *b)
+{
+	Elf_Scn *strscn;
+	GElf_Shdr strsh;
+	Elf_Data *data, *strdata;
+	const char *str;
+	size_t shnum, entsize, count, strsize;
+	int r;
+
+	if (sh->sh_size == 0)
+		return 0;
+	if (elf_getshdrnum(elf, &shnum) != 0)
+		return -ENOEXEC;
+	if (sh->sh_link == SHN_UNDEF || sh->sh_link >= shnum)
+		return -ENOEXEC;
+	strscn = elf_getscn(elf, sh->sh_link);
+	if (!strscn || gelf_getshdr(strscn, &strsh) != &strsh || strsh.sh_type != SHT_STRTAB)
+		return -ENOEXEC;
+	entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	if (entsize == 0 || sh->sh_size % entsize != 0)
+		return -ENOEXEC;
+	/* libelf checks sh_offset + sh_size against the file size. */
+	data = elf_getdata(scn, NULL);
+	if (!data || data->d_type != ELF_T_SYM || !data->d_buf)
+		return -ENOEXEC;
+	count = data->d_size / entsize;
+	if (count > INT_MAX)
+		return -ENOEXEC;
+	strdata = elf_getdata(strscn, NULL);
+	if (strdata && strdata->d_size > 0 && !strdata->d_buf)
+		return -ENOEXEC;
+	str = strdata ? strdata->d_buf : NULL;
+	strsize = strdata ? strdata->d_size : 0;
+
+	/* Entry 0 is the null symbol. */
+	for (size_t i = 1; i < count; i++) {
+		GElf_Sym s;
+		const char *name, *nul;
+		unsigned char type;
+		size_t off;
+
+		if (gelf_getsym(data, (int)i, &s) != &s)
+			return -ENOEXEC;
+		type = GELF_ST_TYPE(s.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (s.st_shndx == SHN_UNDEF || s.st_value == 0 || s.st_name == 0)
+			continue;
+		if (s.st_name >= strsize)
+			return -ENOEXEC;
+		name = str + s.st_name;
+		nul = memchr(name, '\0', strsize - s.st_name);
+		if (!nul)
+			return -ENOEXEC;
+		if (nul == name)
+			continue;
+		r = builder_add_string(b, name, (size_t)(nul - name), &off);
+		if (r < 0)
+			return r;
+		r = builder_push(b, s.st_value, s.st_size, off, (size_t)(nul - name), NO_MODULE,
+				 elf_rank(GELF_ST_BIND(s.st_info)));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * Whether @elf has a section of type @type (SHT_SYMTAB, SHT_DYNSYM) in *ret_found;
+ * if @b is not NULL, also add the functions of every such section to it.
+ */
+static int scan_tables(Elf *elf, uint32_t type, struct builder *b, bool *ret_found)
+{
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	int r;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) != &sh)
+			return -ENOEXEC;
+		if (sh.sh_type != type)
+			continue;
+		found = true;
+		if (b) {
+			r = read_symbols(elf, scn, &sh, b);
+			if (r < 0)
+				return r;
+		}
+	}
+	*ret_found = found;
+	return 0;
+}
+
+/* Read the image's .gnu_debuglink into @dl; a missing or malformed one leaves it absent. */
+static void read_debuglink(Elf *elf, struct debuglink *dl)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	const char *ident;
+
+	dl->present = false;
+	ident = elf_getident(elf, NULL);
+	if (!ident || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		const uint8_t *p, *c;
+		const char *name;
+		size_t len, off;
+
+		if (gelf_getshdr(scn, &sh) != &sh)
+			return;
+		if (sh.sh_type != SHT_PROGBITS)
+			continue;
+		/* elf_strptr() checks the offset and the NUL against the section. */
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".gnu_debuglink") != 0)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			return;
+		p = data->d_buf;
+		c = memchr(p, '\0', data->d_size);
+		if (!c)
+			return;
+		len = (size_t)(c - p);
+		if (len == 0 || len > NAME_MAX || memchr(p, '/', len) ||
+		    strcmp((const char *)p, ".") == 0 || strcmp((const char *)p, "..") == 0)
+			return;
+		/* The CRC follows the name, padded to 4 bytes, in the file's byte order. */
+		off = (len + 1 + 3) & ~(size_t)3;
+		if (off > data->d_size || data->d_size - off < 4)
+			return;
+		c = p + off;
+		if (ident[EI_DATA] == ELFDATA2MSB)
+			dl->crc = (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 |
+				  (uint32_t)c[2] << 8 | c[3];
+		else
+			dl->crc = (uint32_t)c[3] << 24 | (uint32_t)c[2] << 16 |
+				  (uint32_t)c[1] << 8 | c[0];
+		memcpy(dl->name, p, len + 1);
+		dl->present = true;
+		return;
+	}
+}
+
+/* The gnu_debuglink CRC-32 of the whole file open on @fd (read with pread(2)). */
+static int file_crc32(int fd, uint32_t *ret_crc)
+{
+	uint32_t table[256];
+	uint32_t crc = 0xffffffffu;
+	uint8_t *buf;
+	off_t off = 0;
+	int r = 0;
+
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int k = 0; k < 8; k++)
+			c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+		table[i] = c;
+	}
+	buf = malloc(CRC_CHUNK);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = pread(fd, buf, CRC_CHUNK, off);
+
+		if (n < 0) {
+			int e = -errno;
+
+			if (e == -EINTR)
+				continue;
+			r = e;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		for (ssize_t i = 0; i < n; i++)
+			crc = table[(crc ^ buf[i]) & 0xff] ^ (crc >> 8);
+		off += n;
+	}
+	*ret_crc = crc ^ 0xffffffffu;
+out:
+	free(buf);
+	return r;
+}
+
+/* ---- separate debug files ----------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4))) static int fmt_path(char *buf, size_t size, const char *fmt,
+							  ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static bool same_build_id(const struct maplog_elf_info *a, const struct maplog_elf_info *b)
+{
+	return a->build_id_len == b->build_id_len &&
+	       memcmp(a->build_id, b->build_id, a->build_id_len) == 0;
+}
+
+/*
+ * Whether the open debug file @f belongs to the image described by @img: found by
+ * build id if @dl is NULL (its build id must equal the image's), else by @dl's name
+ * (its CRC must match, and its build id too if both have one).  Returns 1 if it does,
+ * 0 if not, or -ENOMEM.
+ */
+static int debug_matches(const struct elf_file *f, const struct maplog_elf_info *img,
+			 const struct debuglink *dl)
+{
+	uint32_t crc = 0;
+	int r;
+
+	if (!dl)
+		return f->info.build_id_len > 0 && same_build_id(&f->info, img);
+	r = file_crc32(f->fd, &crc);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 || crc != dl->crc)
+		return 0;
+	if (f->info.build_id_len > 0 && img->build_id_len > 0 && !same_build_id(&f->info, img))
+		return 0;
+	return 1;
+}
+
+/*
+ * Try the debug file @dpath (see debug_matches() for @dl).  If it matches and has a
+ * .symtab, its functions are added to @b.  Returns 1 if it was used, 0 if it was
+ * skipped (the builder is then as before: a half-read table is forgotten), or -ENOMEM.
+ */
+static int try_debug_file(const char *dpath, const struct maplog_elf_info *img,
+			  const struct debuglink *dl, struct builder *b)
+{
+	struct elf_file f;
+	size_t mark_n = b->n, mark_pool = b->pool_len;
+	bool has_symtab = false;
+	int r;
+
+	r = elf_file_open(dpath, &f);
+	if (r < 0)
+		return r == -ENOMEM ? r : 0;
+	r = debug_matches(&f, img, dl);
+	if (r > 0) {
+		r = scan_tables(f.elf, SHT_SYMTAB, b, &has_symtab);
+		if (r == 0)
+			r = has_symtab ? 1 : 0;
+		else if (r != -ENOMEM)
+			r = 0;
+	}
+	if (r <= 0) {
+		b->n = mark_n;
+		b->pool_len = mark_pool;
+	}
+	elf_file_close(&f);
+	return r;
+}
+
+/*
+ * Look for the separate debug file in gdb's order (see maplog-sym.h).  Returns 1 with
+ * *ret_source and *ret_path (malloc'ed) set if one was used, 0 if none, or -ENOMEM.
+ */
+static int find_debug(const struct sym_paths *sp, const struct maplog_elf_info *img,
+		      const struct debuglink *dl, struct builder *b,
+		      enum maplog_sym_source *ret_source, char **ret_path)
+{
+	char p[PATH_MAX];
+	int r;
+
+	if (img->build_id_len >= 2) {
+		char hex[2 * MAPLOG_BUILD_ID_MAX + 1];
+
+		for (size_t i = 0; i < img->build_id_len; i++)
+			(void)snprintf(hex + 2 * i, 3, "%02x", img->build_id[i]);
+		if (fmt_path(p, sizeof(p), "%.*s%.*s/.build-id/%.2s/%s.debug", sp->symfs_len,
+			     sp->symfs, sp->debugdir_len, sp->debugdir, hex, hex + 2) == 0) {
+			r = try_debug_file(p, img, NULL, b);
+			if (r < 0)
+				return r;
+			if (r > 0) {
+				*ret_source = MAPLOG_SYM_DEBUG_BUILDID;
+				goto found;
+			}
+		}
+	}
+	if (!dl->present)
+		return 0;
+	/* The image's directory, its .debug/, then <debugdir>/<image directory>/. */
+	for (int i = 0; i < 3; i++) {
+		if (i == 0)
+			r = fmt_path(p, sizeof(p), "%.*s%s%.*s/%s", sp->symfs_len, sp->symfs,
+				     sp->dir_sep, sp->dir_len, sp->dir, dl->name);
+		else if (i == 1)
+			r = fmt_path(p, sizeof(p), "%.*s%s%.*s/.debug/%s", sp->symfs_len, sp->symfs,
+				     sp->dir_sep, sp->dir_len, sp->dir, dl->name);
+		else
+			r = fmt_path(p, sizeof(p), "%.*s%.*s%s%.*s/%s", sp->symfs_len, sp->symfs,
+				     sp->debugdir_len, sp->debugdir, sp->dir[0] == '/' ? "" : "/",
+				     sp->dir_len, sp->dir, dl->name);
+		if (r < 0)
+			continue;
+		r = try_debug_file(p, img, dl, b);
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			*ret_source = MAPLOG_SYM_DEBUG_LINK;
+			goto found;
+		}
+	}
+	return 0;
+found:
+	*ret_path = strdup(p);
+	if (!*ret_path)
+		return -ENOMEM;
+	return 1;
+}
+
+static int trimmed_len(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0 && s[n - 1] == '/')
+		n--;
+	return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+int maplog_symtab__open(const char *path, const struct maplog_sym_opts *opts,
+			struct maplog_symtab **ret_t)
+{
+	struct maplog_symtab *t = NULL;
+	struct builder b = { 0 };
+	struct elf_file f = { .fd = -1 };
+	struct debuglink dl = { .present = false };
+	struct sym_paths sp;
+	enum maplog_sym_source source;
+	char ipath[PATH_MAX];
+	char *dpath = NULL;
+	const char *slash;
+	bool has_symtab, has_dynsym;
+	int r;
+
+	if (!path || !*path || !ret_t)
+		return -EINVAL;
+	sp.symfs = opts && opts->symfs ? opts->symfs : "";
+	sp.symfs_len = trimmed_len(sp.symfs);
+	sp.debugdir = opts && opts->debugdir ? opts->debugdir : DEFAULT_DEBUGDIR;
+	sp.debugdir_len = trimmed_len(sp.debugdir);
+	slash = strrchr(path, '/');
+	if (slash) {
+		sp.dir = path;
+		sp.dir_len = (int)(slash - path > INT_MAX ? INT_MAX : slash - path);
+	} else {
+		sp.dir = ".";
+		sp.dir_len = 1;
+	}
+	/* A relative path under a symfs still goes below it. */
+	sp.dir_sep = sp.symfs_len > 0 && path[0] != '/' ? "/" : "";
+	r = fmt_path(ipath, sizeof(ipath), "%.*s%s%s", sp.symfs_len, sp.symfs, sp.dir_sep, path);
+	if (r < 0)
+		return r;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	r = elf_file_open(ipath, &f);
+	if (r < 0)
+		goto err;
+	t->info = f.info;
+	r = scan_tables(f.elf, SHT_DYNSYM, &b, &has_dynsym);
+	if (r < 0)
+		goto err;
+	r = scan_tables(f.elf, SHT_SYMTAB, &b, &has_symtab);
+	if (r < 0)
+		goto err;
+	if (!has_symtab)
+		read_debuglink(f.elf, &dl);
+	/* The search below opens one file at a time; the image is done with. */
+	elf_file_close(&f);
+	if (has_symtab) {
+		source = MAPLOG_SYM_SYMTAB;
+	} else {
+		r = find_debug(&sp, &t->info, &dl, &b, &source, &dpath);
+		if (r < 0)
+			goto err;
+		if (r == 0)
+			source = MAPLOG_SYM_DYNSYM;
+	}
+	r = symtab_build(t, &b);
+	if (r < 0)
+		goto err;
+	if (t->n == 0) {
+		source = MAPLOG_SYM_NONE;
+		free(dpath);
+		dpath = NULL;
+	}
+	t->source = source;
+	t->debug_path = dpath;
+	builder_exit(&b);
+	*ret_t = t;
+	return 0;
+err:
+	elf_file_close(&f);
+	builder_exit(&b);
+	free(dpath);
+	maplog_symtab__free(t);
+	return r;
+}
+
+/* ---- kallsyms ----------------------------------------------------------------------- */
+
+/* Read all of @fd (whose fstat size is @hint, 0 for /proc files) into a NUL-ended buffer. */
+static int read_all(int fd, off_t hint, char **ret_buf, size_t *ret_len)
+{
+	size_t cap, len = 0;
+	char *buf;
+	int r;
+
+	if (hint < 0 || (uint64_t)hint >= KALLSYMS_MAX_BYTES)
+		return hint < 0 ? -EINVAL : -E2BIG;
+	cap = hint > 0 ? (size_t)hint + 1 : KALLSYMS_FIRST_BUF;
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap - 1) {
+			char *nb;
+			char probe;
+
+			/* Full: the usual case for a file of known size is that it ends here. */
+			n = read(fd, &probe, 1);
+			if (n < 0) {
+				r = -errno;
+				if (r == -EINTR)
+					continue;
+				goto err;
+			}
+			if (n == 0)
+				break;
+			if (cap > KALLSYMS_MAX_BYTES) {
+				r = -E2BIG;
+				goto err;
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				r = -ENOMEM;
+				goto err;
+			}
+			buf = nb;
+			cap *= 2;
+			buf[len++] = probe;
+			continue;
+		}
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0) {
+			r = -errno;
+			if (r == -EINTR)
+				continue;
+			goto err;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+err:
+	free(buf);
+	return r;
+}
+
+static int hex_digit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* A byte of a name, module or type: printable or not ASCII, but no space or control. */
+static bool name_byte(char c)
+{
+	unsigned char u = (unsigned char)c;
+
+	return u > ' ' && u != 0x7f;
+}
+
+/*
+ * Parse the kallsyms text @buf (@len bytes, buf[len] == '\0') into @b, whose pool it
+ * is: names and modules are ended in place with NULs.  Returns 0, -EPROTO for a
+ * malformed line, -ENODATA if no text symbol has a non-zero address, or -ENOMEM.
+ */
+static int parse_kallsyms(char *buf, size_t len, struct builder *b)
+{
+	char *p = buf;
+	char *end = buf + len;
+	size_t kept = 0;
+	int r;
+
+	while (p < end) {
+		uint64_t addr = 0;
+		size_t module = NO_MODULE;
+		char *name;
+		int digits = 0, v;
+		char type;
+
+		while (p < end && (v = hex_digit((unsigned char)*p)) >= 0) {
+			if (++digits > 16)
+				return -EPROTO;
+			addr = addr << 4 | (uint64_t)v;
+			p++;
+		}
+		if (digits == 0 || p == end || *p != ' ')
+			return -EPROTO;
+		p++;
+		if (p == end || !name_byte(*p))
+			return -EPROTO;
+		type = *p++;
+		if (p == end || *p != ' ')
+			return -EPROTO;
+		p++;
+		name = p;
+		while (p < end && name_byte(*p))
+			p++;
+		if (p == name)
+			return -EPROTO;
+		if (p < end && *p == '\t') {
+			char *mod;
+
+			*p++ = '\0';
+			if (p == end || *p != '[')
+				return -EPROTO;
+			mod = ++p;
+			while (p < end && name_byte(*p) && *p != ']')
+				p++;
+			if (p == mod || p == end || *p != ']')
+				return -EPROTO;
+			*p++ = '\0';
+			module = (size_t)(mod - buf);
+		}
+		if (p < end) {
+			if (*p != '\n')
+				return -EPROTO;
+			/* Ends the name, unless the module's ']' already did. */
+			*p++ = '\0';
+		}
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (addr == 0)
+			continue;
+		r = builder_push(b, addr, 0, (size_t)(name - buf), strlen(name), module,
+				 type == 'T'   ? RANK_GLOBAL
+				 : type == 't' ? RANK_LOCAL
+					       : RANK_WEAK);
+		if (r < 0)
+			return r;
+		kept++;
+	}
+	return kept > 0 ? 0 : -ENODATA;
+}
+
+int maplog_symtab__kallsyms(const char *path, struct maplog_symtab **ret_t)
+{
+	struct maplog_symtab *t = NULL;
+	struct builder b = { 0 };
+	off_t size = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd = -1;
+	int r;
+
+	if (!path || !ret_t)
+		return -EINVAL;
+	r = open_regular(path, &fd, &size);
+	if (r < 0)
+		return r;
+	r = read_all(fd, size, &buf, &len);
+	(void)close(fd);
+	if (r < 0)
+		return r;
+	/* The file buffer is the pool: the builder owns and frees it from here on. */
+	b.pool = buf;
+	b.pool_len = len + 1;
+	b.pool_cap = len + 1;
+	r = parse_kallsyms(buf, len, &b);
+	if (r < 0)
+		goto err;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		r = -ENOMEM;
+		goto err;
+	}
+	r = symtab_build(t, &b);
+	if (r < 0)
+		goto err;
+	t->source = MAPLOG_SYM_KALLSYMS;
+	builder_exit(&b);
+	*ret_t = t;
+	return 0;
+err:
+	builder_exit(&b);
+	maplog_symtab__free(t);
+	return r;
+}
+
+/* ---- accessors ---------------------------------------------------------------------- */
+
+void maplog_symtab__free(struct maplog_symtab *t)
+{
+	if (!t)
+		return;
+	free(t->syms);
+	free(t->pool);
+	free(t->segs);
+	free(t->debug_path);
+	free(t);
+}
+
+const struct maplog_sym *maplog_symtab__find(const struct maplog_symtab *t, const char *name)
+{
+	if (!t || !name)
+		return NULL;
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->syms[i].name, name) == 0)
+			return &t->syms[i];
+	return NULL;
+}
+
+size_t maplog_symtab__nsyms(const struct maplog_symtab *t)
+{
+	return t ? t->n : 0;
+}
+
+const struct maplog_sym *maplog_symtab__sym(const struct maplog_symtab *t, size_t i)
+{
+	if (!t || i >= t->n)
+		return NULL;
+	return &t->syms[i];
+}
+
+const struct maplog_elf_info *maplog_symtab__info(const struct maplog_symtab *t)
+{
+	return t ? &t->info : NULL;
+}
+
+enum maplog_sym_source maplog_symtab__source(const struct maplog_symtab *t)
+{
+	return t ? t->source : MAPLOG_SYM_NONE;
+}
+
+const char *maplog_symtab__debug_path(const struct maplog_symtab *t)
+{
+	return t ? t->debug_path : NULL;
+}
+
+const char *maplog_sym_source_name(enum maplog_sym_source s)
+{
+	static const char *const names[MAPLOG_SYM_SOURCE_MAX] = {
+		[MAPLOG_SYM_SYMTAB] = "symtab",
+		[MAPLOG_SYM_DEBUG_BUILDID] = "debug-buildid",
+		[MAPLOG_SYM_DEBUG_LINK] = "debuglink",
+		[MAPLOG_SYM_DYNSYM] = "dynsym",
+		[MAPLOG_SYM_NONE] = "none",
+		[MAPLOG_SYM_KALLSYMS] = "kallsyms",
+	};
+
+	if ((unsigned)s >= MAPLOG_SYM_SOURCE_MAX)
+		return "unknown";
+	return names[s];
+}

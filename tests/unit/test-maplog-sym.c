@@ -1,0 +1,2109 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test-maplog-sym.c: Check suite for src/maplog/maplog-sym.c (function symbols of ELF
+ * images and kallsyms files).
+ *
+ * The ELF cases use this executable itself: it defines non-inlined functions and
+ * aliases, which must be found at their link-time addresses (run-time address minus
+ * the load bias that dl_iterate_phdr() reports).  main() makes, in a temporary
+ * directory, copies with objcopy: without DWARF (small, fast to mutate), a debug file
+ * (--only-keep-debug), a stripped image (--strip-all) and stripped images with a
+ * .gnu_debuglink; the tests lay them out under fake debug directories and symfs roots.
+ * If objcopy is not installed those cases are skipped with a message on stderr; if it
+ * is installed and fails, that is a test failure.  Hand-made ELF files give exact
+ * control over overlapping functions, aliases and corrupt tables.  Hostile inputs are
+ * mutated with a seeded PRNG, so every failure is reproducible.
+ */
+#include <check.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hwpmcd/common.h"
+#include "hwpmcd/maplog-elf.h"
+#include "hwpmcd/maplog-sym.h"
+
+/*
+ * For loops over thousands of entries: Check records every passing ck_assert() with a
+ * write(2) to its parent, which made a 100k-entry table take seconds to check.
+ */
+#define REQUIRE(cond, ...)                                                                         \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			ck_abort_msg(__VA_ARGS__);                                                 \
+	} while (0)
+
+/* ---- functions of this executable that the ELF cases look up ----------------------- */
+
+static volatile int sym_sink;
+
+int sym_test_alpha(int x);
+int sym_test_beta(int x);
+int sym_test_gamma(int x);
+int sym_dd_global_long_name(int x);
+int sym_dd_w(int x);
+int sym_dd2_zzzz(int x);
+int sym_dd2_ab(int x);
+int sym_dd2_aa(int x);
+int sym_dd3_weak_long(int x);
+
+__attribute__((noinline)) int sym_test_alpha(int x)
+{
+	sym_sink += x;
+	return x * 3 + 1;
+}
+
+__attribute__((noinline)) int sym_test_beta(int x)
+{
+	sym_sink ^= x;
+	return x - 11;
+}
+
+/* Larger, so that "inside" is well inside. */
+__attribute__((noinline)) int sym_test_gamma(int x)
+{
+	int acc = 0;
+
+	for (int i = 0; i < x; i++) {
+		acc += (i * x) ^ sym_sink;
+		sym_sink = acc;
+		if (acc & 0x100)
+			acc = acc * 7 - i;
+	}
+	return acc;
+}
+
+/* Group 1: a global wins over a shorter weak and a shorter local alias. */
+__attribute__((noinline)) int sym_dd_global_long_name(int x)
+{
+	sym_sink = x + 7;
+	return x + 7;
+}
+int sym_dd_w(int x) __attribute__((weak, alias("sym_dd_global_long_name")));
+static int sym_dd_l(int x) __attribute__((alias("sym_dd_global_long_name"), used));
+
+/* Group 2: three globals; the shorter wins, then the first in byte order. */
+__attribute__((noinline)) int sym_dd2_zzzz(int x)
+{
+	sym_sink = x * 5;
+	return x ^ 0x5a;
+}
+int sym_dd2_ab(int x) __attribute__((alias("sym_dd2_zzzz")));
+int sym_dd2_aa(int x) __attribute__((alias("sym_dd2_zzzz")));
+
+/* Group 3: a weak alias wins over the shorter local function it aliases. */
+__attribute__((noinline, used)) static int sym_dd3_l(int x)
+{
+	sym_sink = x - 3;
+	return x * 9;
+}
+int sym_dd3_weak_long(int x) __attribute__((weak, alias("sym_dd3_l")));
+
+/* ---- helpers --------------------------------------------------------------------------- */
+
+/* Short enough that every path made from it fits in PATH_MAX. */
+static char tmpdir[256];
+static char exe_path[PATH_MAX];
+
+enum prep_state { PREP_NONE = 0, PREP_OK, PREP_SKIPPED, PREP_FAILED, PREP_STATE_MAX };
+
+static enum prep_state prep;
+static char prep_why[2 * PATH_MAX];
+/* The build id of the test files, in hex. */
+static char bid_hex[2 * MAPLOG_BUILD_ID_MAX + 1];
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+
+static uint64_t rng(void)
+{
+	/* xorshift64: deterministic, so a failure is reproducible. */
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+__attribute__((format(printf, 2, 3))) static void tpath(char buf[PATH_MAX], const char *fmt, ...)
+{
+	char rel[PATH_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(rel, sizeof(rel), fmt, ap);
+	va_end(ap);
+	ck_assert(n > 0 && (size_t)n < sizeof(rel));
+	n = snprintf(buf, PATH_MAX, "%s/%s", tmpdir, rel);
+	ck_assert(n > 0 && n < PATH_MAX);
+}
+
+static bool slurp(const char *path, uint8_t **ret_buf, size_t *ret_len)
+{
+	struct stat st;
+	uint8_t *buf;
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || !(buf = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return false;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (got != (size_t)st.st_size) {
+		free(buf);
+		return false;
+	}
+	*ret_buf = buf;
+	*ret_len = got;
+	return true;
+}
+
+static bool write_file(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = util_write_all(fd, buf, len, NULL) == 0;
+	return close(fd) == 0 && ok;
+}
+
+static void put_file(const char *path, const void *buf, size_t len)
+{
+	ck_assert_msg(write_file(path, buf, len), "cannot write '%s'", path);
+}
+
+static bool copy_file(const char *from, const char *to)
+{
+	uint8_t *buf;
+	size_t len;
+	bool ok;
+
+	if (!slurp(from, &buf, &len))
+		return false;
+	ok = write_file(to, buf, len);
+	free(buf);
+	return ok;
+}
+
+/* mkdir -p of the directory part of @path (everything before the last '/'). */
+static bool mkdir_parents(const char *path)
+{
+	char buf[PATH_MAX];
+	char *slash;
+
+	if (strlen(path) >= sizeof(buf))
+		return false;
+	strcpy(buf, path);
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return true;
+	*slash = '\0';
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return false;
+		*p = '/';
+	}
+	return mkdir(buf, 0755) == 0 || errno == EEXIST;
+}
+
+/* Copy @from to @to, creating @to's directories. */
+static void place(const char *from, const char *to)
+{
+	ck_assert_msg(mkdir_parents(to), "cannot create the directories of '%s'", to);
+	ck_assert_msg(copy_file(from, to), "cannot copy '%s' to '%s'", from, to);
+}
+
+static bool have_tool(const char *name)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		if (n > 0 &&
+		    snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, name) < (int)sizeof(buf) &&
+		    access(buf, X_OK) == 0)
+			return true;
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return false;
+}
+
+/* Run "objcopy @opt @in @out" (@opt may be NULL), stderr to a log; true if it exits 0. */
+static bool objcopy(const char *opt, const char *in, const char *out)
+{
+	char a0[] = "objcopy";
+	char a1[PATH_MAX + 64], a2[PATH_MAX], a3[PATH_MAX];
+	char *argv[5] = { a0, a1, a2, a3, NULL };
+	char log[PATH_MAX + 16];
+	pid_t pid;
+	int status;
+
+	if (snprintf(a1, sizeof(a1), "%s", opt) >= (int)sizeof(a1) ||
+	    snprintf(a2, sizeof(a2), "%s", in) >= (int)sizeof(a2) ||
+	    snprintf(a3, sizeof(a3), "%s", out) >= (int)sizeof(a3))
+		return false;
+	(void)snprintf(log, sizeof(log), "%s/objcopy.log", tmpdir);
+	pid = fork();
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(126);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/*
+ * The test files, in tmpdir: small (no DWARF, with .symtab), prog.debug (its debug
+ * file), stripped (no .symtab), linked (stripped + debuglink to prog.debug), and
+ * flip.debug / linked-flip (a debug file whose build id differs, and an image linked
+ * to it by name and CRC).
+ */
+static void prepare(void)
+{
+	char small[PATH_MAX], dbg[PATH_MAX], stripped[PATH_MAX], linked[PATH_MAX];
+	char opt[PATH_MAX + 64], flip[PATH_MAX], lflip[PATH_MAX], dir[PATH_MAX];
+	struct maplog_elf_info info;
+	uint8_t *buf, *at;
+	size_t len;
+	int fd;
+
+	if (!have_tool("objcopy")) {
+		prep = PREP_SKIPPED;
+		(void)snprintf(prep_why, sizeof(prep_why), "objcopy is not installed");
+		return;
+	}
+	prep = PREP_FAILED;
+#define STEP(ok, ...)                                                                              \
+	do {                                                                                       \
+		if (!(ok)) {                                                                       \
+			(void)snprintf(prep_why, sizeof(prep_why), __VA_ARGS__);                   \
+			return;                                                                    \
+		}                                                                                  \
+	} while (0)
+	(void)snprintf(small, sizeof(small), "%s/small", tmpdir);
+	(void)snprintf(dbg, sizeof(dbg), "%s/prog.debug", tmpdir);
+	(void)snprintf(stripped, sizeof(stripped), "%s/stripped", tmpdir);
+	(void)snprintf(linked, sizeof(linked), "%s/linked", tmpdir);
+	(void)snprintf(dir, sizeof(dir), "%s/fl", tmpdir);
+	(void)snprintf(flip, sizeof(flip), "%s/fl/prog.debug", tmpdir);
+	(void)snprintf(lflip, sizeof(lflip), "%s/fl/linked-flip", tmpdir);
+	STEP(objcopy("--strip-debug", exe_path, small), "objcopy --strip-debug failed");
+	STEP(objcopy("--only-keep-debug", small, dbg), "objcopy --only-keep-debug failed");
+	STEP(objcopy("--strip-all", small, stripped), "objcopy --strip-all failed");
+	(void)snprintf(opt, sizeof(opt), "--add-gnu-debuglink=%s", dbg);
+	STEP(objcopy(opt, stripped, linked), "objcopy --add-gnu-debuglink failed");
+
+	fd = open(stripped, O_RDONLY | O_CLOEXEC);
+	STEP(fd >= 0 && maplog_elf_info_fd(fd, &info) == 0, "cannot read '%s'", stripped);
+	close(fd);
+	STEP(info.build_id_len >= 2, "the test executable has no build id (link with --build-id)");
+	for (size_t i = 0; i < info.build_id_len; i++)
+		(void)snprintf(bid_hex + 2 * i, 3, "%02x", info.build_id[i]);
+
+	/* The debug file with its build id changed in its last byte. */
+	STEP(slurp(dbg, &buf, &len), "cannot read '%s'", dbg);
+	at = memmem(buf, len, info.build_id, info.build_id_len);
+	STEP(at != NULL, "no build id bytes in '%s'", dbg);
+	at[info.build_id_len - 1] ^= 0xff;
+	STEP(mkdir(dir, 0755) == 0 && write_file(flip, buf, len), "cannot write '%s'", flip);
+	free(buf);
+	(void)snprintf(opt, sizeof(opt), "--add-gnu-debuglink=%s", flip);
+	STEP(objcopy(opt, stripped, lflip), "objcopy --add-gnu-debuglink (flip) failed");
+#undef STEP
+	prep = PREP_OK;
+}
+
+/* Whether the objcopy-made files exist; a failure to make them fails the test. */
+static bool need_files(void)
+{
+	if (prep == PREP_SKIPPED) {
+		fprintf(stderr, "test-maplog-sym: skipping a case: %s\n", prep_why);
+		return false;
+	}
+	ck_assert_msg(prep == PREP_OK, "cannot make the test files: %s", prep_why);
+	return true;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	(void)remove(p);
+	return 0;
+}
+
+static void rm_tree(const char *dir)
+{
+	(void)nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int first_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	/* The first object is the executable; dlpi_addr is its load bias. */
+	*(uint64_t *)arg = info->dlpi_addr;
+	return 1;
+}
+
+static uint64_t load_bias(void)
+{
+	uint64_t bias = 0;
+
+	ck_assert_int_eq(dl_iterate_phdr(first_object, &bias), 1);
+	return bias;
+}
+
+static uint64_t link_addr(int (*fn)(int))
+{
+	return (uint64_t)(uintptr_t)fn - load_bias();
+}
+
+static struct maplog_symtab *open_ok(const char *path, const struct maplog_sym_opts *opts)
+{
+	struct maplog_symtab *t = NULL;
+	int r = maplog_symtab__open(path, opts, &t);
+
+	ck_assert_msg(r == 0, "cannot open '%s': %d", path, r);
+	ck_assert_ptr_nonnull(t);
+	return t;
+}
+
+/*
+ * The invariants of every table: strictly increasing starts, non-empty names, and
+ * each function found at its own start (the greatest start <= it, which holds it).
+ */
+static void check_table(const struct maplog_symtab *t, bool kallsyms)
+{
+	size_t n = maplog_symtab__nsyms(t);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct maplog_sym *s = maplog_symtab__sym(t, i);
+
+		REQUIRE(s != NULL, "entry %zu missing", i);
+		REQUIRE(s->name != NULL && s->name[0] != '\0', "entry %zu: no name", i);
+		if (!kallsyms)
+			REQUIRE(s->module == NULL, "entry %zu: a module in an ELF table", i);
+		else
+			REQUIRE(s->size == 0, "entry %zu: kallsyms size %llu", i,
+				(unsigned long long)s->size);
+		if (i > 0)
+			REQUIRE(s->start > maplog_symtab__sym(t, i - 1)->start,
+				"entry %zu: start %#llx not above the previous one", i,
+				(unsigned long long)s->start);
+		if (s->start != UINT64_MAX)
+			REQUIRE(maplog_symtab__lookup(t, s->start) == s,
+				"entry %zu '%s' not found at its start", i, s->name);
+	}
+	ck_assert_ptr_null(maplog_symtab__sym(t, n));
+	ck_assert_ptr_nonnull(maplog_symtab__info(t));
+}
+
+/* The two tables hold the same functions. */
+static void check_same(const struct maplog_symtab *a, const struct maplog_symtab *b)
+{
+	ck_assert_uint_eq(maplog_symtab__nsyms(a), maplog_symtab__nsyms(b));
+	for (size_t i = 0; i < maplog_symtab__nsyms(a); i++) {
+		const struct maplog_sym *x = maplog_symtab__sym(a, i);
+		const struct maplog_sym *y = maplog_symtab__sym(b, i);
+
+		REQUIRE(x->start == y->start && x->size == y->size && strcmp(x->name, y->name) == 0,
+			"entry %zu differs: '%s' %#llx+%llu, '%s' %#llx+%llu", i, x->name,
+			(unsigned long long)x->start, (unsigned long long)x->size, y->name,
+			(unsigned long long)y->start, (unsigned long long)y->size);
+	}
+}
+
+/* Look up @fn by its run-time address and check name, start and the function's ends. */
+static void check_fn(const struct maplog_symtab *t, int (*fn)(int), const char *name)
+{
+	uint64_t a = link_addr(fn);
+	const struct maplog_sym *s = maplog_symtab__lookup(t, a);
+
+	ck_assert_msg(s != NULL, "'%s' not found at %#llx", name, (unsigned long long)a);
+	ck_assert_str_eq(s->name, name);
+	ck_assert_uint_eq(s->start, a);
+	ck_assert_ptr_null(s->module);
+	ck_assert_uint_gt(s->size, 0);
+	ck_assert_ptr_eq(maplog_symtab__lookup(t, a + s->size / 2), s);
+	ck_assert_ptr_eq(maplog_symtab__lookup(t, a + s->size - 1), s);
+	ck_assert_ptr_ne(maplog_symtab__lookup(t, a + s->size), s);
+	ck_assert_ptr_ne(maplog_symtab__lookup(t, a - 1), s);
+}
+
+static void check_self_names(const struct maplog_symtab *t)
+{
+	check_fn(t, sym_test_alpha, "sym_test_alpha");
+	check_fn(t, sym_test_beta, "sym_test_beta");
+	check_fn(t, sym_test_gamma, "sym_test_gamma");
+	check_fn(t, sym_dd_global_long_name, "sym_dd_global_long_name");
+	check_fn(t, sym_dd2_zzzz, "sym_dd2_aa");
+	check_fn(t, sym_dd3_weak_long, "sym_dd3_weak_long");
+}
+
+/* ---- the executable itself ----------------------------------------------------------- */
+
+START_TEST(test_self_symtab)
+{
+	struct maplog_symtab *t = open_ok(exe_path, NULL);
+	const struct maplog_elf_info *info = maplog_symtab__info(t);
+	const struct maplog_sym *s;
+
+	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_SYMTAB);
+	ck_assert_ptr_null(maplog_symtab__debug_path(t));
+	ck_assert_uint_gt(info->build_id_len, 0);
+	ck_assert(info->has_exec_section);
+	ck_assert_uint_gt(maplog_symtab__nsyms(t), 10);
+	check_table(t, false);
+	check_self_names(t);
+	/* Aliases that lost are gone; __find() sees only the kept names. */
+	s = maplog_symtab__find(t, "sym_test_beta");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->start, link_addr(sym_test_beta));
+	ck_assert_ptr_null(maplog_symtab__find(t, "sym_dd_w"));
+	ck_assert_ptr_null(maplog_symtab__find(t, "sym_dd_l"));
+	ck_assert_ptr_null(maplog_symtab__find(t, "sym_dd2_ab"));
+	ck_assert_ptr_null(maplog_symtab__find(t, "sym_dd2_zzzz"));
+	ck_assert_ptr_null(maplog_symtab__find(t, "sym_dd3_l"));
+	ck_assert_ptr_null(maplog_symtab__find(t, "no_such_function_here"));
+	/* Keep the functions called, so nothing about them is left to the optimizer. */
+	ck_assert_int_eq(sym_test_alpha(2) + sym_test_beta(20) + sym_dd_w(0) + sym_dd2_ab(0) +
+				 sym_dd3_weak_long(1) - sym_test_gamma(0),
+			 7 + 9 + 7 + 0x5a + 9);
+	maplog_symtab__free(t);
+}
+END_TEST
+
+START_TEST(test_self_proc_and_small)
+{
+	char small[PATH_MAX];
+	struct maplog_symtab *a, *b;
+
+	/* /proc/self/exe names the same file through a symlink. */
+	a = open_ok("/proc/self/exe", NULL);
+	b = open_ok(exe_path, NULL);
+	check_same(a, b);
+	maplog_symtab__free(a);
+	if (need_files()) {
+		/* --strip-debug keeps .symtab: the same functions without DWARF. */
+		tpath(small, "small");
+		a = open_ok(small, NULL);
+		ck_assert_int_eq(maplog_symtab__source(a), MAPLOG_SYM_SYMTAB);
+		check_same(a, b);
+		maplog_symtab__free(a);
+	}
+	maplog_symtab__free(b);
+}
+END_TEST
+
+/* ---- separate debug files ------------------------------------------------------------- */
+
+static void bid_path(char buf[PATH_MAX], const char *debugdir_rel)
+{
+	tpath(buf, "%s/.build-id/%.2s/%s.debug", debugdir_rel, bid_hex, bid_hex + 2);
+}
+
+/* Open @img with @debugdir and check the source, the debug path and the names. */
+static void check_debug(const char *img, const char *debugdir, enum maplog_sym_source want,
+			const char *want_path)
+{
+	struct maplog_sym_opts opts = { .debugdir = debugdir };
+	char small[PATH_MAX];
+	struct maplog_symtab *t, *ref;
+
+	t = open_ok(img, &opts);
+	ck_assert_msg(maplog_symtab__source(t) == want, "'%s': source %s, not %s", img,
+		      maplog_sym_source_name(maplog_symtab__source(t)),
+		      maplog_sym_source_name(want));
+	if (want_path)
+		ck_assert_str_eq(maplog_symtab__debug_path(t), want_path);
+	else
+		ck_assert_ptr_null(maplog_symtab__debug_path(t));
+	check_table(t, false);
+	if (want == MAPLOG_SYM_DEBUG_BUILDID || want == MAPLOG_SYM_DEBUG_LINK) {
+		tpath(small, "small");
+		ref = open_ok(small, NULL);
+		check_same(t, ref);
+		check_self_names(t);
+		/* __info() describes the image, not the debug file. */
+		ck_assert_uint_eq(maplog_symtab__info(t)->build_id_len,
+				  maplog_symtab__info(ref)->build_id_len);
+		ck_assert_mem_eq(maplog_symtab__info(t)->build_id,
+				 maplog_symtab__info(ref)->build_id,
+				 maplog_symtab__info(ref)->build_id_len);
+		maplog_symtab__free(ref);
+	} else {
+		/* A stripped executable exports no functions, or only a few. */
+		ck_assert_ptr_null(maplog_symtab__find(t, "sym_test_alpha"));
+		ck_assert_uint_eq(maplog_symtab__nsyms(t) == 0,
+				  maplog_symtab__source(t) == MAPLOG_SYM_NONE);
+	}
+	maplog_symtab__free(t);
+}
+
+static bool fallback(enum maplog_sym_source s)
+{
+	return s == MAPLOG_SYM_DYNSYM || s == MAPLOG_SYM_NONE;
+}
+
+/* The source a stripped image without usable debug file gets (DYNSYM or NONE). */
+static enum maplog_sym_source stripped_source(void)
+{
+	char img[PATH_MAX], empty[PATH_MAX];
+	struct maplog_sym_opts opts;
+	struct maplog_symtab *t;
+	enum maplog_sym_source s;
+
+	tpath(img, "stripped");
+	tpath(empty, "empty");
+	ck_assert(mkdir(empty, 0755) == 0 || errno == EEXIST);
+	opts = (struct maplog_sym_opts){ .debugdir = empty };
+	t = open_ok(img, &opts);
+	s = maplog_symtab__source(t);
+	ck_assert(fallback(s));
+	ck_assert_ptr_null(maplog_symtab__debug_path(t));
+	maplog_symtab__free(t);
+	return s;
+}
+
+START_TEST(test_debug_buildid)
+{
+	char img[PATH_MAX], dbg[PATH_MAX], dd[PATH_MAX], bp[PATH_MAX];
+
+	if (!need_files())
+		return;
+	tpath(img, "stripped");
+	tpath(dbg, "prog.debug");
+	tpath(dd, "bid");
+	bid_path(bp, "bid");
+	place(dbg, bp);
+	check_debug(img, dd, MAPLOG_SYM_DEBUG_BUILDID, bp);
+	/* A trailing slash on the debug directory changes nothing. */
+	tpath(dd, "bid/");
+	check_debug(img, dd, MAPLOG_SYM_DEBUG_BUILDID, bp);
+	/* Without it: the fallback. */
+	(void)stripped_source();
+}
+END_TEST
+
+START_TEST(test_debug_link)
+{
+	char img[PATH_MAX], dbg[PATH_MAX], linked[PATH_MAX], dd[PATH_MAX], p[PATH_MAX];
+	char dir3[PATH_MAX];
+
+	if (!need_files())
+		return;
+	tpath(dbg, "prog.debug");
+	tpath(linked, "linked");
+	tpath(dd, "empty");
+	ck_assert(mkdir(dd, 0755) == 0 || errno == EEXIST);
+
+	/* 1: in the image's directory. */
+	tpath(img, "l1/linked");
+	place(linked, img);
+	tpath(p, "l1/prog.debug");
+	place(dbg, p);
+	check_debug(img, dd, MAPLOG_SYM_DEBUG_LINK, p);
+
+	/* 2: in its .debug/ subdirectory. */
+	tpath(img, "l2/linked");
+	place(linked, img);
+	tpath(p, "l2/.debug/prog.debug");
+	place(dbg, p);
+	check_debug(img, dd, MAPLOG_SYM_DEBUG_LINK, p);
+
+	/* 3: under the debug directory, at the image's directory. */
+	tpath(img, "l3/linked");
+	place(linked, img);
+	tpath(dir3, "gdbg");
+	ck_assert_int_lt(snprintf(p, sizeof(p), "%s%s/l3/prog.debug", dir3, tmpdir), PATH_MAX);
+	place(dbg, p);
+	check_debug(img, dir3, MAPLOG_SYM_DEBUG_LINK, p);
+
+	/* The image's directory comes before .debug/. */
+	tpath(img, "l2/linked");
+	tpath(p, "l2/prog.debug");
+	place(dbg, p);
+	check_debug(img, dd, MAPLOG_SYM_DEBUG_LINK, p);
+}
+END_TEST
+
+START_TEST(test_debug_order)
+{
+	char img[PATH_MAX], dbg[PATH_MAX], linked[PATH_MAX], dd[PATH_MAX], p[PATH_MAX];
+	char bp[PATH_MAX];
+
+	if (!need_files())
+		return;
+	tpath(dbg, "prog.debug");
+	tpath(linked, "linked");
+
+	/* Both a build-id file and a debuglink file: the build id comes first. */
+	tpath(img, "both/linked");
+	place(linked, img);
+	tpath(p, "both/prog.debug");
+	place(dbg, p);
+	tpath(dd, "bothdbg");
+	bid_path(bp, "bothdbg");
+	place(dbg, bp);
+	check_debug(img, dd, MAPLOG_SYM_DEBUG_BUILDID, bp);
+
+	/* A build-id file that is not ELF is skipped; the debuglink then works. */
+	put_file(bp, "garbage\n", 8);
+	check_debug(img, dd, MAPLOG_SYM_DEBUG_LINK, p);
+	/* So is a FIFO there, without blocking. */
+	ck_assert_int_eq(unlink(bp), 0);
+	ck_assert_int_eq(mkfifo(bp, 0600), 0);
+	alarm(20);
+	check_debug(img, dd, MAPLOG_SYM_DEBUG_LINK, p);
+	alarm(0);
+}
+END_TEST
+
+START_TEST(test_debug_mismatch)
+{
+	char img[PATH_MAX], dbg[PATH_MAX], linked[PATH_MAX], dd[PATH_MAX], p[PATH_MAX];
+	char bp[PATH_MAX], flip[PATH_MAX];
+	enum maplog_sym_source fb;
+	uint8_t *buf;
+	size_t len;
+
+	if (!need_files())
+		return;
+	fb = stripped_source();
+	tpath(dbg, "prog.debug");
+	tpath(linked, "linked");
+	tpath(flip, "fl/prog.debug");
+	tpath(dd, "empty");
+
+	/* A build-id file whose build id differs. */
+	tpath(img, "stripped");
+	tpath(dd, "badbid");
+	bid_path(bp, "badbid");
+	place(flip, bp);
+	check_debug(img, dd, fb, NULL);
+
+	/* A debuglink file whose CRC differs (one byte more at the end). */
+	tpath(dd, "empty");
+	tpath(img, "crc/linked");
+	place(linked, img);
+	ck_assert(slurp(dbg, &buf, &len));
+	buf = realloc(buf, len + 1);
+	ck_assert_ptr_nonnull(buf);
+	buf[len] = 0;
+	tpath(p, "crc/prog.debug");
+	put_file(p, buf, len + 1);
+	free(buf);
+	check_debug(img, dd, fb, NULL);
+	/* ... and with the right file the link works. */
+	place(dbg, p);
+	check_debug(img, dd, MAPLOG_SYM_DEBUG_LINK, p);
+
+	/* The CRC matches, but both have build ids and they differ. */
+	tpath(img, "fl/linked-flip");
+	check_debug(img, dd, fb, NULL);
+	/* A build-id file of the image's own id is found first and used. */
+	tpath(dd, "bid2");
+	bid_path(bp, "bid2");
+	place(dbg, bp);
+	check_debug(img, dd, MAPLOG_SYM_DEBUG_BUILDID, bp);
+}
+END_TEST
+
+START_TEST(test_symfs)
+{
+	char root[PATH_MAX], p[PATH_MAX], bp[PATH_MAX], small[PATH_MAX];
+	struct maplog_sym_opts opts;
+	struct maplog_symtab *t;
+	char rootslash[PATH_MAX + 1];
+
+	if (!need_files())
+		return;
+	tpath(root, "root");
+	tpath(small, "small");
+	tpath(p, "stripped");
+	place(p, strcat(strcpy(bp, root), "/usr/bin/prog"));
+	tpath(p, "linked");
+	place(p, strcat(strcpy(bp, root), "/usr/bin/lnk"));
+	place(small, strcat(strcpy(bp, root), "/usr/bin/full"));
+	tpath(p, "prog.debug");
+	ck_assert_int_lt(snprintf(bp, sizeof(bp), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root,
+				  bid_hex, bid_hex + 2),
+			 PATH_MAX);
+	place(p, bp);
+
+	/* The default debug directory, under the symfs root. */
+	opts = (struct maplog_sym_opts){ .symfs = root };
+	t = open_ok("/usr/bin/prog", &opts);
+	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_DEBUG_BUILDID);
+	ck_assert_str_eq(maplog_symtab__debug_path(t), bp);
+	check_self_names(t);
+	maplog_symtab__free(t);
+	/* A trailing slash on the root. */
+	(void)snprintf(rootslash, sizeof(rootslash), "%s/", root);
+	opts.symfs = rootslash;
+	t = open_ok("/usr/bin/prog", &opts);
+	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_DEBUG_BUILDID);
+	ck_assert_str_eq(maplog_symtab__debug_path(t), bp);
+	maplog_symtab__free(t);
+	/* An image with its own .symtab. */
+	opts.symfs = root;
+	t = open_ok("/usr/bin/full", &opts);
+	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_SYMTAB);
+	check_self_names(t);
+	maplog_symtab__free(t);
+	/* A debuglink under <symfs><debugdir>/<image directory>/. */
+	tpath(p, "prog.debug");
+	ck_assert_int_lt(snprintf(bp, sizeof(bp), "%s/dbg2/usr/bin/prog.debug", root), PATH_MAX);
+	place(p, bp);
+	opts.debugdir = "/dbg2";
+	t = open_ok("/usr/bin/lnk", &opts);
+	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_DEBUG_LINK);
+	ck_assert_str_eq(maplog_symtab__debug_path(t), bp);
+	check_self_names(t);
+	maplog_symtab__free(t);
+	/* The image is looked up under the root only. */
+	ck_assert_int_eq(maplog_symtab__open(small, &opts, &t), -ENOENT);
+	/* "/" and "" are the real root. */
+	opts = (struct maplog_sym_opts){ .symfs = "/" };
+	t = open_ok(small, &opts);
+	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_SYMTAB);
+	maplog_symtab__free(t);
+	opts.symfs = "";
+	t = open_ok(small, &opts);
+	maplog_symtab__free(t);
+}
+END_TEST
+
+/* ---- opening errors -------------------------------------------------------------------- */
+
+START_TEST(test_open_errors)
+{
+	struct maplog_symtab *t, *const sentinel = (struct maplog_symtab *)&rng_state;
+	char p[PATH_MAX];
+	uint8_t junk[256];
+
+	t = sentinel;
+	tpath(p, "no-such-file");
+	ck_assert_int_eq(maplog_symtab__open(p, NULL, &t), -ENOENT);
+	tpath(p, "no-such-dir/file");
+	ck_assert_int_eq(maplog_symtab__open(p, NULL, &t), -ENOENT);
+	ck_assert_int_eq(maplog_symtab__open(NULL, NULL, &t), -EINVAL);
+	ck_assert_int_eq(maplog_symtab__open("", NULL, &t), -EINVAL);
+	/* A directory, a FIFO (without blocking: nobody ever writes to it), /dev/null. */
+	ck_assert_int_eq(maplog_symtab__open(tmpdir, NULL, &t), -ENOEXEC);
+	tpath(p, "fifo");
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	alarm(20);
+	ck_assert_int_eq(maplog_symtab__open(p, NULL, &t), -ENOEXEC);
+	ck_assert_int_eq(maplog_symtab__kallsyms(p, &t), -ENOEXEC);
+	alarm(0);
+	ck_assert_int_eq(maplog_symtab__open("/dev/null", NULL, &t), -ENOEXEC);
+	/* Not ELF. */
+	tpath(p, "empty-file");
+	put_file(p, "", 0);
+	ck_assert_int_eq(maplog_symtab__open(p, NULL, &t), -ENOEXEC);
+	tpath(p, "text-file");
+	put_file(p, "#!/bin/sh\necho hello\n", 21);
+	ck_assert_int_eq(maplog_symtab__open(p, NULL, &t), -ENOEXEC);
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)rng();
+	put_file(p, junk, sizeof(junk));
+	ck_assert_int_eq(maplog_symtab__open(p, NULL, &t), -ENOEXEC);
+	/* Too long a path. */
+	{
+		static char longp[PATH_MAX + 16];
+
+		memset(longp, 'a', sizeof(longp) - 1);
+		longp[0] = '/';
+		ck_assert_int_eq(maplog_symtab__open(longp, NULL, &t), -ENAMETOOLONG);
+	}
+	/* Unreadable (root reads everything, so only as another user). */
+	if (geteuid() != 0 && need_files()) {
+		char q[PATH_MAX];
+
+		tpath(p, "small");
+		tpath(q, "unreadable");
+		place(p, q);
+		ck_assert_int_eq(chmod(q, 0), 0);
+		ck_assert_int_eq(maplog_symtab__open(q, NULL, &t), -EACCES);
+	}
+	/* Outputs are written only on success. */
+	ck_assert_ptr_eq(t, sentinel);
+}
+END_TEST
+
+START_TEST(test_api)
+{
+	ck_assert_str_eq(maplog_sym_source_name(MAPLOG_SYM_SYMTAB), "symtab");
+	ck_assert_str_eq(maplog_sym_source_name(MAPLOG_SYM_DEBUG_BUILDID), "debug-buildid");
+	ck_assert_str_eq(maplog_sym_source_name(MAPLOG_SYM_DEBUG_LINK), "debuglink");
+	ck_assert_str_eq(maplog_sym_source_name(MAPLOG_SYM_DYNSYM), "dynsym");
+	ck_assert_str_eq(maplog_sym_source_name(MAPLOG_SYM_NONE), "none");
+	ck_assert_str_eq(maplog_sym_source_name(MAPLOG_SYM_KALLSYMS), "kallsyms");
+	ck_assert_str_eq(maplog_sym_source_name(MAPLOG_SYM_SOURCE_MAX), "unknown");
+	ck_assert_str_eq(maplog_sym_source_name((enum maplog_sym_source)99), "unknown");
+	maplog_symtab__free(NULL);
+	ck_assert_ptr_null(maplog_symtab__lookup(NULL, 0x1000));
+	ck_assert_ptr_null(maplog_symtab__find(NULL, "x"));
+	ck_assert_ptr_null(maplog_symtab__sym(NULL, 0));
+	ck_assert_uint_eq(maplog_symtab__nsyms(NULL), 0);
+	ck_assert_ptr_null(maplog_symtab__debug_path(NULL));
+}
+END_TEST
+
+/* ---- hand-made ELF files --------------------------------------------------------------- */
+
+struct tsym {
+	const char *name;
+	uint64_t value;
+	uint64_t size;
+	unsigned char type; /* STT_* */
+	unsigned char bind; /* STB_* */
+	bool undef;	    /* st_shndx SHN_UNDEF instead of .text */
+	bool dyn;	    /* in .dynsym instead of .symtab */
+};
+
+#define FN(nm, val, sz)                                                                            \
+	{                                                                                          \
+		.name = (nm), .value = (val), .size = (sz), .type = STT_FUNC, .bind = STB_GLOBAL   \
+	}
+
+enum { SEC_NULL, SEC_TEXT, SEC_STRTAB, SEC_SYMTAB, SEC_DYNSYM, SEC_SHSTRTAB, SEC_NUM };
+
+/* A 64-bit native-order ET_DYN file: .text (NOBITS), .strtab, .symtab, .dynsym. */
+struct synth {
+	uint8_t *buf;
+	size_t len;
+	size_t shoff;	   /* section header table */
+	size_t symtab_off; /* .symtab entries (entry 0 is the null symbol) */
+	size_t strtab_off;
+	size_t strtab_size;
+	size_t nsymtab; /* entries in .symtab, null symbol included */
+};
+
+static size_t align8(size_t x)
+{
+	return (x + 7) & ~(size_t)7;
+}
+
+static void synth_build(struct synth *e, const struct tsym *syms, size_t n, bool with_symtab)
+{
+	static const char shstr[] = "\0.text\0.strtab\0.symtab\0.dynsym\0.shstrtab";
+	const size_t shname[SEC_NUM] = { 0, 1, 7, 15, 23, 31 };
+	size_t strsize = 1, nsym = 1, ndyn = 1, off, shstr_off, dynsym_off, k;
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh;
+	uint8_t *b;
+
+	for (size_t i = 0; i < n; i++) {
+		strsize += strlen(syms[i].name) + 1;
+		if (syms[i].dyn)
+			ndyn++;
+		else
+			nsym++;
+	}
+	e->strtab_off = sizeof(eh);
+	e->strtab_size = strsize;
+	shstr_off = e->strtab_off + strsize;
+	e->symtab_off = align8(shstr_off + sizeof(shstr));
+	dynsym_off = e->symtab_off + nsym * sizeof(Elf64_Sym);
+	e->shoff = align8(dynsym_off + ndyn * sizeof(Elf64_Sym));
+	e->len = e->shoff + SEC_NUM * sizeof(*sh);
+	e->nsymtab = nsym;
+	b = calloc(1, e->len);
+	ck_assert_ptr_nonnull(b);
+	e->buf = b;
+
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_DYN;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_shoff = e->shoff;
+	eh.e_ehsize = sizeof(eh);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = SEC_NUM;
+	eh.e_shstrndx = SEC_SHSTRTAB;
+	memcpy(b, &eh, sizeof(eh));
+	memcpy(b + shstr_off, shstr, sizeof(shstr));
+
+	/* Names, and symbols in their table; the null symbols stay zero. */
+	off = 1;
+	k = 1;
+	for (size_t i = 0, kd = 1; i < n; i++) {
+		Elf64_Sym s;
+
+		memset(&s, 0, sizeof(s));
+		memcpy(b + e->strtab_off + off, syms[i].name, strlen(syms[i].name) + 1);
+		s.st_name = syms[i].name[0] ? (uint32_t)off : 0;
+		off += strlen(syms[i].name) + 1;
+		s.st_info = (unsigned char)ELF64_ST_INFO(syms[i].bind, syms[i].type);
+		s.st_shndx = syms[i].undef ? SHN_UNDEF : SEC_TEXT;
+		s.st_value = syms[i].value;
+		s.st_size = syms[i].size;
+		if (syms[i].dyn)
+			memcpy(b + dynsym_off + kd++ * sizeof(s), &s, sizeof(s));
+		else
+			memcpy(b + e->symtab_off + k++ * sizeof(s), &s, sizeof(s));
+	}
+
+	/*
+	 * Written in place (calloc'ed, e->shoff is 8-aligned): GCC 12 at -O2 dropped the
+	 * field stores to a stack copy that was then memcpy'd here.
+	 */
+	sh = (Elf64_Shdr *)(void *)(b + e->shoff);
+	for (int i = 0; i < SEC_NUM; i++)
+		sh[i].sh_name = (uint32_t)shname[i];
+	sh[SEC_TEXT].sh_type = SHT_NOBITS;
+	sh[SEC_TEXT].sh_flags = SHF_ALLOC | SHF_EXECINSTR;
+	sh[SEC_TEXT].sh_addr = 0x1000;
+	sh[SEC_TEXT].sh_size = 0x100000;
+	sh[SEC_TEXT].sh_addralign = 16;
+	sh[SEC_STRTAB].sh_type = SHT_STRTAB;
+	sh[SEC_STRTAB].sh_offset = e->strtab_off;
+	sh[SEC_STRTAB].sh_size = strsize;
+	sh[SEC_STRTAB].sh_addralign = 1;
+	sh[SEC_SYMTAB].sh_type = with_symtab ? SHT_SYMTAB : SHT_PROGBITS;
+	sh[SEC_SYMTAB].sh_offset = e->symtab_off;
+	sh[SEC_SYMTAB].sh_size = nsym * sizeof(Elf64_Sym);
+	sh[SEC_SYMTAB].sh_link = SEC_STRTAB;
+	sh[SEC_SYMTAB].sh_entsize = sizeof(Elf64_Sym);
+	sh[SEC_SYMTAB].sh_addralign = 8;
+	sh[SEC_DYNSYM].sh_type = SHT_DYNSYM;
+	sh[SEC_DYNSYM].sh_offset = dynsym_off;
+	sh[SEC_DYNSYM].sh_size = ndyn * sizeof(Elf64_Sym);
+	sh[SEC_DYNSYM].sh_link = SEC_STRTAB;
+	sh[SEC_DYNSYM].sh_entsize = sizeof(Elf64_Sym);
+	sh[SEC_DYNSYM].sh_addralign = 8;
+	sh[SEC_SHSTRTAB].sh_type = SHT_STRTAB;
+	sh[SEC_SHSTRTAB].sh_offset = shstr_off;
+	sh[SEC_SHSTRTAB].sh_size = sizeof(shstr);
+	sh[SEC_SHSTRTAB].sh_addralign = 1;
+}
+
+static Elf64_Shdr *synth_shdr(struct synth *e, int i)
+{
+	return (Elf64_Shdr *)(void *)(e->buf + e->shoff + (size_t)i * sizeof(Elf64_Shdr));
+}
+
+static Elf64_Sym *synth_sym(struct synth *e, size_t i)
+{
+	return (Elf64_Sym *)(void *)(e->buf + e->symtab_off + i * sizeof(Elf64_Sym));
+}
+
+/* Write @e to tmpdir/@name and open it; returns the result, *ret_t on success. */
+static int synth_open(const struct synth *e, const char *name, struct maplog_symtab **ret_t)
+{
+	char p[PATH_MAX];
+
+	tpath(p, "%s", name);
+	put_file(p, e->buf, e->len);
+	return maplog_symtab__open(p, NULL, ret_t);
+}
+
+static struct maplog_symtab *synth_table(const struct tsym *syms, size_t n, bool with_symtab)
+{
+	struct maplog_symtab *t = NULL;
+	struct synth e;
+
+	synth_build(&e, syms, n, with_symtab);
+	ck_assert_int_eq(synth_open(&e, "synth", &t), 0);
+	free(e.buf);
+	check_table(t, false);
+	return t;
+}
+
+static void expect_at(const struct maplog_symtab *t, uint64_t addr, const char *name)
+{
+	const struct maplog_sym *s = maplog_symtab__lookup(t, addr);
+
+	if (!name) {
+		REQUIRE(s == NULL, "%#llx: '%s', expected nothing", (unsigned long long)addr,
+			s ? s->name : "");
+		return;
+	}
+	REQUIRE(s != NULL, "%#llx: nothing, expected '%s'", (unsigned long long)addr, name);
+	REQUIRE(strcmp(s->name, name) == 0, "%#llx: '%s', expected '%s'", (unsigned long long)addr,
+		s->name, name);
+}
+
+START_TEST(test_synth_filter)
+{
+	const struct tsym syms[] = {
+		{ .name = "obj", .value = 0x1000, .size = 8, .type = STT_OBJECT },
+		{ .name = "notype", .value = 0x1100, .type = STT_NOTYPE },
+		{ .name = "undef_fn", .value = 0x1200, .type = STT_FUNC, .undef = true },
+		{ .name = "zero_fn", .value = 0, .size = 16, .type = STT_FUNC },
+		{ .name = "", .value = 0x1300, .size = 16, .type = STT_FUNC },
+		{ .name = "ifunc", .value = 0x1400, .size = 0x20, .type = STT_GNU_IFUNC },
+		FN("f_sized", 0x2000, 0x10),
+		{ .name = "f_zero", .value = 0x3000, .type = STT_FUNC, .bind = STB_LOCAL },
+		{ .name = "f_dyn", .value = 0x4000, .size = 0x100, .type = STT_FUNC, .dyn = true },
+		FN("f_last0", 0x8000, 0),
+	};
+	struct maplog_symtab *t = synth_table(syms, ARRAY_SIZE(syms), true);
+
+	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_SYMTAB);
+	ck_assert_uint_eq(maplog_symtab__nsyms(t), 5);
+	ck_assert_uint_eq(maplog_symtab__info(t)->e_type, ET_DYN);
+	expect_at(t, 0, NULL);
+	expect_at(t, 0x13ff, NULL);
+	expect_at(t, 0x1400, "ifunc");
+	expect_at(t, 0x141f, "ifunc");
+	expect_at(t, 0x1420, NULL);
+	expect_at(t, 0x200f, "f_sized");
+	expect_at(t, 0x2010, NULL);
+	/* Size 0: up to the next function. */
+	expect_at(t, 0x3000, "f_zero");
+	expect_at(t, 0x3fff, "f_zero");
+	expect_at(t, 0x4000, "f_dyn");
+	expect_at(t, 0x40ff, "f_dyn");
+	expect_at(t, 0x4100, NULL);
+	/* The last one, of size 0: 4096 bytes. */
+	expect_at(t, 0x8000, "f_last0");
+	expect_at(t, 0x8fff, "f_last0");
+	expect_at(t, 0x9000, NULL);
+	expect_at(t, UINT64_MAX, NULL);
+	ck_assert_uint_eq(maplog_symtab__find(t, "f_sized")->size, 0x10);
+	ck_assert_uint_eq(maplog_symtab__find(t, "f_zero")->size, 0);
+	ck_assert_ptr_null(maplog_symtab__find(t, "obj"));
+	ck_assert_ptr_null(maplog_symtab__find(t, "undef_fn"));
+	maplog_symtab__free(t);
+
+	/* No .symtab and no debug file: .dynsym alone. */
+	t = synth_table(syms, ARRAY_SIZE(syms), false);
+	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_DYNSYM);
+	ck_assert_ptr_null(maplog_symtab__debug_path(t));
+	ck_assert_uint_eq(maplog_symtab__nsyms(t), 1);
+	expect_at(t, 0x4080, "f_dyn");
+	expect_at(t, 0x3000, NULL);
+	maplog_symtab__free(t);
+
+	/* No functions at all. */
+	t = synth_table(syms, 5, true);
+	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_NONE);
+	ck_assert_uint_eq(maplog_symtab__nsyms(t), 0);
+	ck_assert_ptr_null(maplog_symtab__sym(t, 0));
+	ck_assert_ptr_null(maplog_symtab__find(t, "obj"));
+	expect_at(t, 0x1000, NULL);
+	maplog_symtab__free(t);
+	t = synth_table(NULL, 0, false);
+	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_NONE);
+	maplog_symtab__free(t);
+}
+END_TEST
+
+START_TEST(test_synth_edges)
+{
+	const struct tsym syms[] = {
+		FN("low", 1, 0),
+		FN("top", 0xfffffffffffff000ull, 0x2000), /* wraps: saturated at 2^64 - 1 */
+	};
+	const struct tsym last0[] = {
+		FN("a", 0x1000, 0x10),
+		FN("z", 0xfffffffffffffff0ull, 0), /* last, size 0: saturated too */
+	};
+	struct maplog_symtab *t = synth_table(syms, ARRAY_SIZE(syms), true);
+
+	expect_at(t, 0, NULL);
+	expect_at(t, 1, "low");
+	expect_at(t, 0xffffffffffffefffull, "low");
+	expect_at(t, 0xfffffffffffff000ull, "top");
+	expect_at(t, UINT64_MAX - 1, "top");
+	expect_at(t, UINT64_MAX, NULL);
+	maplog_symtab__free(t);
+	t = synth_table(last0, ARRAY_SIZE(last0), true);
+	expect_at(t, 0xfffffffffffffff0ull, "z");
+	expect_at(t, UINT64_MAX - 1, "z");
+	expect_at(t, 0x1010, NULL);
+	maplog_symtab__free(t);
+}
+END_TEST
+
+/*
+ * The reference rule, by brute force over @syms (unique values, any order): the
+ * function with the greatest start <= addr that holds addr.
+ */
+static const char *brute_lookup(const struct tsym *syms, size_t n, uint64_t addr)
+{
+	const struct tsym *best = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t end = syms[i].value + syms[i].size;
+
+		if (syms[i].size == 0) {
+			uint64_t next = UINT64_MAX;
+			bool have = false;
+
+			for (size_t j = 0; j < n; j++) {
+				if (syms[j].value > syms[i].value && syms[j].value <= next) {
+					next = syms[j].value;
+					have = true;
+				}
+			}
+			end = have ? next : syms[i].value + 4096;
+		}
+		if (syms[i].value <= addr && addr < end && (!best || syms[i].value > best->value))
+			best = &syms[i];
+	}
+	return best ? best->name : NULL;
+}
+
+static void check_against_brute(const struct maplog_symtab *t, const struct tsym *syms, size_t n,
+				uint64_t addr)
+{
+	expect_at(t, addr, brute_lookup(syms, n, addr));
+}
+
+START_TEST(test_synth_overlap)
+{
+	static struct tsym syms[80];
+	static char names[80][16];
+	size_t n = 0;
+	struct maplog_symtab *t;
+
+#define ADD(nm, v, sz)                                                                             \
+	do {                                                                                       \
+		syms[n] = (struct tsym)FN(nm, v, sz);                                              \
+		n++;                                                                               \
+	} while (0)
+	/* Nested: A holds B and C and D, and the gaps between them. */
+	ADD("A", 0x1000, 0x100);
+	ADD("B", 0x1010, 0x10);
+	ADD("C", 0x1030, 0x10);
+	ADD("D", 0x1040, 0x10);
+	/* Deeper: E holds F holds G and H. */
+	ADD("E", 0x2000, 0x1000);
+	ADD("F", 0x2100, 0xe00);
+	ADD("G", 0x2200, 0x100);
+	ADD("H", 0x2400, 0x100);
+	/* Crossing: X and Y overlap without nesting. */
+	ADD("X", 0x4000, 0x100);
+	ADD("Y", 0x4080, 0x180);
+	/* Size 0 after sized ones, and a size-0 label inside a sized function. */
+	ADD("Z0", 0x5000, 0);
+	ADD("W", 0x5100, 0x10);
+	ADD("BIG", 0x6000, 0x100);
+	ADD("L0", 0x6080, 0);
+	ADD("after", 0x6200, 0x10);
+	/* 50 small functions inside one large one: no fixed window of predecessors works. */
+	ADD("HUGE", 0x10000, 0x10000);
+	for (int k = 0; k < 50; k++) {
+		(void)snprintf(names[k], sizeof(names[k]), "in%02d", k);
+		ADD(names[k], 0x10000 + 0x100 * (uint64_t)k + 0x10, 0x10);
+	}
+	ADD("last0", 0x30000, 0);
+#undef ADD
+	t = synth_table(syms, n, true);
+	ck_assert_uint_eq(maplog_symtab__nsyms(t), n);
+	expect_at(t, 0xfff, NULL);
+	expect_at(t, 0x1000, "A");
+	expect_at(t, 0x1015, "B");
+	expect_at(t, 0x1020, "A");
+	expect_at(t, 0x1035, "C");
+	expect_at(t, 0x1040, "D");
+	expect_at(t, 0x1050, "A");
+	expect_at(t, 0x10ff, "A");
+	expect_at(t, 0x1100, NULL);
+	expect_at(t, 0x2250, "G");
+	expect_at(t, 0x2350, "F");
+	expect_at(t, 0x2450, "H");
+	expect_at(t, 0x2eff, "F");
+	expect_at(t, 0x2f00, "E");
+	expect_at(t, 0x2fff, "E");
+	expect_at(t, 0x3000, NULL);
+	expect_at(t, 0x4050, "X");
+	expect_at(t, 0x40f0, "Y");
+	expect_at(t, 0x4150, "Y");
+	expect_at(t, 0x4200, NULL);
+	expect_at(t, 0x50ff, "Z0");
+	expect_at(t, 0x5100, "W");
+	expect_at(t, 0x5110, NULL);
+	expect_at(t, 0x6050, "BIG");
+	expect_at(t, 0x6090, "L0");
+	expect_at(t, 0x61ff, "L0");
+	expect_at(t, 0x6200, "after");
+	expect_at(t, 0x10000 + 0x100 * 49 + 0x80, "HUGE");
+	expect_at(t, 0x10000 + 0x100 * 49 + 0x18, "in49");
+	expect_at(t, 0x1ffff, "HUGE");
+	expect_at(t, 0x20000, NULL);
+	expect_at(t, 0x30fff, "last0");
+	expect_at(t, 0x31000, NULL);
+	/* Every boundary and its neighbours, against the brute-force rule. */
+	for (size_t i = 0; i < n; i++) {
+		for (int d = -1; d <= 1; d++) {
+			check_against_brute(t, syms, n, syms[i].value + (uint64_t)d);
+			check_against_brute(t, syms, n, syms[i].value + syms[i].size + (uint64_t)d);
+		}
+	}
+	maplog_symtab__free(t);
+}
+END_TEST
+
+/* Random tables with overlaps and sizes 0, against the brute-force rule. */
+START_TEST(test_synth_random)
+{
+	enum { NSYM = 200 };
+	static struct tsym syms[NSYM];
+	static char names[NSYM][16];
+	struct maplog_symtab *t;
+
+	for (int round = 0; round < 5; round++) {
+		size_t n = 0;
+
+		while (n < NSYM) {
+			uint64_t v = 0x1000 + (rng() % 0x4000) * 4;
+			uint64_t r = rng() % 8;
+			bool dup = false;
+
+			for (size_t j = 0; j < n; j++)
+				dup |= syms[j].value == v;
+			if (dup)
+				continue;
+			(void)snprintf(names[n], sizeof(names[n]), "r%zu", n);
+			syms[n] = (struct tsym)FN(names[n], v,
+						  r < 2	  ? 0
+						  : r < 6 ? rng() % 0x80 + 1
+							  : rng() % 0x4000 + 1);
+			syms[n].dyn = (rng() & 3) == 0;
+			n++;
+		}
+		t = synth_table(syms, n, true);
+		ck_assert_uint_eq(maplog_symtab__nsyms(t), n);
+		for (size_t i = 0; i < n; i++) {
+			for (int d = -1; d <= 1; d++) {
+				check_against_brute(t, syms, n, syms[i].value + (uint64_t)d);
+				check_against_brute(t, syms, n,
+						    syms[i].value + syms[i].size + (uint64_t)d);
+			}
+		}
+		for (int k = 0; k < 2000; k++)
+			check_against_brute(t, syms, n, 0x1000 + rng() % 0x14000);
+		maplog_symtab__free(t);
+	}
+}
+END_TEST
+
+START_TEST(test_synth_dedupe)
+{
+	const struct tsym base[] = {
+		/* Group 1: global beats the shorter weak and local. */
+		{ .name = "gl_long",
+		  .value = 0x2000,
+		  .size = 0,
+		  .type = STT_FUNC,
+		  .bind = STB_GLOBAL },
+		{ .name = "wk", .value = 0x2000, .size = 0x40, .type = STT_FUNC, .bind = STB_WEAK },
+		{ .name = "lc", .value = 0x2000, .type = STT_FUNC, .bind = STB_LOCAL, .dyn = true },
+		/* Group 2: globals: the shortest, then the smaller in byte order. */
+		{ .name = "bb", .value = 0x3000, .size = 8, .type = STT_FUNC, .bind = STB_GLOBAL },
+		{ .name = "abc", .value = 0x3000, .size = 8, .type = STT_FUNC, .bind = STB_GLOBAL },
+		{ .name = "ab",
+		  .value = 0x3000,
+		  .size = 8,
+		  .type = STT_FUNC,
+		  .bind = STB_GLOBAL,
+		  .dyn = true },
+		{ .name = "aB",
+		  .value = 0x3000,
+		  .size = 8,
+		  .type = STT_GNU_IFUNC,
+		  .bind = STB_GLOBAL },
+		/* Group 3: weak beats the shorter local. */
+		{ .name = "w_long",
+		  .value = 0x4000,
+		  .size = 8,
+		  .type = STT_FUNC,
+		  .bind = STB_WEAK },
+		{ .name = "l", .value = 0x4000, .size = 8, .type = STT_FUNC, .bind = STB_LOCAL },
+		/* Group 4: one name in both tables. */
+		{ .name = "same",
+		  .value = 0x5000,
+		  .size = 8,
+		  .type = STT_FUNC,
+		  .bind = STB_GLOBAL },
+		{ .name = "same",
+		  .value = 0x5000,
+		  .size = 8,
+		  .type = STT_FUNC,
+		  .bind = STB_GLOBAL,
+		  .dyn = true },
+		/* Group 6: STB_GNU_UNIQUE counts as global. */
+		{ .name = "uq_long",
+		  .value = 0x7000,
+		  .size = 8,
+		  .type = STT_FUNC,
+		  .bind = STB_GNU_UNIQUE },
+		{ .name = "w", .value = 0x7000, .size = 8, .type = STT_FUNC, .bind = STB_WEAK },
+		/* Group 5: local beats an unusual binding (STB_LOPROC; 10 is STB_GNU_UNIQUE). */
+		{ .name = "os_bind",
+		  .value = 0x6000,
+		  .size = 8,
+		  .type = STT_FUNC,
+		  .bind = STB_LOPROC },
+		{ .name = "local_long",
+		  .value = 0x6000,
+		  .size = 8,
+		  .type = STT_FUNC,
+		  .bind = STB_LOCAL },
+	};
+	struct tsym syms[ARRAY_SIZE(base)];
+	const size_t n = ARRAY_SIZE(base);
+
+	/* Every rotation, and every rotation reversed: the result is the same. */
+	for (size_t rot = 0; rot < 2 * n; rot++) {
+		struct maplog_symtab *t;
+		const struct maplog_sym *s;
+
+		for (size_t i = 0; i < n; i++) {
+			size_t j = (i + rot) % n;
+
+			syms[rot < n ? i : n - 1 - i] = base[j];
+		}
+		t = synth_table(syms, n, true);
+		ck_assert_uint_eq(maplog_symtab__nsyms(t), 6);
+		s = maplog_symtab__lookup(t, 0x2000);
+		ck_assert_str_eq(s->name, "gl_long");
+		/* The largest size of the aliases is kept. */
+		ck_assert_uint_eq(s->size, 0x40);
+		expect_at(t, 0x203f, "gl_long");
+		expect_at(t, 0x2040, NULL);
+		expect_at(t, 0x3000, "aB");
+		expect_at(t, 0x4000, "w_long");
+		expect_at(t, 0x5000, "same");
+		expect_at(t, 0x6000, "local_long");
+		expect_at(t, 0x7000, "uq_long");
+		ck_assert_ptr_null(maplog_symtab__find(t, "wk"));
+		ck_assert_ptr_null(maplog_symtab__find(t, "ab"));
+		maplog_symtab__free(t);
+	}
+}
+END_TEST
+
+START_TEST(test_synth_hostile)
+{
+	const struct tsym syms[] = {
+		FN("one", 0x1000, 0x10),
+		{ .name = "obj", .value = 0x1800, .size = 8, .type = STT_OBJECT },
+		FN("two", 0x2000, 0x10),
+		FN("three", 0x3000, 0x10),
+	};
+	struct maplog_symtab *t = NULL;
+	struct synth e;
+
+#define FRESH() synth_build(&e, syms, ARRAY_SIZE(syms), true)
+#define EXPECT(want)                                                                               \
+	do {                                                                                       \
+		ck_assert_int_eq(synth_open(&e, "hostile", &t), (want));                           \
+		if ((want) == 0) {                                                                 \
+			check_table(t, false);                                                     \
+			maplog_symtab__free(t);                                                    \
+		}                                                                                  \
+		free(e.buf);                                                                       \
+	} while (0)
+	FRESH();
+	EXPECT(0);
+	/* A function's name outside its string table. */
+	FRESH();
+	synth_sym(&e, 3)->st_name = (uint32_t)e.strtab_size + 5;
+	EXPECT(-ENOEXEC);
+	FRESH();
+	synth_sym(&e, 3)->st_name = (uint32_t)e.strtab_size;
+	EXPECT(-ENOEXEC);
+	/* ... but an object's bad name is never looked at. */
+	FRESH();
+	synth_sym(&e, 2)->st_name = 0xffffff;
+	EXPECT(0);
+	/* The string table does not end with a NUL (the last name runs off its end). */
+	FRESH();
+	e.buf[e.strtab_off + e.strtab_size - 1] = 'x';
+	EXPECT(-ENOEXEC);
+	/* Links to no section, section 0, and a section that is not a string table. */
+	FRESH();
+	synth_shdr(&e, SEC_SYMTAB)->sh_link = 99;
+	EXPECT(-ENOEXEC);
+	FRESH();
+	synth_shdr(&e, SEC_SYMTAB)->sh_link = 0;
+	EXPECT(-ENOEXEC);
+	FRESH();
+	synth_shdr(&e, SEC_SYMTAB)->sh_link = SEC_TEXT;
+	EXPECT(-ENOEXEC);
+	FRESH();
+	synth_shdr(&e, SEC_DYNSYM)->sh_link = SEC_SYMTAB;
+	EXPECT(-ENOEXEC);
+	/* A table beyond the end of the file, or larger than it. */
+	FRESH();
+	synth_shdr(&e, SEC_SYMTAB)->sh_offset = e.len + 100;
+	EXPECT(-ENOEXEC);
+	FRESH();
+	synth_shdr(&e, SEC_SYMTAB)->sh_offset = UINT64_MAX - 8;
+	EXPECT(-ENOEXEC);
+	FRESH();
+	synth_shdr(&e, SEC_DYNSYM)->sh_size = UINT64_MAX / 2;
+	EXPECT(-ENOEXEC);
+	FRESH();
+	synth_shdr(&e, SEC_STRTAB)->sh_size = e.len * 2;
+	EXPECT(-ENOEXEC);
+	/* Not a whole number of entries. */
+	FRESH();
+	synth_shdr(&e, SEC_SYMTAB)->sh_size += 5;
+	EXPECT(-ENOEXEC);
+	/* More sections than the file holds. */
+	FRESH();
+	((Elf64_Ehdr *)(void *)e.buf)->e_shnum = 200;
+	EXPECT(-ENOEXEC);
+	/* A string table of size 0: every name is outside it. */
+	FRESH();
+	synth_shdr(&e, SEC_STRTAB)->sh_size = 0;
+	EXPECT(-ENOEXEC);
+	/* An empty symbol table is no table of functions. */
+	FRESH();
+	synth_shdr(&e, SEC_SYMTAB)->sh_size = 0;
+	ck_assert_int_eq(synth_open(&e, "hostile", &t), 0);
+	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_NONE);
+	maplog_symtab__free(t);
+	free(e.buf);
+	/* A huge symbol size is saturated, not wrapped. */
+	FRESH();
+	synth_sym(&e, 1)->st_size = UINT64_MAX;
+	ck_assert_int_eq(synth_open(&e, "hostile", &t), 0);
+	expect_at(t, 0x2000, "two");
+	expect_at(t, 0x2010, "one");
+	expect_at(t, UINT64_MAX - 1, "one");
+	maplog_symtab__free(t);
+	free(e.buf);
+#undef EXPECT
+#undef FRESH
+}
+END_TEST
+
+/* ---- hostile copies of a real file ----------------------------------------------------- */
+
+struct layout {
+	size_t shoff, shend;
+	size_t symtab_off, symtab_size;
+	size_t strtab_off, strtab_size;
+};
+
+/* Where the section header table, .symtab and its .strtab are in the 64-bit file @buf. */
+static void find_layout(const uint8_t *buf, size_t len, struct layout *l)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, str;
+
+	ck_assert_uint_ge(len, sizeof(eh));
+	memcpy(&eh, buf, sizeof(eh));
+	ck_assert_uint_eq(eh.e_ident[EI_CLASS], ELFCLASS64);
+	l->shoff = eh.e_shoff;
+	l->shend = eh.e_shoff + (size_t)eh.e_shnum * sizeof(sh);
+	ck_assert_uint_le(l->shend, len);
+	l->symtab_size = 0;
+	for (size_t i = 0; i < eh.e_shnum; i++) {
+		memcpy(&sh, buf + l->shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_type != SHT_SYMTAB)
+			continue;
+		ck_assert_uint_lt(sh.sh_link, eh.e_shnum);
+		memcpy(&str, buf + l->shoff + sh.sh_link * sizeof(sh), sizeof(sh));
+		l->symtab_off = sh.sh_offset;
+		l->symtab_size = sh.sh_size;
+		l->strtab_off = str.sh_offset;
+		l->strtab_size = str.sh_size;
+	}
+	ck_assert_uint_gt(l->symtab_size, 0);
+	ck_assert_uint_le(l->symtab_off + l->symtab_size, len);
+	ck_assert_uint_le(l->strtab_off + l->strtab_size, len);
+}
+
+static int probe(const char *path)
+{
+	struct maplog_symtab *t = NULL;
+	int r = maplog_symtab__open(path, NULL, &t);
+
+	REQUIRE(r <= 0, "positive result %d", r);
+	if (r == 0) {
+		check_table(t, false);
+		maplog_symtab__free(t);
+	}
+	return r;
+}
+
+START_TEST(test_hostile_truncated)
+{
+	char small[PATH_MAX], p[PATH_MAX];
+	struct layout l;
+	uint8_t *buf;
+	size_t len;
+	int fd;
+
+	if (!need_files())
+		return;
+	tpath(small, "small");
+	tpath(p, "truncated");
+	ck_assert(slurp(small, &buf, &len));
+	find_layout(buf, len, &l);
+	put_file(p, buf, len);
+	ck_assert_int_eq(probe(p), 0);
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	/*
+	 * Shrink the file: every 61st length, every length in the section header table
+	 * and within 16 bytes of the ends of .symtab and .strtab.
+	 */
+	for (size_t n = len; n-- > 0;) {
+		bool near = (n >= l.shoff && n <= l.shend) ||
+			    (n + 16 >= l.symtab_off && n <= l.symtab_off + 16) ||
+			    (n + 16 >= l.symtab_off + l.symtab_size &&
+			     n <= l.symtab_off + l.symtab_size + 16) ||
+			    (n + 16 >= l.strtab_off && n <= l.strtab_off + 16) ||
+			    (n + 16 >= l.strtab_off + l.strtab_size &&
+			     n <= l.strtab_off + l.strtab_size + 16);
+		int r;
+
+		if (!near && n % 61 != 0)
+			continue;
+		ck_assert_int_eq(ftruncate(fd, (off_t)n), 0);
+		r = probe(p);
+		/* A cut section header table is corrupt, not a smaller table. */
+		if (n < l.shend)
+			REQUIRE(r == -ENOEXEC, "length %zu: %d", n, r);
+	}
+	close(fd);
+	free(buf);
+}
+END_TEST
+
+/* Flip 1 to 8 random bytes of @buf, mostly in the regions of @l. */
+static void mutate(uint8_t *buf, size_t len, const struct layout *l)
+{
+	size_t nflip = 1 + rng() % 8;
+
+	for (size_t k = 0; k < nflip; k++) {
+		uint64_t pick = rng() % 100;
+		size_t at;
+
+		if (pick < 10)
+			at = rng() % 64;
+		else if (pick < 35)
+			at = l->shoff + rng() % (l->shend - l->shoff);
+		else if (pick < 70)
+			at = l->symtab_off + rng() % l->symtab_size;
+		else if (pick < 95)
+			at = l->strtab_off + rng() % l->strtab_size;
+		else
+			at = rng() % len;
+		/* Sometimes a plausible-looking value, mostly noise. */
+		buf[at] = (rng() & 3) == 0 ? (uint8_t)(buf[at] ^ (1u << (rng() % 8)))
+					   : (uint8_t)rng();
+	}
+}
+
+START_TEST(test_hostile_mutated)
+{
+	char small[PATH_MAX], p[PATH_MAX];
+	struct layout l;
+	uint8_t *buf, *mut;
+	size_t len;
+	int ok = 0, bad = 0;
+
+	if (!need_files())
+		return;
+	tpath(small, "small");
+	tpath(p, "mutated");
+	ck_assert(slurp(small, &buf, &len));
+	find_layout(buf, len, &l);
+	mut = malloc(len);
+	ck_assert_ptr_nonnull(mut);
+	for (int iter = 0; iter < 400; iter++) {
+		memcpy(mut, buf, len);
+		mutate(mut, len, &l);
+		put_file(p, mut, len);
+		if (probe(p) == 0)
+			ok++;
+		else
+			bad++;
+	}
+	/* Both outcomes happen, or the mutations do not reach the tables. */
+	ck_assert_int_gt(ok, 0);
+	ck_assert_int_gt(bad, 0);
+	free(mut);
+	free(buf);
+}
+END_TEST
+
+/* A corrupt debug file never fails the open of a sound image: it is skipped. */
+START_TEST(test_hostile_debug)
+{
+	char dbg[PATH_MAX], img[PATH_MAX], dd[PATH_MAX], bp[PATH_MAX];
+	struct maplog_sym_opts opts;
+	struct layout l;
+	uint8_t *buf, *mut;
+	size_t len;
+	int used = 0, skipped = 0;
+
+	if (!need_files())
+		return;
+	tpath(dbg, "prog.debug");
+	tpath(img, "stripped");
+	tpath(dd, "hbid");
+	bid_path(bp, "hbid");
+	place(dbg, bp);
+	opts = (struct maplog_sym_opts){ .debugdir = dd };
+	ck_assert(slurp(dbg, &buf, &len));
+	find_layout(buf, len, &l);
+	mut = malloc(len);
+	ck_assert_ptr_nonnull(mut);
+	for (int iter = 0; iter < 150; iter++) {
+		struct maplog_symtab *t = NULL;
+		size_t cut;
+
+		memcpy(mut, buf, len);
+		mutate(mut, len, &l);
+		/* Every 5th one is also truncated. */
+		cut = iter % 5 == 0 ? rng() % len : len;
+		put_file(bp, mut, cut);
+		ck_assert_int_eq(maplog_symtab__open(img, &opts, &t), 0);
+		check_table(t, false);
+		if (maplog_symtab__source(t) == MAPLOG_SYM_DEBUG_BUILDID) {
+			ck_assert_str_eq(maplog_symtab__debug_path(t), bp);
+			used++;
+		} else {
+			ck_assert(fallback(maplog_symtab__source(t)));
+			ck_assert_ptr_null(maplog_symtab__debug_path(t));
+			skipped++;
+		}
+		maplog_symtab__free(t);
+	}
+	ck_assert_int_gt(used, 0);
+	ck_assert_int_gt(skipped, 0);
+	free(mut);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_hostile_garbage)
+{
+	uint8_t junk[8192];
+	char p[PATH_MAX];
+
+	tpath(p, "garbage");
+	memcpy(junk, ELFMAG, SELFMAG);
+	for (int iter = 0; iter < 100; iter++) {
+		for (size_t i = SELFMAG; i < sizeof(junk); i++)
+			junk[i] = (uint8_t)rng();
+		junk[EI_CLASS] = (uint8_t)(1 + iter % 2);
+		junk[EI_DATA] = (uint8_t)(1 + (iter / 2) % 2);
+		junk[EI_VERSION] = EV_CURRENT;
+		put_file(p, junk, 52 + (size_t)iter * 81);
+		(void)probe(p);
+	}
+}
+END_TEST
+
+/* ---- kallsyms ------------------------------------------------------------------------- */
+
+static int kallsyms_text(const char *text, size_t len, struct maplog_symtab **ret_t)
+{
+	char p[PATH_MAX];
+
+	tpath(p, "kallsyms");
+	put_file(p, text, len);
+	return maplog_symtab__kallsyms(p, ret_t);
+}
+
+static struct maplog_symtab *kallsyms_ok(const char *text)
+{
+	struct maplog_symtab *t = NULL;
+	int r = kallsyms_text(text, strlen(text), &t);
+
+	ck_assert_msg(r == 0, "kallsyms: %d for:\n%s", r, text);
+	check_table(t, true);
+	return t;
+}
+
+static const char kallsyms_small[] = "ffffffff81000000 T startup_64\n"
+				     "ffffffff81000000 T _stext\n"
+				     "ffffffff81000000 t _head\n"
+				     "ffffffff81000100 t secondary\n"
+				     "ffffffff81000200 D some_data\n"
+				     "ffffffff81000300 W weakfn\n"
+				     "ffffffff81000400 T last_kernel\n"
+				     "0000000000000000 A fixed_percpu_data\n"
+				     "ffffffffc0001000 t mod_a_fn\t[ext4]\n"
+				     "ffffffffc0001080 T mod_a_fn2\t[ext4]\n"
+				     "ffffffffc0000800 b mod_bss\t[ext4]\n"
+				     "ffffffffc0002000 t mod_b_fn\t[xfs]\n";
+
+static void check_kallsyms_small(const struct maplog_symtab *t)
+{
+	static const struct maplog_elf_info zero;
+	const struct maplog_sym *s, *s2;
+
+	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_KALLSYMS);
+	ck_assert_ptr_null(maplog_symtab__debug_path(t));
+	ck_assert_mem_eq(maplog_symtab__info(t), &zero, sizeof(zero));
+	ck_assert_uint_eq(maplog_symtab__nsyms(t), 7);
+	expect_at(t, 0xffffffff80ffffffull, NULL);
+	expect_at(t, 0xffffffff81000000ull, "_stext");
+	expect_at(t, 0xffffffff810000ffull, "_stext");
+	expect_at(t, 0xffffffff81000100ull, "secondary");
+	/* Data symbols are not functions: secondary extends over some_data. */
+	expect_at(t, 0xffffffff81000250ull, "secondary");
+	expect_at(t, 0xffffffff81000300ull, "weakfn");
+	/* The last kernel function extends to the first module function. */
+	expect_at(t, 0xffffffffbfffffffull, "last_kernel");
+	s = maplog_symtab__lookup(t, 0xffffffffc0001000ull);
+	ck_assert_str_eq(s->name, "mod_a_fn");
+	ck_assert_str_eq(s->module, "ext4");
+	s2 = maplog_symtab__lookup(t, 0xffffffffc00010ffull);
+	ck_assert_str_eq(s2->name, "mod_a_fn2");
+	ck_assert_str_eq(s2->module, "ext4");
+	/* One copy of a module name per run of functions of that module. */
+	ck_assert_ptr_eq(s->module, s2->module);
+	s = maplog_symtab__lookup(t, 0xffffffffc0002000ull + 4095);
+	ck_assert_str_eq(s->name, "mod_b_fn");
+	ck_assert_str_eq(s->module, "xfs");
+	expect_at(t, 0xffffffffc0002000ull + 4096, NULL);
+	ck_assert_ptr_null(maplog_symtab__lookup(t, UINT64_MAX));
+	ck_assert_ptr_null(maplog_symtab__find(t, "_head"));
+	ck_assert_ptr_null(maplog_symtab__find(t, "startup_64"));
+	ck_assert_ptr_null(maplog_symtab__find(t, "some_data"));
+	ck_assert_ptr_null(maplog_symtab__find(t, "mod_bss"));
+	ck_assert_ptr_null(maplog_symtab__find(t, "last_kernel")->module);
+	ck_assert_str_eq(maplog_symtab__find(t, "mod_a_fn2")->module, "ext4");
+}
+
+START_TEST(test_kallsyms_basic)
+{
+	struct maplog_symtab *t;
+	char text[sizeof(kallsyms_small)];
+
+	t = kallsyms_ok(kallsyms_small);
+	check_kallsyms_small(t);
+	maplog_symtab__free(t);
+	/* Without the final newline. */
+	memcpy(text, kallsyms_small, sizeof(kallsyms_small));
+	text[strlen(text) - 1] = '\0';
+	t = kallsyms_ok(text);
+	check_kallsyms_small(t);
+	maplog_symtab__free(t);
+	/* 32-bit addresses, upper-case hex, a zero-address text symbol among real ones. */
+	t = kallsyms_ok("c1000000 T start\n"
+			"C10000A0 t Other\n"
+			"00000000 T hidden\n");
+	ck_assert_uint_eq(maplog_symtab__nsyms(t), 2);
+	expect_at(t, 0xc10000a0, "Other");
+	expect_at(t, 0xc100009f, "start");
+	ck_assert_ptr_null(maplog_symtab__find(t, "hidden"));
+	maplog_symtab__free(t);
+	/* Names of bytes outside ASCII, and names that look like modules. */
+	t = kallsyms_ok("ffffffff81000000 T caf\xc3\xa9\n"
+			"ffffffff81000010 T [weird]\t[mod.x-1]\n");
+	ck_assert_str_eq(maplog_symtab__sym(t, 0)->name, "caf\xc3\xa9");
+	ck_assert_str_eq(maplog_symtab__sym(t, 1)->name, "[weird]");
+	ck_assert_str_eq(maplog_symtab__sym(t, 1)->module, "mod.x-1");
+	maplog_symtab__free(t);
+}
+END_TEST
+
+START_TEST(test_kallsyms_dedupe)
+{
+	static const char *const group[] = {
+		"ffffffff81000000 T bbb\n",
+		"ffffffff81000000 W aa\n",
+		"ffffffff81000000 t a\n",
+		"ffffffff81000000 T bba\n",
+	};
+	static const int perm[][4] = {
+		{ 0, 1, 2, 3 }, { 3, 2, 1, 0 }, { 1, 0, 3, 2 }, { 2, 3, 0, 1 }, { 1, 3, 2, 0 },
+	};
+
+	for (size_t k = 0; k < ARRAY_SIZE(perm); k++) {
+		char text[512];
+		struct maplog_symtab *t;
+
+		text[0] = '\0';
+		for (int i = 0; i < 4; i++)
+			strcat(text, group[perm[k][i]]);
+		strcat(text, "ffffffff81000100 W zz\n"
+			     "ffffffff81000100 t y\n"
+			     "ffffffff81000200 T ab\n"
+			     "ffffffff81000200 T aa\t[m]\n"
+			     "ffffffff81000200 T aa\n"
+			     "ffffffff81000200 T abc\n");
+		t = kallsyms_ok(text);
+		ck_assert_uint_eq(maplog_symtab__nsyms(t), 3);
+		ck_assert_str_eq(maplog_symtab__sym(t, 0)->name, "bba");
+		ck_assert_str_eq(maplog_symtab__sym(t, 1)->name, "zz");
+		ck_assert_str_eq(maplog_symtab__sym(t, 2)->name, "aa");
+		ck_assert_ptr_null(maplog_symtab__sym(t, 2)->module);
+		maplog_symtab__free(t);
+	}
+}
+END_TEST
+
+START_TEST(test_kallsyms_errors)
+{
+	static const char *const bad[] = {
+		"zzzz T a\n",
+		"ffff  T a\n",
+		"ffff T  a\n",
+		"ffff T\n",
+		"ffff T \n",
+		"ffff TT a\n",
+		"ffff T a\t[mod\n",
+		"ffff T a\t[]\n",
+		"ffff T a\t\n",
+		"ffff T a b\n",
+		"ffff T a\tmod\n",
+		"ffff T a\t[mod]x\n",
+		"ffff T a\t[mod] \n",
+		"ffff T a \n",
+		"11111111111111111 T a\n",
+		"\n",
+		"ffff T a\r\n",
+		" ffff T a\n",
+		"0xffff T a\n",
+		"ffff\n",
+		"ffff",
+		"ffff T a\t[m]\t[n]\n",
+		"ffff \x01 a\n",
+		"-fff T a\n",
+	};
+	static const char good[] = "ffffffff81000000 T good\n";
+	struct maplog_symtab *t, *const sentinel = (struct maplog_symtab *)&rng_state;
+	char text[256], p[PATH_MAX];
+
+	t = sentinel;
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		/* Alone, after a good line, and before one. */
+		(void)snprintf(text, sizeof(text), "%s", bad[i]);
+		ck_assert_msg(kallsyms_text(text, strlen(text), &t) == -EPROTO, "accepted '%s'",
+			      bad[i]);
+		(void)snprintf(text, sizeof(text), "%s%s", good, bad[i]);
+		ck_assert_msg(kallsyms_text(text, strlen(text), &t) == -EPROTO, "accepted '%s'",
+			      bad[i]);
+		(void)snprintf(text, sizeof(text), "%s%s%s", good, bad[i], good);
+		ck_assert_msg(kallsyms_text(text, strlen(text), &t) == -EPROTO, "accepted '%s'",
+			      bad[i]);
+	}
+	/* A NUL inside a name. */
+	{
+		static const char nul[] = "ffffffff81000000 T go\0od\n";
+
+		ck_assert_int_eq(kallsyms_text(nul, sizeof(nul) - 1, &t), -EPROTO);
+	}
+	/* kptr_restrict: every address is 0. */
+	ck_assert_int_eq(kallsyms_text("0000000000000000 T a\n0000000000000000 t b\n"
+				       "0000000000000000 D c\n",
+				       3 * 21, &t),
+			 -ENODATA);
+	ck_assert_int_eq(kallsyms_text("", 0, &t), -ENODATA);
+	ck_assert_int_eq(kallsyms_text("ffffffff81000000 D data\nffffffff81000100 b bss\n", 47, &t),
+			 -ENODATA);
+	tpath(p, "no-such-kallsyms");
+	ck_assert_int_eq(maplog_symtab__kallsyms(p, &t), -ENOENT);
+	ck_assert_int_eq(maplog_symtab__kallsyms(tmpdir, &t), -ENOEXEC);
+	ck_assert_int_eq(maplog_symtab__kallsyms(NULL, &t), -EINVAL);
+	ck_assert_ptr_eq(t, sentinel);
+}
+END_TEST
+
+/* A file of kallsyms' size: 120k lines, about 5 MB; every 10th line a data symbol. */
+START_TEST(test_kallsyms_large)
+{
+	enum { NLINES = 120000 };
+	const uint64_t base = 0xffffffff81000000ull;
+	const uint64_t mbase = 0xffffffffc0000000ull;
+	char p[PATH_MAX];
+	struct maplog_symtab *t;
+	FILE *f;
+	size_t ntext = 0;
+
+	tpath(p, "kallsyms-large");
+	f = fopen(p, "we");
+	ck_assert_ptr_nonnull(f);
+	for (size_t i = 0; i < NLINES; i++) {
+		/* Lines come in pairs in swapped order: the file need not be sorted. */
+		size_t j = i ^ 1;
+		bool mod = j >= NLINES - 20000;
+		uint64_t a = mod ? mbase + (j - (NLINES - 20000)) * 0x40 : base + j * 0x40;
+		char type = j % 10 == 5 ? 'D' : j % 3 ? 't' : 'T';
+
+		if (mod)
+			fprintf(f, "%016llx %c a_rather_long_function_name_%06zu\t[module_%zu]\n",
+				(unsigned long long)a, type, j, (j / 1000) % 7);
+		else
+			fprintf(f, "%016llx %c a_rather_long_function_name_%06zu\n",
+				(unsigned long long)a, type, j);
+		if (type != 'D')
+			ntext++;
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(maplog_symtab__kallsyms(p, &t), 0);
+	ck_assert_uint_eq(maplog_symtab__nsyms(t), ntext);
+	check_table(t, true);
+	for (int k = 0; k < 5000; k++) {
+		size_t j = rng() % NLINES;
+		bool mod = j >= NLINES - 20000;
+		uint64_t a = (mod ? mbase + (j - (NLINES - 20000)) * 0x40 : base + j * 0x40) + 0x3f;
+		const struct maplog_sym *s = maplog_symtab__lookup(t, a);
+		char want[64];
+
+		/* A data symbol's range belongs to the function before it. */
+		(void)snprintf(want, sizeof(want), "a_rather_long_function_name_%06zu",
+			       j % 10 == 5 ? j - 1 : j);
+		REQUIRE(s != NULL && strcmp(s->name, want) == 0, "%#llx: '%s', expected '%s'",
+			(unsigned long long)a, s ? s->name : "(none)", want);
+		if (mod) {
+			char wmod[32];
+
+			(void)snprintf(wmod, sizeof(wmod), "module_%zu",
+				       ((j % 10 == 5 ? j - 1 : j) / 1000) % 7);
+			REQUIRE(s->module && strcmp(s->module, wmod) == 0, "%s: module '%s'", want,
+				s->module ? s->module : "(none)");
+		} else {
+			REQUIRE(s->module == NULL, "%s: module '%s'", want, s->module);
+		}
+	}
+	maplog_symtab__free(t);
+	ck_assert_int_eq(unlink(p), 0);
+}
+END_TEST
+
+START_TEST(test_kallsyms_proc)
+{
+	struct maplog_symtab *t = NULL;
+	int r = maplog_symtab__kallsyms("/proc/kallsyms", &t);
+
+	/* Unprivileged, kptr_restrict zeroes every address; without /proc, no file. */
+	ck_assert_msg(r == 0 || r == -ENODATA || r == -ENOENT || r == -EACCES, "/proc/kallsyms: %d",
+		      r);
+	if (r == 0) {
+		ck_assert_uint_gt(maplog_symtab__nsyms(t), 100);
+		check_table(t, true);
+		maplog_symtab__free(t);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("maplog-sym");
+	TCase *tc_self = tcase_create("self");
+	TCase *tc_debug = tcase_create("debug-files");
+	TCase *tc_open = tcase_create("open");
+	TCase *tc_synth = tcase_create("synthetic-elf");
+	TCase *tc_hostile = tcase_create("hostile");
+	TCase *tc_kall = tcase_create("kallsyms");
+	SRunner *sr;
+	ssize_t n;
+	int failed;
+
+	n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+	if (n <= 0) {
+		perror("test-maplog-sym: /proc/self/exe");
+		return 1;
+	}
+	exe_path[n] = '\0';
+	(void)snprintf(tmpdir, sizeof(tmpdir), "%s/test-maplog-sym-XXXXXX",
+		       getenv("TMPDIR") && strlen(getenv("TMPDIR")) < 128 ? getenv("TMPDIR")
+									  : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		perror("test-maplog-sym: mkdtemp");
+		return 1;
+	}
+
+	tcase_add_test(tc_self, test_self_symtab);
+	tcase_add_test(tc_self, test_self_proc_and_small);
+	suite_add_tcase(s, tc_self);
+
+	tcase_add_test(tc_debug, test_debug_buildid);
+	tcase_add_test(tc_debug, test_debug_link);
+	tcase_add_test(tc_debug, test_debug_order);
+	tcase_add_test(tc_debug, test_debug_mismatch);
+	tcase_add_test(tc_debug, test_symfs);
+	tcase_set_timeout(tc_debug, 60);
+	suite_add_tcase(s, tc_debug);
+
+	tcase_add_test(tc_open, test_open_errors);
+	tcase_add_test(tc_open, test_api);
+	suite_add_tcase(s, tc_open);
+
+	tcase_add_test(tc_synth, test_synth_filter);
+	tcase_add_test(tc_synth, test_synth_edges);
+	tcase_add_test(tc_synth, test_synth_overlap);
+	tcase_add_test(tc_synth, test_synth_random);
+	tcase_add_test(tc_synth, test_synth_dedupe);
+	tcase_add_test(tc_synth, test_synth_hostile);
+	tcase_set_timeout(tc_synth, 60);
+	suite_add_tcase(s, tc_synth);
+
+	tcase_add_test(tc_hostile, test_hostile_truncated);
+	tcase_add_test(tc_hostile, test_hostile_mutated);
+	tcase_add_test(tc_hostile, test_hostile_debug);
+	tcase_add_test(tc_hostile, test_hostile_garbage);
+	tcase_set_timeout(tc_hostile, 120);
+	suite_add_tcase(s, tc_hostile);
+
+	tcase_add_test(tc_kall, test_kallsyms_basic);
+	tcase_add_test(tc_kall, test_kallsyms_dedupe);
+	tcase_add_test(tc_kall, test_kallsyms_errors);
+	tcase_add_test(tc_kall, test_kallsyms_large);
+	tcase_add_test(tc_kall, test_kallsyms_proc);
+	tcase_set_timeout(tc_kall, 60);
+	suite_add_tcase(s, tc_kall);
+
+	/* The objcopy-made files are made once, before any test runs, and removed at the end. */
+	prepare();
+	if (prep != PREP_OK)
+		fprintf(stderr, "test-maplog-sym: %s\n", prep_why);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	rm_tree(tmpdir);
+	return failed ? 1 : 0;
+}
