@@ -25,6 +25,101 @@
 #define DAEMON_MAX_CPUS 1024
 #define DAEMON_MAX_PIDS 256
 
+/* Kernel PCs: the upper half of the x86-64 address space (pmclog-format.md 11.3). */
+#define DAEMON_KERNEL_PC_MIN 0xffff800000000000ull
+/* Distinct kernel PCs a session collects for its compact kernel symbols (64 MiB of set). */
+#define DAEMON_KSYMS_PCS_MAX (4u << 20)
+
+/*
+ * The distinct kernel PCs of a session: an open-addressing set of u64 owned by
+ * the session thread (see daemon-kallsyms.c).  Embedded; __init/__exit.
+ */
+struct daemon_pcset {
+	uint64_t *slot;	  /* cap slots, 0 = empty */
+	size_t cap;	  /* a power of two */
+	size_t n;	  /* distinct PCs held */
+	size_t max;	  /* most PCs it may hold */
+	bool full;	  /* a PC did not fit (or memory ran out): the set is incomplete */
+	uint64_t refused; /* PCs not collected because the set was full */
+};
+
+/* daemon_pcset__init: an empty set for at most @max PCs.  0, or -ENOMEM (then full). */
+int daemon_pcset__init(struct daemon_pcset *s, size_t max);
+/*
+ * daemon_pcset__add: add @pc (0 is ignored).  1 if new, 0 if known, -E2BIG when the
+ * set is full (the PC is counted in refused), -ENOMEM when growing failed (the PC
+ * is kept, the set marked full).  No allocation except when the set doubles.
+ */
+int daemon_pcset__add(struct daemon_pcset *s, uint64_t pc);
+/*
+ * daemon_pcset__sort: move the PCs to slot[0..n) in ascending order and return n.
+ * Afterwards the set is only that array (it refuses further adds).
+ */
+size_t daemon_pcset__sort(struct daemon_pcset *s);
+void daemon_pcset__exit(struct daemon_pcset *s);
+
+/* One text symbol: its line is text[off, off + len), its name starts at off + name. */
+struct daemon_ksym {
+	uint64_t addr;
+	uint32_t off;
+	uint16_t len;
+	uint16_t name;
+};
+
+/*
+ * The text symbols (t, T, w, W) of one read of /proc/kallsyms, sorted by address
+ * (aliases in the kernel's order), lines kept verbatim.  Immutable once built;
+ * one owner (the session thread that reads it).
+ */
+struct daemon_ksyms {
+	char *text;	      /* the file as read; sym[] points into it */
+	size_t text_len;
+	struct daemon_ksym *sym;
+	size_t n;
+	size_t full_bytes; /* the size of the full file (lines with newlines) */
+};
+
+/*
+ * daemon_ksyms__parse_take: build a table from the kallsyms-format text @buf
+ * (@len bytes, malloc'ed; consumed even on failure).  Lines that are not
+ * "HEX TYPE NAME[\t[MODULE]]" with a text type are skipped.  0, or -ENODATA (no
+ * text symbol with a non-zero address: kptr_restrict hides them), -EFBIG, -ENOMEM.
+ */
+int daemon_ksyms__parse_take(char *buf, size_t len, struct daemon_ksyms **ret_k);
+/* daemon_ksyms__read: the same from the file @path; also open(2)/read(2) errors. */
+int daemon_ksyms__read(const char *path, struct daemon_ksyms **ret_k);
+/*
+ * daemon_ksyms_probe: whether the kallsyms file @path shows addresses, from its
+ * first 64 KiB (cheap enough for the main thread): 0 if a text symbol there has a
+ * non-zero address, -ENODATA if none has, or an open(2)/read(2) error.
+ */
+int daemon_ksyms_probe(const char *path);
+void daemon_ksyms__free(struct daemon_ksyms *k);
+/* daemon_ksyms__write_all: every line, in order, to @fd with write(2).  0 or -errno. */
+int daemon_ksyms__write_all(const struct daemon_ksyms *k, int fd);
+/*
+ * daemon_ksyms__compact: the lines a report of PCs @pcs (@npcs, any order) needs:
+ * for each PC and PC - 1, every line at the address of its holder (the greatest
+ * start <= it) and every line at the next greater address; plus _stext, _text and
+ * _etext.  In address order, newline-terminated, in a new malloc'ed *ret_buf.  A
+ * pure function: 0, or -ENOMEM.
+ */
+int daemon_ksyms__compact(const struct daemon_ksyms *k, const uint64_t *pcs, size_t npcs,
+			  char **ret_buf, size_t *ret_len, size_t *ret_nsyms);
+/* daemon_ksyms_rewritable: @fd is a writable regular file at offset 0 without O_APPEND. */
+bool daemon_ksyms_rewritable(int fd);
+/* daemon_ksyms_rewrite: make the file @fd hold exactly @buf (pwrite at 0, ftruncate). */
+int daemon_ksyms_rewrite(int fd, const char *buf, size_t len);
+
+/* What became of a session's kernel symbols file. */
+enum session_ks_state {
+	SESSION_KS_NONE = 0, /* none asked for, or skipped (ks_note says why) */
+	SESSION_KS_FULL,     /* every text symbol (written at start; kept at the end) */
+	SESSION_KS_COMPACT,  /* rewritten to what the log's PCs need */
+	SESSION_KS_ERROR,    /* writing it failed (ks_note) */
+	SESSION_KS_STATE_MAX
+};
+
 enum session_state {
 	SESSION_STARTING = 0,
 	SESSION_RUNNING,
@@ -46,6 +141,7 @@ struct session_params {
 	bool kernel;  /* kernel samples, kernel MAP_INs allowed */
 	size_t unwind_cache_bytes; /* dwarf: the unwinder's ELF cache budget (0: default) */
 	int out_fd;   /* owned by the session once started */
+	int ks_fd;    /* the kernel symbols file, -1: none; owned by the session once started */
 };
 
 struct session_stats {
@@ -92,6 +188,23 @@ struct session {
 	uint64_t end_ns;
 	struct session_stats stats; /* written by the worker (atomic stores) */
 	uint32_t depth_note;	    /* depth capped at perf_event_max_stack, 0 if not */
+	/*
+	 * Kernel symbols.  ks, pcs and ks_collect belong to the worker; ks_path and
+	 * ks_skip are main's; the other ks_ results are written by the worker before
+	 * its final state store (release) and read by main only once the state is
+	 * done or error (acquire).
+	 */
+	struct daemon_ksyms *ks;
+	struct daemon_pcset pcs;
+	bool ks_collect;		 /* the hot path adds kernel PCs to pcs */
+	bool ks_rewritable;		 /* ks_fd was a regular file at offset 0 at the start */
+	char ks_path[660];		 /* a detached session's kallsyms file */
+	char ks_skip[160];		 /* why the session has none ("": it has or none asked) */
+	size_t ks_full_syms, ks_full_bytes;
+	int ks_state;			 /* enum session_ks_state */
+	size_t ks_syms, ks_bytes, ks_pcs; /* what the file holds at the end; distinct PCs */
+	uint64_t ks_refused;		 /* kernel PCs not collected (the set was full) */
+	char ks_note[200];		 /* why the full table was kept, or the error */
 };
 
 /* session__start: open everything, write the log head, start the worker. 0 or -errno + @err. */
@@ -101,6 +214,7 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 void session__stop(struct session *s);
 void session__free(struct session *s);
 const char *session_state_name(int state);
+const char *session_ks_state_name(int ks_state);
 
 /* Read the per-type record counts and bytes of the writer (after the worker is joined, or racy). */
 uint64_t session__bytes(const struct session *s);

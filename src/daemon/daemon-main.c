@@ -13,6 +13,12 @@
  *   `start` request that consumes them; the daemon never opens a client-named
  *   path.  Until the authorization of issue 6 lands, only root may start
  *   sessions; other users are refused with EPERM.
+ *
+ *   Kernel symbols: a start with "kallsyms": "fd" brings a second fd (fds in
+ *   order: log, kallsyms); a detached session gets <log>.kallsyms of ours.  Main
+ *   decides here whether the session can have kernel samples and whether
+ *   /proc/kallsyms shows addresses (a 64 KiB probe), and hands the fd to the
+ *   session (daemon-session.c reads the table, writes it and compacts it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -287,6 +293,36 @@ static struct session *session_find(int id)
 	return NULL;
 }
 
+/*
+ * The kernel symbols file of @s: what it held at start, and once the session has
+ * ended (@state done or error: the worker's ks_ results are final) what it holds.
+ */
+static json_t *session_ks_json(const struct session *s, int state)
+{
+	json_t *k = json_object();
+	bool ended = state == SESSION_DONE || state == SESSION_ERROR;
+
+	if (s->ks_skip[0]) {
+		json_object_set_new(k, "state", json_string("none"));
+		json_object_set_new(k, "note", json_string(s->ks_skip));
+		return k;
+	}
+	json_object_set_new(k, "state", json_string(ended ? session_ks_state_name(s->ks_state)
+							  : "pending"));
+	if (!ended)
+		return k;
+	json_object_set_new(k, "full_symbols", json_integer((json_int_t)s->ks_full_syms));
+	json_object_set_new(k, "full_bytes", json_integer((json_int_t)s->ks_full_bytes));
+	json_object_set_new(k, "symbols", json_integer((json_int_t)s->ks_syms));
+	json_object_set_new(k, "bytes", json_integer((json_int_t)s->ks_bytes));
+	json_object_set_new(k, "pcs", json_integer((json_int_t)s->ks_pcs));
+	if (s->ks_refused)
+		json_object_set_new(k, "pcs_not_collected", json_integer((json_int_t)s->ks_refused));
+	if (s->ks_note[0])
+		json_object_set_new(k, "note", json_string(s->ks_note));
+	return k;
+}
+
 static json_t *session_json(struct session *s)
 {
 	json_t *o = json_object(), *st = json_object(), *types = json_object(), *cpus = json_array();
@@ -368,6 +404,10 @@ static json_t *session_json(struct session *s)
 		json_object_set_new(o, "note", json_sprintf("call chain depth capped at %u "
 							     "(kernel.perf_event_max_stack)",
 							     s->depth_note));
+	if (s->ks_skip[0] || s->ks_path[0] || s->p.ks_fd >= 0)
+		json_object_set_new(o, "kallsyms", session_ks_json(s, state));
+	if (s->ks_path[0])
+		json_object_set_new(o, "kallsyms_path", json_string(s->ks_path));
 	return o;
 }
 
@@ -415,7 +455,7 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 {
 	static const char *const known[] = { "events", "cpus", "pids", "command", "freq",
 					     "period", "callgraph", "stack_bytes", "depth",
-					     "ring_pages", "output", NULL };
+					     "ring_pages", "output", "kallsyms", NULL };
 	struct session_params *p = calloc(1, sizeof(*p));
 	struct session *s = NULL;
 	const char *key;
@@ -428,6 +468,9 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 	bool detached = false;
 	int has_depth, has_stack_bytes, has_ring_pages, has_freq, has_period; /* get_int() > 0 */
 	char path[sizeof(cfg.state_dir) + 64] = "";
+	char ks_path[sizeof(path) + 16] = "", ks_skip[160] = "";
+	bool ks_fd = false, ks_want = false, all_user = true, started = false;
+	bool made_log = false, made_ks = false; /* files we created in the state directory */
 	int r;
 
 	if (!p) {
@@ -435,6 +478,7 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		return;
 	}
 	p->out_fd = -1;
+	p->ks_fd = -1;
 	if (!is_admin(c)) {
 		reply_error(c, id, -EPERM, "only root may record until per-user authorization lands");
 		goto out;
@@ -464,6 +508,31 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		goto out;
 	} else if (c->nfds == 0) {
 		reply_error(c, id, -EBADF, "no output configured: no fd came with the request");
+		goto out;
+	}
+	v = json_object_get(args, "kallsyms");
+	if (v) {
+		const char *m = json_is_string(v) ? json_string_value(v) : "";
+
+		if (strcmp(m, "fd") != 0 && strcmp(m, "none") != 0) {
+			reply_error(c, id, -EINVAL, "'kallsyms' must be \"fd\" or \"none\"");
+			goto out;
+		}
+		ks_fd = strcmp(m, "fd") == 0;
+		if (ks_fd && detached) {
+			reply_error(c, id, -EINVAL, "'kallsyms': \"fd\" goes with \"output\": \"fd\"; "
+				    "a detached session writes its own next to its log");
+			goto out;
+		}
+	}
+	ks_want = ks_fd || (detached && !v);
+	if (ks_fd && c->nfds < 2) {
+		/* Drop what came: a retry must not take a stale log fd for its kallsyms. */
+		reply_error(c, id, -EBADF, "'kallsyms': \"fd\" needs a second fd with the request "
+			    "(fds in order: log, kallsyms), but only %zu came", c->nfds);
+		for (i = 0; i < c->nfds; i++)
+			close(c->fds[i]);
+		c->nfds = 0;
 		goto out;
 	}
 	ev = json_object_get(args, "events");
@@ -619,6 +688,22 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		p->command = json_is_true(v);
 	}
 	p->kernel = true;
+	if (ks_want) {
+		/* No kernel samples, no kernel symbols: say why instead of writing them. */
+		for (i = 0; i < p->nevents; i++)
+			all_user &= p->events[i].exclude_kernel;
+		if (!p->kernel)
+			snprintf(ks_skip, sizeof(ks_skip), "the session samples user mode only");
+		else if (all_user)
+			snprintf(ks_skip, sizeof(ks_skip),
+				 "every event excludes the kernel (:u): no kernel samples");
+		else if ((r = daemon_ksyms_probe("/proc/kallsyms")) == -ENODATA)
+			snprintf(ks_skip, sizeof(ks_skip), "/proc/kallsyms shows zero addresses "
+				 "(kernel.kptr_restrict, or the daemon lacks CAP_SYSLOG)");
+		else if (r < 0)
+			snprintf(ks_skip, sizeof(ks_skip), "cannot read /proc/kallsyms: %s",
+				 strerror(-r));
+	}
 	if (detached) {
 		time_t now = time(NULL);
 		struct tm tm;
@@ -639,10 +724,32 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 				    strerror(-r));
 			goto out;
 		}
+		made_log = true;
+		if (ks_want && !ks_skip[0]) {
+			snprintf(ks_path, sizeof(ks_path), "%s.kallsyms", path);
+			p->ks_fd = open(ks_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+					0640);
+			if (p->ks_fd < 0) {
+				r = -errno;
+				reply_error(c, id, r, "cannot create '%s' in the state directory: %s",
+					    ks_path, strerror(-r));
+				goto out;
+			}
+			made_ks = true;
+		}
 	} else {
+		size_t take = ks_fd ? 2 : 1;
+
 		p->out_fd = c->fds[0];
-		memmove(c->fds, c->fds + 1, (c->nfds - 1) * sizeof(int));
-		c->nfds--;
+		if (ks_fd)
+			p->ks_fd = c->fds[1];
+		memmove(c->fds, c->fds + take, (c->nfds - take) * sizeof(int));
+		c->nfds -= take;
+		if (ks_skip[0] && p->ks_fd >= 0) {
+			/* Skipped: the client removes its empty file when the reply says so. */
+			close(p->ks_fd);
+			p->ks_fd = -1;
+		}
 	}
 
 	r = session__start(p, next_session_id, err, sizeof(err), &s);
@@ -650,10 +757,13 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		reply_error(c, id, r, "%s", err);
 		goto out;
 	}
+	started = true; /* the files in the state directory are the session's now */
 	next_session_id++;
 	s->uid = c->uid;
 	s->owner = detached ? NULL : c; /* a detached session outlives its client */
 	snprintf(s->path, sizeof(s->path), "%s", path);
+	snprintf(s->ks_path, sizeof(s->ks_path), "%s", ks_path);
+	snprintf(s->ks_skip, sizeof(s->ks_skip), "%s", ks_skip);
 	s->depth_note = depth_note;
 	sessions[nsessions++] = s;
 	{
@@ -674,9 +784,27 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 			json_object_set_new(rep, "note",
 					    json_sprintf("call chain depth capped at %u "
 							 "(kernel.perf_event_max_stack)", depth_note));
+		if (ks_want) {
+			json_object_set_new(rep, "kallsyms", json_boolean(!ks_skip[0]));
+			if (ks_skip[0])
+				json_object_set_new(rep, "kallsyms_reason", json_string(ks_skip));
+			if (ks_path[0])
+				json_object_set_new(rep, "kallsyms_path", json_string(ks_path));
+		}
 		client_send(c, rep);
 	}
 out:
+	if (!started) {
+		/* The session did not start: leave no empty files of ours behind. */
+		if (made_log)
+			(void)unlink(path);
+		if (made_ks)
+			(void)unlink(ks_path);
+	}
+	if (p->ks_fd >= 0)
+		close(p->ks_fd);
+	if (p->out_fd >= 0)
+		close(p->out_fd);
 	free(p);
 }
 

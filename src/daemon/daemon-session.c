@@ -29,6 +29,16 @@
  *   Stop: the counters are disabled, the rings drained with W = infinity,
  *   CLOSELOG written and the log fdatasync'ed.  A write error (ENOSPC, EPIPE)
  *   ends the session in state "error" with the error kept for status.
+ *
+ *   Kernel symbols (docs/protocol.md, start's "kallsyms"): main only probes
+ *   that /proc/kallsyms shows addresses; the worker reads it (60 ms of kernel
+ *   time for 120k symbols: not for the main loop, and the rings hold the first
+ *   samples meanwhile) and writes the full table first thing (blocking writes
+ *   belong in the worker, and the fd may be a pipe), adds the kernel PCs of every CALLCHAIN it writes to its
+ *   PC set (the leading PCs >= DAEMON_KERNEL_PC_MIN: kernel frames come first),
+ *   and after CLOSELOG rewrites the file in place to the compact table
+ *   (daemon-kallsyms.c), unless the session failed, the set overflowed, or the
+ *   fd is not a regular file it can rewrite: then the full table stays.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -54,6 +64,16 @@ static uint64_t now_ns(clockid_t clk)
 
 	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const char *session_ks_state_name(int ks_state)
+{
+	static const char *const names[SESSION_KS_STATE_MAX] = {
+		[SESSION_KS_NONE] = "none", [SESSION_KS_FULL] = "full",
+		[SESSION_KS_COMPACT] = "compact", [SESSION_KS_ERROR] = "error",
+	};
+
+	return (unsigned)ks_state < SESSION_KS_STATE_MAX ? names[ks_state] : "unknown";
 }
 
 const char *session_state_name(int state)
@@ -207,6 +227,104 @@ static void publish_unwind(struct session *s)
 	__atomic_store_n(&s->stats.elf_bytes, us->elf_bytes, __ATOMIC_RELAXED);
 }
 
+/*
+ * The hot path's part of the kernel symbols: the leading kernel PCs of a chain
+ * that was written.  No allocation but the set's rare doubling; a full set only
+ * counts (daemon_pcset__add).
+ */
+static inline void collect_kernel_pcs(struct session *s, const uint64_t *pcs, uint32_t npc)
+{
+	for (uint32_t i = 0; i < npc && pcs[i] >= DAEMON_KERNEL_PC_MIN; i++)
+		(void)daemon_pcset__add(&s->pcs, pcs[i]);
+}
+
+/* The worker's first act: the full table, so that even a killed session has one. */
+static void ks_begin(struct session *s)
+{
+	int r;
+
+	if (s->p.ks_fd < 0)
+		return;
+	r = daemon_ksyms__read("/proc/kallsyms", &s->ks);
+	if (r < 0) {
+		s->ks_state = SESSION_KS_ERROR;
+		snprintf(s->ks_note, sizeof(s->ks_note), "reading /proc/kallsyms: %s",
+			 r == -ENODATA ? "no text symbol with an address" : strerror(-r));
+		return;
+	}
+	s->ks_full_syms = s->ks->n;
+	s->ks_full_bytes = s->ks->full_bytes;
+	/* Asked before the write moves the offset: can the end rewrite it in place? */
+	s->ks_rewritable = daemon_ksyms_rewritable(s->p.ks_fd);
+	r = daemon_ksyms__write_all(s->ks, s->p.ks_fd);
+	if (r < 0) {
+		s->ks_state = SESSION_KS_ERROR;
+		snprintf(s->ks_note, sizeof(s->ks_note), "writing the kernel symbols: %s",
+			 strerror(-r));
+		daemon_ksyms__free(s->ks);
+		s->ks = NULL;
+		return;
+	}
+	s->ks_state = SESSION_KS_FULL;
+	s->ks_syms = s->ks->n;
+	s->ks_bytes = s->ks->full_bytes;
+	s->ks_collect = true;
+}
+
+/*
+ * After CLOSELOG (@r: the session's result): the compact table if the session
+ * ended well, else the full one stays.  Sets the ks_ results for status.
+ */
+static void ks_finish(struct session *s, int r)
+{
+	char *buf = NULL;
+	size_t len = 0, nsyms = 0, npcs;
+	int k;
+
+	if (s->ks_state != SESSION_KS_FULL)
+		goto out;
+	s->ks_collect = false;
+	s->ks_pcs = s->pcs.n;
+	s->ks_refused = s->pcs.refused;
+	if (r < 0) {
+		snprintf(s->ks_note, sizeof(s->ks_note), "the session failed: the full table was kept");
+	} else if (s->pcs.full) {
+		snprintf(s->ks_note, sizeof(s->ks_note), "more than %zu distinct kernel PCs (%" PRIu64
+			 " not collected): the full table was kept", s->pcs.max, s->pcs.refused);
+	} else if (!s->ks_rewritable) {
+		snprintf(s->ks_note, sizeof(s->ks_note),
+			 "not a regular file at offset 0: the full table was kept");
+	} else {
+		npcs = daemon_pcset__sort(&s->pcs);
+		k = daemon_ksyms__compact(s->ks, s->pcs.slot, npcs, &buf, &len, &nsyms);
+		if (k == 0)
+			k = daemon_ksyms_rewrite(s->p.ks_fd, buf, len);
+		if (k < 0) {
+			/* A failed pwrite or ftruncate may have left anything: say so. */
+			s->ks_state = SESSION_KS_ERROR;
+			snprintf(s->ks_note, sizeof(s->ks_note), "rewriting the kernel symbols: %s",
+				 strerror(-k));
+		} else {
+			s->ks_state = SESSION_KS_COMPACT;
+			s->ks_syms = nsyms;
+			s->ks_bytes = len;
+		}
+		free(buf);
+	}
+	if (fdatasync(s->p.ks_fd) < 0 && errno != EINVAL && errno != EROFS &&
+	    s->ks_state != SESSION_KS_ERROR) {
+		k = -errno;
+		s->ks_state = SESSION_KS_ERROR;
+		snprintf(s->ks_note, sizeof(s->ks_note), "syncing the kernel symbols: %s",
+			 strerror(-k));
+	}
+out:
+	/* The table and the set are done with: give their memory back now. */
+	daemon_ksyms__free(s->ks);
+	s->ks = NULL;
+	daemon_pcset__exit(&s->pcs);
+}
+
 /* One record of the merge, in time order.  Returns 0 or a write error. */
 static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 {
@@ -240,8 +358,11 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 		k = plog_writer__append_callchain(s->w, r->time, (int32_t)r->pid, (int32_t)r->tid,
 						  s->pmcids[ev], PLOG_CC_CPUFLAGS(r->cpu, flags), pcs,
 						  npc);
-		if (k == 0)
+		if (k == 0) {
 			ST_ADD(s, samples, 1);
+			if (s->ks_collect)
+				collect_kernel_pcs(s, pcs, npc);
+		}
 		return k;
 	case REC_LOST:
 		ST_ADD(s, lost, r->u.lost.lost);
@@ -308,6 +429,7 @@ static void *session_worker(void *arg)
 
 	/* Signals go to the main thread's signalfd; blocking them all here makes unwinding cheap. */
 	(void)unwind_block_all_signals();
+	ks_begin(s);
 	if (ep < 0) {
 		set_error(s, -errno);
 	} else {
@@ -340,6 +462,7 @@ static void *session_worker(void *arg)
 		r = plog_writer__sync(s->w);
 	if (r < 0 && r != -ESHUTDOWN)
 		set_error(s, r);
+	ks_finish(s, r);
 	ST_ADD(s, cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID));
 	s->end_ns = now_ns(CLOCK_MONOTONIC);
 	set_state(s, __atomic_load_n(&s->error, __ATOMIC_ACQUIRE) ? SESSION_ERROR : SESSION_DONE);
@@ -448,6 +571,12 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 	s->stop_efd = s->done_efd = -1;
 	s->p = *p;
 	p->out_fd = -1; /* ours now, even on failure */
+	p->ks_fd = -1;
+	if (s->p.ks_fd >= 0) {
+		r = daemon_pcset__init(&s->pcs, DAEMON_KSYMS_PCS_MAX);
+		if (r < 0)
+			goto fail;
+	}
 	s->p.cfg.events = s->p.events;
 	s->p.cfg.nevents = s->p.nevents;
 	s->p.cfg.enable_on_exec = s->p.command;
@@ -600,6 +729,10 @@ void session__free(struct session *s)
 	maplog__free(s->ml);
 	if (s->p.out_fd >= 0)
 		close(s->p.out_fd);
+	if (s->p.ks_fd >= 0)
+		close(s->p.ks_fd);
+	daemon_ksyms__free(s->ks);
+	daemon_pcset__exit(&s->pcs);
 	if (s->stop_efd >= 0)
 		close(s->stop_efd);
 	if (s->done_efd >= 0)

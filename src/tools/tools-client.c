@@ -14,6 +14,12 @@
  *   with enable_on_exec; then the child execs and counting starts.  The recording
  *   ends on Ctrl-C, after -d seconds, when the command exits, or when the
  *   daemon reports that the session ended (a full disk, say).
+ *
+ *   Kernel symbols: `record -o FILE` also creates FILE.kallsyms (or
+ *   --kallsyms-out's file) the same way and passes it as the second fd with
+ *   "kallsyms": "fd"; the daemon fills it with /proc/kallsyms's text symbols and
+ *   compacts it at the end.  When the daemon says the session gets none (user
+ *   mode only, addresses hidden), the empty file is removed again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -89,13 +96,16 @@ static void conn_close(struct conn *c)
 	c->pending_event = NULL;
 }
 
-/* Send a request (consumes @args), with @pass_fd (>= 0) attached. */
-static int conn_send(struct conn *c, const char *cmd, json_t *args, int pass_fd, json_int_t *ret_id)
+#define CONN_FDS_MAX 2
+
+/* Send a request (consumes @args), with the @nfds fds @fds attached (in order). */
+static int conn_send(struct conn *c, const char *cmd, json_t *args, const int *fds, size_t nfds,
+		     json_int_t *ret_id)
 {
 	json_t *req = json_pack("{s:I,s:s,s:o}", "id", c->next_id, "cmd", cmd, "args",
 				args ? args : json_object());
 	char *s = req ? json_dumps(req, JSON_COMPACT) : NULL;
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	char cbuf[CMSG_SPACE(sizeof(int) * CONN_FDS_MAX)];
 	struct iovec iov;
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	size_t n;
@@ -108,17 +118,21 @@ static int conn_send(struct conn *c, const char *cmd, json_t *args, int pass_fd,
 	s[n] = '\n';
 	iov.iov_base = s;
 	iov.iov_len = n + 1;
-	if (pass_fd >= 0) {
+	if (nfds > CONN_FDS_MAX) {
+		free(s);
+		return -E2BIG;
+	}
+	if (nfds > 0) {
 		struct cmsghdr *cm;
 
 		memset(cbuf, 0, sizeof(cbuf));
 		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
 		cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &pass_fd, sizeof(int));
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
 	}
 	k = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
 	free(s);
@@ -164,11 +178,12 @@ static int conn_read_line(struct conn *c, int timeout_ms, json_t **ret)
 	}
 }
 
-/* A request and its reply (events that arrive meanwhile are kept). */
-static int conn_call(struct conn *c, const char *cmd, json_t *args, int pass_fd, json_t **ret_rep)
+/* A request with @nfds fds and its reply (events that arrive meanwhile are kept). */
+static int conn_call_fds(struct conn *c, const char *cmd, json_t *args, const int *fds,
+			 size_t nfds, json_t **ret_rep)
 {
 	json_int_t id = -1;
-	int r = conn_send(c, cmd, args, pass_fd, &id);
+	int r = conn_send(c, cmd, args, fds, nfds, &id);
 
 	if (r < 0) {
 		log_error("sending '%s' to the daemon: %s", cmd, strerror(-r));
@@ -198,6 +213,12 @@ static int conn_call(struct conn *c, const char *cmd, json_t *args, int pass_fd,
 	}
 }
 
+/* A request without fds and its reply. */
+static int conn_call(struct conn *c, const char *cmd, json_t *args, json_t **ret_rep)
+{
+	return conn_call_fds(c, cmd, args, NULL, 0, ret_rep);
+}
+
 /* Print the error of a failed reply; returns TOOLS_EXIT_FAIL. */
 static int reply_failed(const json_t *rep, const char *what)
 {
@@ -224,7 +245,32 @@ static json_int_t jint(const json_t *o, const char *path1, const char *path2)
 	return json_integer_value(v);
 }
 
-static void print_summary(FILE *out, json_t *st, const char *file)
+/* The kernel symbols line of a summary: which file, and what it holds. */
+static void print_ks_summary(FILE *out, json_t *st, const char *ks_file)
+{
+	json_t *k = json_object_get(st, "kallsyms");
+	const char *state = json_string_value(json_object_get(k, "state"));
+	const char *note = json_string_value(json_object_get(k, "note"));
+
+	if (!ks_file || !k || !state || strcmp(state, "none") == 0)
+		return;
+	if (strcmp(state, "compact") == 0)
+		fprintf(out,
+			"hwpmc: kernel symbols: %s: %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT
+			" symbols (%.1f kB of %.2f MB) for %" JSON_INTEGER_FORMAT " kernel PCs\n",
+			ks_file, jint(k, "symbols", NULL), jint(k, "full_symbols", NULL),
+			(double)jint(k, "bytes", NULL) / 1e3,
+			(double)jint(k, "full_bytes", NULL) / 1e6, jint(k, "pcs", NULL));
+	else if (strcmp(state, "full") == 0)
+		fprintf(out, "hwpmc: kernel symbols: %s: all %" JSON_INTEGER_FORMAT
+			" symbols (%.2f MB)%s%s\n", ks_file, jint(k, "symbols", NULL),
+			(double)jint(k, "bytes", NULL) / 1e6, note ? ": " : "", note ? note : "");
+	else
+		fprintf(out, "hwpmc: kernel symbols: %s: %s%s%s\n", ks_file, state,
+			note ? ": " : "", note ? note : "");
+}
+
+static void print_summary(FILE *out, json_t *st, const char *file, const char *ks_file)
 {
 	json_t *stats = json_object_get(st, "stats"), *recs = json_object_get(st, "records");
 	json_int_t samples = jint(stats, "samples", NULL), bytes = jint(stats, "bytes", NULL);
@@ -263,8 +309,19 @@ static void print_summary(FILE *out, json_t *st, const char *file)
 	if (json_object_get(st, "error"))
 		fprintf(out, "hwpmc: the session failed: %s\n",
 			json_string_value(json_object_get(json_object_get(st, "error"), "message")));
+	print_ks_summary(out, st, ks_file);
 	if (json_object_get(st, "note"))
 		fprintf(out, "hwpmc: note: %s\n", json_string_value(json_object_get(st, "note")));
+}
+
+/* Remove @path if it is still the regular file we opened (@st); a device stays. */
+static void remove_ours(const char *path, const struct stat *st)
+{
+	struct stat now;
+
+	if (S_ISREG(st->st_mode) && lstat(path, &now) == 0 && now.st_dev == st->st_dev &&
+	    now.st_ino == st->st_ino)
+		(void)unlink(path);
 }
 
 void tools_record_usage(FILE *out)
@@ -272,7 +329,8 @@ void tools_record_usage(FILE *out)
 	fprintf(out,
 		"usage: hwpmc record [-a | -C CPUS | -p PIDS] [-e EVENT]... [-F HZ | -c PERIOD]\n"
 		"                    [-g | --call-graph none|fp|dwarf[,BYTES]] [--depth N]\n"
-		"                    [--ring-pages N] [-d SECONDS] [-o FILE] [-q] [-- CMD ARGS...]\n"
+		"                    [--ring-pages N] [-d SECONDS] [-o FILE] [-q]\n"
+		"                    [--no-kallsyms | --kallsyms-out FILE] [-- CMD ARGS...]\n"
 		"\n"
 		"Record samples through the hwpmcd daemon into a pmclog file.  Without a\n"
 		"target it samples every CPU (-a); with -- CMD it starts CMD and samples it\n"
@@ -294,6 +352,10 @@ void tools_record_usage(FILE *out)
 		"      --ring-pages N  ring pages per CPU, a power of two\n"
 		"  -d, --duration S    stop after S seconds\n"
 		"  -o, --output FILE   the log (default hwpmc.pmclog; '-' for standard output)\n"
+		"      --no-kallsyms   no FILE.kallsyms (the kernel symbols the report needs,\n"
+		"                      written beside the log by default)\n"
+		"      --kallsyms-out F the kernel symbols into F instead of FILE.kallsyms (the\n"
+		"                      only way to get them with -o -)\n"
 		"  -q, --quiet         no progress line and no summary\n"
 		"      --socket PATH   the daemon's socket (default $%s or %s)\n"
 		"\n"
@@ -353,11 +415,17 @@ int tools_record_main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "socket", required_argument, NULL, 'S' },
+		{ "no-kallsyms", no_argument, NULL, 'K' },
+		{ "kallsyms-out", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	json_t *args = json_object(), *events = json_array(), *rep = NULL, *cpus = NULL, *pids = NULL;
-	const char *out = "hwpmc.pmclog", *sock = NULL;
+	const char *out = "hwpmc.pmclog", *sock = NULL, *ks_out = NULL;
+	char *ks_name = NULL;
+	bool no_ks = false, ks_created = false;
+	int ks_fd = -1;
+	struct stat ks_st;
 	double duration = 0;
 	bool quiet = false;
 	int opt, fd = -1, ret = TOOLS_EXIT_FAIL, hold[2] = { -1, -1 }, status = 0;
@@ -373,9 +441,10 @@ int tools_record_main(int argc, char **argv)
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+e:F:c:aC:p:gd:o:qh", opts, NULL)) != -1) {
-		if (detach && (opt == 'd' || opt == 'o' || opt == 'q')) {
-			log_error("start: -%c does not apply to a detached session (it writes into the "
-				  "daemon's state directory until 'hwpmc stop ID')", opt);
+		if (detach && (opt == 'd' || opt == 'o' || opt == 'q' || opt == 'O')) {
+			log_error("start: %s%c does not apply to a detached session (it writes into the "
+				  "daemon's state directory until 'hwpmc stop ID')",
+				  opt == 'O' ? "--kallsyms-out" : "-", opt == 'O' ? ' ' : opt);
 			goto usage;
 		}
 		switch (opt) {
@@ -446,6 +515,12 @@ int tools_record_main(int argc, char **argv)
 		case 'S':
 			sock = optarg;
 			break;
+		case 'K':
+			no_ks = true;
+			break;
+		case 'O':
+			ks_out = optarg;
+			break;
 		case 'h':
 			if (detach)
 				tools_start_usage(stdout);
@@ -456,6 +531,10 @@ int tools_record_main(int argc, char **argv)
 		default:
 			goto usage;
 		}
+	}
+	if (no_ks && ks_out) {
+		log_error("record: give --no-kallsyms or --kallsyms-out, not both");
+		goto usage;
 	}
 	if (detach) {
 		if (optind < argc) {
@@ -470,8 +549,10 @@ int tools_record_main(int argc, char **argv)
 		if (cpus)
 			json_object_set(args, "cpus", cpus);
 		json_object_set_new(args, "output", json_string("state"));
+		if (no_ks)
+			json_object_set_new(args, "kallsyms", json_string("none"));
 		if (conn_open(&c, socket_path(sock)) < 0 ||
-		    conn_call(&c, "start", json_incref(args), -1, &rep) < 0)
+		    conn_call(&c, "start", json_incref(args), &rep) < 0)
 			goto done;
 		if (!json_is_true(json_object_get(rep, "ok"))) {
 			ret = reply_failed(rep, "start");
@@ -482,6 +563,12 @@ int tools_record_main(int argc, char **argv)
 		       json_integer_value(json_object_get(rep, "session")),
 		       json_string_value(json_object_get(rep, "path")),
 		       json_integer_value(json_object_get(rep, "session")));
+		if (json_is_true(json_object_get(rep, "kallsyms")))
+			printf("kernel symbols into %s\n",
+			       json_string_value(json_object_get(rep, "kallsyms_path")));
+		else if (json_object_get(rep, "kallsyms"))
+			fprintf(stderr, "hwpmc: note: no kernel symbols: %s\n",
+				json_string_value(json_object_get(rep, "kallsyms_reason")));
 		ret = TOOLS_EXIT_OK;
 		goto done;
 	}
@@ -511,6 +598,26 @@ int tools_record_main(int argc, char **argv)
 	if (fd < 0) {
 		log_error("record: %s: %s", out, strerror(errno));
 		goto done;
+	}
+	if (!no_ks && (ks_out || strcmp(out, "-") != 0)) {
+		/* The kernel symbols beside the log, created like it (docs/protocol.md). */
+		if (ks_out)
+			ks_name = strdup(ks_out);
+		else if (asprintf(&ks_name, "%s.kallsyms", out) < 0)
+			ks_name = NULL;
+		if (!ks_name) {
+			log_error("record: out of memory");
+			goto fail_log;
+		}
+		ks_created = access(ks_name, F_OK) != 0;
+		ks_fd = open(ks_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (ks_fd < 0 || fstat(ks_fd, &ks_st) < 0) {
+			log_error("record: %s: %s", ks_name, strerror(errno));
+			if (ks_fd >= 0 && ks_created)
+				(void)unlink(ks_name);
+			goto fail_log;
+		}
+		json_object_set_new(args, "kallsyms", json_string("fd"));
 	}
 
 	if (optind < argc) {
@@ -543,16 +650,36 @@ int tools_record_main(int argc, char **argv)
 	if (pids)
 		json_object_set(args, "pids", pids);
 
-	if (conn_call(&c, "start", json_incref(args), fd, &rep) < 0)
-		goto done;
+	{
+		int fds[2] = { fd, ks_fd };
+
+		if (conn_call_fds(&c, "start", json_incref(args), fds, ks_fd >= 0 ? 2 : 1, &rep) < 0)
+			goto done;
+	}
 	close(fd);
 	fd = -1;
+	if (ks_fd >= 0)
+		close(ks_fd);
 	if (!json_is_true(json_object_get(rep, "ok"))) {
 		ret = reply_failed(rep, "record");
 		if (created)
 			(void)unlink(out); /* nothing was recorded: leave no empty log */
+		if (ks_fd >= 0 && ks_created)
+			remove_ours(ks_name, &ks_st);
+		ks_fd = -1;
 		goto done;
 	}
+	if (ks_fd >= 0 && !json_is_true(json_object_get(rep, "kallsyms"))) {
+		/* The session cannot use kernel symbols (the reply says why): no empty file. */
+		const char *why = json_string_value(json_object_get(rep, "kallsyms_reason"));
+
+		remove_ours(ks_name, &ks_st);
+		fprintf(stderr, "hwpmc: note: no kernel symbols (%s removed): %s\n", ks_name,
+			why ? why : "the daemon did not take the file");
+		free(ks_name);
+		ks_name = NULL;
+	}
+	ks_fd = -1;
 	session = json_integer_value(json_object_get(rep, "session"));
 	json_decref(rep);
 	rep = NULL;
@@ -590,7 +717,7 @@ int tools_record_main(int argc, char **argv)
 			if (tty && !quiet)
 				fputc('\n', stderr);
 			if (!quiet)
-				print_summary(stderr, json_object_get(ev, "status"), out);
+				print_summary(stderr, json_object_get(ev, "status"), out, ks_name);
 			json_decref(ev);
 			break;
 		}
@@ -611,7 +738,7 @@ int tools_record_main(int argc, char **argv)
 		if (got_signal || child_done || targets_gone || (duration > 0 && el >= duration)) {
 			if (child > 0 && !child_done && got_signal)
 				(void)kill(child, SIGTERM);
-			if (conn_call(&c, "stop", json_pack("{s:I}", "session", session), -1, &rep) < 0)
+			if (conn_call(&c, "stop", json_pack("{s:I}", "session", session), &rep) < 0)
 				goto done;
 			if (tty && !quiet)
 				fputc('\n', stderr);
@@ -620,13 +747,13 @@ int tools_record_main(int argc, char **argv)
 				goto done;
 			}
 			if (!quiet)
-				print_summary(stderr, json_object_get(rep, "status"), out);
+				print_summary(stderr, json_object_get(rep, "status"), out, ks_name);
 			break;
 		}
 		if (tty && !quiet) {
 			json_t *st = NULL;
 
-			if (conn_call(&c, "status", json_pack("{s:I}", "session", session), -1, &st) == 0) {
+			if (conn_call(&c, "status", json_pack("{s:I}", "session", session), &st) == 0) {
 				json_t *s0 = json_array_get(json_object_get(st, "sessions"), 0);
 				json_t *stats = json_object_get(s0, "stats");
 
@@ -648,6 +775,10 @@ int tools_record_main(int argc, char **argv)
 			ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 	goto done;
+fail_log:
+	if (created)
+		(void)unlink(out);
+	goto done;
 usage:
 	fprintf(stderr, "Try 'hwpmc record --help'.\n");
 	ret = TOOLS_EXIT_USAGE;
@@ -662,6 +793,9 @@ done:
 		close(hold[1]);
 	if (fd >= 0)
 		close(fd);
+	if (ks_fd >= 0)
+		close(ks_fd);
+	free(ks_name);
 	conn_close(&c);
 	json_decref(rep);
 	json_decref(args);
@@ -680,7 +814,9 @@ void tools_start_usage(FILE *out)
 		"Start a detached (continuous) session: the daemon writes it into a new file in\n"
 		"its state directory (/var/lib/hwpmcd by default) and keeps it running after\n"
 		"this command returns, until 'hwpmc stop ID'.  Root only.  The options are those\n"
-		"of 'hwpmc record' (see 'hwpmc record --help'); -o, -d and -- CMD do not apply.\n");
+		"of 'hwpmc record' (see 'hwpmc record --help'); -o, -d, -q, --kallsyms-out and\n"
+		"-- CMD do not apply.  The kernel symbols go beside the log (LOG.kallsyms)\n"
+		"unless --no-kallsyms.\n");
 }
 
 void tools_status_usage(FILE *out)
@@ -731,7 +867,7 @@ int tools_status_main(int argc, char **argv)
 		json_decref(args);
 		return TOOLS_EXIT_FAIL;
 	}
-	if (conn_call(&c, "status", args, -1, &rep) < 0)
+	if (conn_call(&c, "status", args, &rep) < 0)
 		goto out;
 	if (!json_is_true(json_object_get(rep, "ok"))) {
 		ret = reply_failed(rep, "status");
@@ -798,12 +934,13 @@ int tools_stop_main(int argc, char **argv)
 	}
 	if (conn_open(&c, socket_path(sock)) < 0)
 		return TOOLS_EXIT_FAIL;
-	if (conn_call(&c, "stop", json_pack("{s:I}", "session", (json_int_t)id), -1, &rep) == 0) {
+	if (conn_call(&c, "stop", json_pack("{s:I}", "session", (json_int_t)id), &rep) == 0) {
 		if (json_is_true(json_object_get(rep, "ok"))) {
 			json_t *st = json_object_get(rep, "status");
 			const char *where = json_string_value(json_object_get(st, "path"));
 
-			print_summary(stdout, st, where ? where : "its client's output");
+			print_summary(stdout, st, where ? where : "its client's output",
+				      json_string_value(json_object_get(st, "kallsyms_path")));
 			ret = TOOLS_EXIT_OK;
 		} else {
 			ret = reply_failed(rep, "stop");
@@ -847,7 +984,7 @@ int tools_events_main(int argc, char **argv)
 	}
 	if (conn_open(&c, socket_path(sock)) < 0)
 		return TOOLS_EXIT_FAIL;
-	if (conn_call(&c, "events", NULL, -1, &rep) < 0)
+	if (conn_call(&c, "events", NULL, &rep) < 0)
 		goto out;
 	if (!json_is_true(json_object_get(rep, "ok"))) {
 		ret = reply_failed(rep, "events");

@@ -60,6 +60,74 @@ assert any(r["type"] == "proc-create" and r["pid"] == pid for r in recs[:first])
 assert any(r["type"] == "map-in" and r["pid"] == pid and r["path"].endswith("hwpmc-demo") for r in recs[:first])
 PY
 
+# 1b. Kernel symbols beside the log: compact, sorted, holding every kernel PC of the log.
+ks_check() { # KALLSYMS DUMP_JSON|-: the file's format and order, and (with a dump) its PCs
+	python3 - "$@" <<'PY'
+import json, re, sys, bisect
+path, dump = sys.argv[1], sys.argv[2]
+line_re = re.compile(r"^([0-9a-f]{1,16}) ([tTwW]) (\S+)(\t\[\S+\])?$")
+def text_syms(lines):
+    out = []
+    for l in lines:
+        m = line_re.match(l.rstrip("\n"))
+        if m:
+            out.append((int(m.group(1), 16), m.group(3)))
+    return out
+lines = open(path).read().splitlines()
+assert lines, "empty kallsyms file"
+bad = [l for l in lines if not line_re.match(l)]
+assert not bad, "malformed lines: %r" % bad[:3]
+syms = text_syms(lines)
+addrs = [a for a, _ in syms]
+assert addrs == sorted(addrs), "not sorted by address"
+names = {n for _, n in syms}
+for n in ("_stext", "_text", "_etext"):
+    assert n in names, "no " + n
+print("ok - format, sorted, _stext/_text/_etext present (%d lines)" % len(lines))
+if dump == "-":
+    sys.exit(0)
+full = sorted(set(a for a, _ in text_syms(open("/proc/kallsyms"))))
+mine = sorted(set(addrs))
+pcs = set()
+for l in open(dump):
+    r = json.loads(l)
+    if r.get("type") != "callchain":
+        continue
+    for pc in (int(x, 16) for x in r["pc"]):
+        if pc < 0xffff800000000000:
+            break  # kernel PCs come first
+        pcs.add(pc)
+assert pcs, "no kernel PCs in the log"
+for pc in sorted(pcs):
+    i = bisect.bisect_right(mine, pc) - 1
+    j = bisect.bisect_right(full, pc) - 1
+    assert i >= 0 and mine[i] == full[j], "pc %#x: held by %#x here, %#x in /proc/kallsyms" % (pc, mine[i] if i >= 0 else 0, full[j])
+    if j + 1 < len(full):
+        assert i + 1 < len(mine) and mine[i + 1] == full[j + 1], "pc %#x: the holder's end is missing" % pc
+print("ok - each of %d kernel PCs is held by the same symbol (and ends at the same next symbol) as in /proc/kallsyms" % len(pcs))
+PY
+}
+"$demo" 3 > /dev/null &
+wpid=$!
+( for _ in $(seq 40); do find /usr/lib -maxdepth 2 > /dev/null; dd if=/dev/zero of=/dev/null bs=4k count=20000 2> /dev/null; done ) &
+lpid=$!
+"$hwpmc" record -a -e cpu-clock -d 2 -o "$tmp/ks.pmclog" 2> "$tmp/ks.err"; rc=$?
+kill "$lpid" 2> /dev/null; wait "$wpid" "$lpid" 2> /dev/null
+[[ $rc == 0 && -s "$tmp/ks.pmclog.kallsyms" ]] && ok "record -o FILE writes FILE.kallsyms" || bad "record kallsyms: rc $rc: $(cat "$tmp/ks.err")"
+grep -q "^hwpmc: kernel symbols: $tmp/ks.pmclog.kallsyms: [0-9]* of [0-9]* symbols" "$tmp/ks.err" && ok "the summary names the compact kallsyms file" || bad "summary: $(cat "$tmp/ks.err")"
+"$hwpmc" dump --json "$tmp/ks.pmclog" > "$tmp/ks.json"
+fold kallsyms <<< "$(ks_check "$tmp/ks.pmclog.kallsyms" "$tmp/ks.json" 2>&1)"
+full=$(wc -c < /proc/kallsyms) mine=$(wc -c < "$tmp/ks.pmclog.kallsyms")
+[[ $((mine * 20)) -lt $full ]] && ok "kallsyms: $mine bytes against $full of /proc/kallsyms" || bad "kallsyms not compact: $mine of $full bytes"
+"$hwpmc" record -q --no-kallsyms -d 0.3 -o "$tmp/noks.pmclog"; rc=$?
+[[ $rc == 0 && -s "$tmp/noks.pmclog" && ! -e "$tmp/noks.pmclog.kallsyms" ]] && ok "--no-kallsyms: no .kallsyms file" || bad "--no-kallsyms: rc $rc, $(ls "$tmp"/noks*)"
+(cd "$tmp" && "$hwpmc" record -q -d 0.3 -o - > "$tmp/stdout.pmclog"); rc=$?
+[[ $rc == 0 && -s "$tmp/stdout.pmclog" && ! -e "$tmp/-.kallsyms" ]] && ok "-o -: no kallsyms file without --kallsyms-out" || bad "-o -: rc $rc"
+"$hwpmc" record -q -d 0.3 -o - --kallsyms-out "$tmp/out.ks" > "$tmp/stdout2.pmclog"; rc=$?
+[[ $rc == 0 && -s "$tmp/out.ks" ]] && fold kallsyms-out <<< "$(ks_check "$tmp/out.ks" - 2>&1)" || bad "--kallsyms-out: rc $rc"
+"$hwpmc" record -q -e cpu-clock:u -d 0.3 -o "$tmp/user.pmclog" 2> "$tmp/user.err"; rc=$?
+[[ $rc == 0 && ! -e "$tmp/user.pmclog.kallsyms" ]] && grep -q "^hwpmc: note: no kernel symbols.*every event excludes the kernel" "$tmp/user.err" && ok "user-only events: no kallsyms, one note with the reason" || bad "cpu-clock:u: rc $rc: $(cat "$tmp/user.err"), $(ls "$tmp"/user*)"
+
 # 2. A command with threads and a child: only its tree, followed.
 "$hwpmc" record -q -e task-clock -F 1000 -o "$tmp/cmd.pmclog" -- "$demo" 1.5 --threads --fork > /dev/null; rc=$?
 [[ $rc == 0 ]] && ok "record -- CMD exit 0 (the command's status)" || bad "record -- CMD exit $rc"
@@ -131,10 +199,13 @@ out=$("$hwpmc" start -a -F 500 2> "$tmp/err"); rc=$?
 sid=$(sed -n 's/^session \([0-9]*\): recording into \(.*\)$/\1/p' <<< "$out")
 spath=$(sed -n 's/^session \([0-9]*\): recording into \(.*\)$/\2/p' <<< "$out")
 [[ $rc == 0 && -n "$sid" && "$spath" == "$tmp/state/session-$sid-"*.pmclog ]] && ok "start: detached session $sid into the state directory" || bad "start: rc $rc: $out $(cat "$tmp/err")"
+grep -qFx "kernel symbols into $spath.kallsyms" <<< "$out" && ok "start: the reply names LOG.kallsyms" || bad "start: no kallsyms path in: $out"
 sleep 0.5
 "$hwpmc" sessions | awk -v id="$sid" '$1 == id && $3 == "running" {f = 1} END {exit !f}' && ok "sessions: the detached session runs after its client left" || bad "sessions: $("$hwpmc" sessions)"
 "$hwpmc" stop "$sid" > "$tmp/stop.out"; rc=$?
 [[ $rc == 0 ]] && "$hwpmc" dump --summary "$spath" | grep -q '; complete$' && ok "stop: the detached log is complete" || bad "stop: rc $rc: $(cat "$tmp/stop.out")"
+"$hwpmc" dump --json "$spath" > "$tmp/detached.json"
+[[ -s "$spath.kallsyms" ]] && grep -q "kernel symbols: $spath.kallsyms: " "$tmp/stop.out" && fold detached-kallsyms <<< "$(ks_check "$spath.kallsyms" "$tmp/detached.json" 2>&1)" || bad "detached: no $spath.kallsyms: $(cat "$tmp/stop.out")"
 "$hwpmc" start -q -a 2> "$tmp/err"; rc=$?
 [[ $rc == 2 ]] && grep -q "does not apply to a detached session" "$tmp/err" && ok "start refuses record-only options" || bad "start -q: rc $rc: $(cat "$tmp/err")"
 
@@ -175,6 +246,19 @@ r = ask(s, b'{"id": 6, "cmd": "start", "args": {"output": "fd", "depth": "deep"}
 r = ask(s, b"x" * 70000 + b"\n"); assert r["error"]["errno"] == "EMSGSIZE", r
 r = ask(s, b'{"id": 7, "cmd": "hello"}\n'); assert r["ok"] and r["version"] == 1, r
 r = ask(s, b'{"id": 8, "cmd": "stop", "args": {"session": 4242}}\n'); assert r["error"]["errno"] == "ENOENT", r
+# "kallsyms": "fd" needs a second fd; the one that came is not kept for later.
+fd = os.open("/dev/null", os.O_WRONLY)
+s.sendmsg([b'{"id": 10, "cmd": "start", "args": {"output": "fd", "kallsyms": "fd"}}\n'],
+          [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+os.close(fd)
+buf = b""
+while not buf.endswith(b"\n"):
+    buf += s.recv(65536)
+r = json.loads(buf.splitlines()[0])
+assert r["ok"] is False and r["error"]["errno"] == "EBADF" and "second fd" in r["error"]["message"] and "log, kallsyms" in r["error"]["message"], r
+r = ask(s, b'{"id": 11, "cmd": "start", "args": {"output": "fd"}}\n'); assert "no fd came" in r["error"]["message"], r
+r = ask(s, b'{"id": 12, "cmd": "start", "args": {"output": "state", "kallsyms": true}}\n'); assert "'kallsyms' must be" in r["error"]["message"], r
+r = ask(s, b'{"id": 13, "cmd": "start", "args": {"output": "state", "kallsyms": "fd"}}\n'); assert "goes with" in r["error"]["message"], r
 # A client that starts a session and vanishes: the session ends cleanly.
 s2 = conn()
 fd = os.open("/dev/null", os.O_WRONLY)
