@@ -189,14 +189,17 @@ struct session {
 	struct session_stats stats; /* written by the worker (atomic stores) */
 	uint32_t depth_note;	    /* depth capped at perf_event_max_stack, 0 if not */
 	/*
-	 * Kernel symbols.  ks, pcs and ks_collect belong to the worker; ks_path and
-	 * ks_skip are main's; the other ks_ results are written by the worker before
-	 * its final state store (release) and read by main only once the state is
-	 * done or error (acquire).
+	 * Kernel symbols.  pcs and ks_collect belong to the worker; ks and the ks_
+	 * results are written by the kallsyms thread until the worker joins it in
+	 * ks_finish(), then by the worker before its final state store (release), and
+	 * read by main only once the state is done or error (acquire); ks_path and
+	 * ks_skip are main's.
 	 */
 	struct daemon_ksyms *ks;
 	struct daemon_pcset pcs;
 	bool ks_collect;		 /* the hot path adds kernel PCs to pcs */
+	pthread_t ks_thread;		 /* writes the full table (ks_start()); joined by ks_finish() */
+	bool ks_thread_started;
 	bool ks_rewritable;		 /* ks_fd was a regular file at offset 0 at the start */
 	char ks_path[660];		 /* a detached session's kallsyms file */
 	char ks_skip[160];		 /* why the session has none ("": it has or none asked) */

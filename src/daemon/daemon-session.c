@@ -31,11 +31,12 @@
  *   ends the session in state "error" with the error kept for status.
  *
  *   Kernel symbols (docs/protocol.md, start's "kallsyms"): main only probes
- *   that /proc/kallsyms shows addresses; the worker reads it (60 ms of kernel
- *   time for 120k symbols: not for the main loop, and the rings hold the first
- *   samples meanwhile) and writes the full table first thing (blocking writes
- *   belong in the worker, and the fd may be a pipe), adds the kernel PCs of every CALLCHAIN it writes to its
- *   PC set (the leading PCs >= DAEMON_KERNEL_PC_MIN: kernel frames come first),
+ *   that /proc/kallsyms shows addresses; a short-lived thread of the session
+ *   reads it and writes the full table (60 ms for 120k symbols here, seconds
+ *   under valgrind: neither the main loop nor the worker may wait for it, since
+ *   the worker must open a new process's images while the process lives, and the
+ *   fd may be a pipe).  The worker adds the kernel PCs of every CALLCHAIN it
+ *   writes to its PC set (the leading PCs >= DAEMON_KERNEL_PC_MIN: kernel frames come first),
  *   and after CLOSELOG rewrites the file in place to the compact table
  *   (daemon-kallsyms.c), unless the session failed, the set overflowed, or the
  *   fd is not a regular file it can rewrite: then the full table stays.
@@ -238,7 +239,7 @@ static inline void collect_kernel_pcs(struct session *s, const uint64_t *pcs, ui
 		(void)daemon_pcset__add(&s->pcs, pcs[i]);
 }
 
-/* The worker's first act: the full table, so that even a killed session has one. */
+/* The full table, read and written on the kallsyms thread (ks_start()). */
 static void ks_begin(struct session *s)
 {
 	int r;
@@ -268,7 +269,27 @@ static void ks_begin(struct session *s)
 	s->ks_state = SESSION_KS_FULL;
 	s->ks_syms = s->ks->n;
 	s->ks_bytes = s->ks->full_bytes;
+}
+
+static void *ks_thread_main(void *arg)
+{
+	ks_begin(arg);
+	return NULL;
+}
+
+/*
+ * The worker's first act: start the thread that writes the full table (so that
+ * even a killed session has one), and collect kernel PCs meanwhile.  If no thread
+ * can be made, the worker writes the table itself.
+ */
+static void ks_start(struct session *s)
+{
+	if (s->p.ks_fd < 0)
+		return;
 	s->ks_collect = true;
+	s->ks_thread_started = pthread_create(&s->ks_thread, NULL, ks_thread_main, s) == 0;
+	if (!s->ks_thread_started)
+		ks_begin(s);
 }
 
 /*
@@ -281,9 +302,14 @@ static void ks_finish(struct session *s, int r)
 	size_t len = 0, nsyms = 0, npcs;
 	int k;
 
+	s->ks_collect = false;
+	if (s->ks_thread_started) {
+		/* Its ks_ results are ours to read once it is joined. */
+		(void)pthread_join(s->ks_thread, NULL);
+		s->ks_thread_started = false;
+	}
 	if (s->ks_state != SESSION_KS_FULL)
 		goto out;
-	s->ks_collect = false;
 	s->ks_pcs = s->pcs.n;
 	s->ks_refused = s->pcs.refused;
 	if (r < 0) {
@@ -429,7 +455,7 @@ static void *session_worker(void *arg)
 
 	/* Signals go to the main thread's signalfd; blocking them all here makes unwinding cheap. */
 	(void)unwind_block_all_signals();
-	ks_begin(s);
+	ks_start(s); /* its thread inherits the blocked mask */
 	if (ep < 0) {
 		set_error(s, -errno);
 	} else {
