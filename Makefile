@@ -22,9 +22,9 @@ check: bootstrap
 	@scripts/check
 
 # Starts hwpmcd on a private socket, records the demo workload system-wide for
-# 5 s into demo.pmclog and shows what the log holds.
+# 5 s into demo.pmclog, and reports it (top list, call graph, demo.svg).
 demo: bootstrap build
 	@BUILD=$(BUILD) scripts/demo
 
 clean:
-	rm -rf $(BUILD) build-asan demo.pmclog build.setup.log build.ninja.log build-asan.setup.log build-asan.ninja.log
+	rm -rf $(BUILD) build-asan demo.pmclog demo.pmclog.kallsyms demo.svg build.setup.log build.ninja.log build-asan.setup.log build-asan.ninja.log

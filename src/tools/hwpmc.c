@@ -12,6 +12,7 @@
 
 #include "hwpmcd/log.h"
 #include "tools-int.h"
+#include "tools-report.h"
 
 struct tools_cmd {
 	const char *name;
@@ -33,6 +34,8 @@ static const struct tools_cmd tools_cmds[] = {
 	  "list the events and PMUs that -e accepts" },
 	{ "dump", tools_dump_main, tools_dump_usage,
 	  "print every record of a pmclog file, one line each (like pmcstat -R)" },
+	{ "report", tools_report_main, tools_report_usage,
+	  "symbolized top list, call graph, folded stacks or flame graph of a pmclog" },
 };
 
 static void usage(FILE *out)
@@ -50,7 +53,8 @@ static void usage(FILE *out)
 		"'hwpmc help COMMAND' or 'hwpmc COMMAND --help' explains one command.\n"
 		"Examples:\n"
 		"  hwpmc record -a -d 5 -o all.pmclog      (needs a running hwpmcd)\n"
-		"  hwpmc dump --summary all.pmclog\n");
+		"  hwpmc dump --summary all.pmclog\n"
+		"  hwpmc report --callgraph all.pmclog\n");
 }
 
 static const struct tools_cmd *find_cmd(const char *name)

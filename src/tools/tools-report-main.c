@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * tools-report-main.c: `hwpmc report [OPTIONS] FILE|-`, the command line.
+ *
+ * PUBLIC INTERFACES
+ *   tools_report_main(), tools_report_usage()
+ *
+ * IMPLEMENTATION NOTES
+ *   Options are parsed into struct tools_rep_opts, the log is read once (tools_report_load()),
+ *   then each requested output is printed from the aggregates.  Only the trees
+ *   an output needs are built.  Bad arguments are refused before the log is
+ *   read, each with the option and the value in the message.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "hwpmcd/log.h"
+#include "tools-int.h"
+#include "tools-report.h"
+
+void tools_report_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hwpmc report [OPTIONS] FILE|-\n"
+		"\n"
+		"Symbolize a pmclog (written by hwpmcd or by FreeBSD's hwpmc) and print where\n"
+		"the samples are.  PCs resolve through the log's MAP_IN records and the ELF\n"
+		"files they name (.symtab, .dynsym, debug files by build id or debuglink);\n"
+		"kernel PCs through FILE.kallsyms (saved by 'hwpmc record'), --kallsyms, or\n"
+		"/proc/kallsyms when the log is of this boot.  '-' reads standard input.\n"
+		"\n"
+		"Outputs (default --top; text outputs can be combined):\n"
+		"  --top              functions by self samples, with self%%, total%% (anywhere\n"
+		"                     in the chain), samples and image, per event\n"
+		"  --callgraph        pmcstat -G style: leaf functions, their callers indented\n"
+		"  --callers FUNC     who calls FUNC (by name, raw or demangled)\n"
+		"  --callees FUNC     what FUNC calls\n"
+		"  --folded           folded stacks 'comm;outer;...;leaf COUNT' (flamegraph.pl,\n"
+		"                     inferno, speedscope); alone on standard output\n"
+		"  --flame FILE.svg   write an interactive SVG flame graph (hover, click to zoom,\n"
+		"                     Ctrl-F to search; FILE.svg#s=REGEX searches on load)\n"
+		"  --json             the top list and call graph as JSON; alone on standard "
+		"output\n"
+		"\n"
+		"Shaping:\n"
+		"  --depth N          call graph depth (default 16, as pmcstat -z; 0: unlimited)\n"
+		"  --min-percent P    call graph entries under P%% of the samples are summed into\n"
+		"                     one line (default 0.5; 0 shows all)\n"
+		"  --limit N          --top rows per event (default: the terminal's height on a\n"
+		"                     terminal, all otherwise; 0: all)\n"
+		"  --full-paths       print image paths, not file names\n"
+		"\n"
+		"Filters (samples that pass all of them are reported):\n"
+		"  --pid LIST, --tid LIST   process / thread ids, comma-separated\n"
+		"  --comm LIST              process or thread names\n"
+		"  --cpu LIST               CPUs, e.g. 0,2-3\n"
+		"  --event LIST             event names (hwpmc report --top lists them)\n"
+		"  --since S, --until S     seconds from the start of the log (decimals ok)\n"
+		"  --kernel                 kernel-mode samples, kernel frames only\n"
+		"  --user                   user frames only (kernel-only samples are counted\n"
+		"                           as 'without frames')\n"
+		"\n"
+		"Symbols:\n"
+		"  --symfs DIR        find images (and debug files) under DIR, like pmcstat -r\n"
+		"  --kallsyms FILE    kernel symbols of the recording machine\n"
+		"  --debug-dir DIR    global debug directory (default /usr/lib/debug)\n"
+		"  --map-rule R       how MAP_IN starts place images: auto (default: hwpmcd's\n"
+		"                     bias+V for logs of cpu type GENERIC, FreeBSD kernel's\n"
+		"                     first-exec for others), bias-v, first-exec\n"
+		"\n"
+		"Examples:\n"
+		"  hwpmc report demo.pmclog\n"
+		"  hwpmc report --callgraph --comm hwpmc-demo demo.pmclog\n"
+		"  hwpmc report --folded demo.pmclog | flamegraph.pl > demo.svg\n"
+		"  hwpmc report --flame demo.svg --since 1 --until 3 demo.pmclog\n");
+}
+
+static int parse_ids(const char *opt, const char *s, int32_t **v, size_t *n)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long x;
+		int32_t *nv;
+
+		errno = 0;
+		x = strtol(tok, &end, 10);
+		if (errno || *end || end == tok || x < -1 || x > INT32_MAX) {
+			log_error("%s: '%s' is not a process or thread id", opt, tok);
+			free(copy);
+			return -EINVAL;
+		}
+		nv = realloc(*v, (*n + 1) * sizeof(*nv));
+		if (!nv) {
+			free(copy);
+			return -ENOMEM;
+		}
+		*v = nv;
+		(*v)[(*n)++] = (int32_t)x;
+	}
+	free(copy);
+	if (*n == 0) {
+		log_error("%s: empty list", opt);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_names(const char *opt, const char *s, char ***v, size_t *n)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+
+		if (!nv || !(tok = strdup(tok))) {
+			if (nv)
+				*v = nv;
+			free(copy);
+			return -ENOMEM;
+		}
+		*v = nv;
+		(*v)[(*n)++] = tok;
+	}
+	free(copy);
+	if (*n == 0) {
+		log_error("%s: empty list", opt);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_cpus(const char *s, uint8_t **bits)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+
+	if (!copy)
+		return -ENOMEM;
+	if (!*bits && !(*bits = calloc(65536 / 8, 1))) {
+		free(copy);
+		return -ENOMEM;
+	}
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end, *end2;
+		unsigned long a, b;
+
+		errno = 0;
+		a = strtoul(tok, &end, 10);
+		b = a;
+		if (*end == '-')
+			b = strtoul(end + 1, &end2, 10), end = end2;
+		if (errno || *end || end == tok || !isdigit((unsigned char)tok[0]) || a > b ||
+		    b > 65535) {
+			log_error("--cpu: '%s' is not a CPU or range (0..65535, like 0,2-3)", tok);
+			free(copy);
+			return -EINVAL;
+		}
+		for (unsigned long c = a; c <= b; c++)
+			(*bits)[c / 8] |= (uint8_t)(1u << (c % 8));
+	}
+	free(copy);
+	return 0;
+}
+
+static int parse_double(const char *opt, const char *s, double *ret)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(s, &end);
+	if (errno || *end || end == s || x < 0 || x != x) {
+		log_error("%s: '%s' is not a non-negative number", opt, s);
+		return -EINVAL;
+	}
+	*ret = x;
+	return 0;
+}
+
+static int parse_uint(const char *opt, const char *s, unsigned long max, unsigned long *ret)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = strtoul(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-' || x > max) {
+		log_error("%s: '%s' is not a whole number from 0 to %lu", opt, s, max);
+		return -EINVAL;
+	}
+	*ret = x;
+	return 0;
+}
+
+enum {
+	OPT_TOP = 256,
+	OPT_CALLGRAPH,
+	OPT_CALLERS,
+	OPT_CALLEES,
+	OPT_FOLDED,
+	OPT_FLAME,
+	OPT_JSON,
+	OPT_DEPTH,
+	OPT_MINPCT,
+	OPT_LIMIT,
+	OPT_FULL,
+	OPT_PID,
+	OPT_TID,
+	OPT_COMM,
+	OPT_CPU,
+	OPT_EVENT,
+	OPT_SINCE,
+	OPT_UNTIL,
+	OPT_KERNEL,
+	OPT_USER,
+	OPT_SYMFS,
+	OPT_KALLSYMS,
+	OPT_DEBUGDIR,
+	OPT_RULE
+};
+
+static void free_opts(struct tools_rep_opts *o)
+{
+	free(o->pids);
+	free(o->tids);
+	for (size_t i = 0; i < o->ncomms; i++)
+		free(o->comms[i]);
+	free(o->comms);
+	for (size_t i = 0; i < o->nevents; i++)
+		free(o->events[i]);
+	free(o->events);
+	free(o->cpus);
+}
+
+int tools_report_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "top", no_argument, NULL, OPT_TOP },
+		{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },
+		{ "callers", required_argument, NULL, OPT_CALLERS },
+		{ "callees", required_argument, NULL, OPT_CALLEES },
+		{ "folded", no_argument, NULL, OPT_FOLDED },
+		{ "flame", required_argument, NULL, OPT_FLAME },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "depth", required_argument, NULL, OPT_DEPTH },
+		{ "min-percent", required_argument, NULL, OPT_MINPCT },
+		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ "full-paths", no_argument, NULL, OPT_FULL },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "tid", required_argument, NULL, OPT_TID },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "cpu", required_argument, NULL, OPT_CPU },
+		{ "event", required_argument, NULL, OPT_EVENT },
+		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "until", required_argument, NULL, OPT_UNTIL },
+		{ "kernel", no_argument, NULL, OPT_KERNEL },
+		{ "user", no_argument, NULL, OPT_USER },
+		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUGDIR },
+		{ "map-rule", required_argument, NULL, OPT_RULE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct tools_report r;
+	struct tools_rep_print_opts po = { .depth = 16, .min_percent = 0.5 };
+	bool top = false, graph = false, folded = false, json = false, limit_set = false;
+	const char *flame = NULL, *callers = NULL, *callees = NULL;
+	unsigned long x;
+	int c, e = 0, rc = TOOLS_EXIT_USAGE;
+
+	memset(&r, 0, sizeof(r));
+	r.o.until = -1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_TOP:
+			top = true;
+			break;
+		case OPT_CALLGRAPH:
+			graph = true;
+			break;
+		case OPT_CALLERS:
+			callers = optarg;
+			break;
+		case OPT_CALLEES:
+			callees = optarg;
+			break;
+		case OPT_FOLDED:
+			folded = true;
+			break;
+		case OPT_FLAME:
+			flame = optarg;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_DEPTH:
+			e = parse_uint("--depth", optarg, PLOG_CALLCHAIN_DEPTH_MAX + 1, &x);
+			po.depth = (unsigned)x;
+			break;
+		case OPT_MINPCT:
+			e = parse_double("--min-percent", optarg, &po.min_percent);
+			if (!e && po.min_percent > 100) {
+				log_error("--min-percent: '%s' is more than 100", optarg);
+				e = -EINVAL;
+			}
+			break;
+		case OPT_LIMIT:
+			e = parse_uint("--limit", optarg, 1000000000ul, &x);
+			po.limit = x;
+			limit_set = true;
+			break;
+		case OPT_FULL:
+			po.full_paths = true;
+			break;
+		case OPT_PID:
+			e = parse_ids("--pid", optarg, &r.o.pids, &r.o.npids);
+			break;
+		case OPT_TID:
+			e = parse_ids("--tid", optarg, &r.o.tids, &r.o.ntids);
+			break;
+		case OPT_COMM:
+			e = parse_names("--comm", optarg, &r.o.comms, &r.o.ncomms);
+			break;
+		case OPT_EVENT:
+			e = parse_names("--event", optarg, &r.o.events, &r.o.nevents);
+			break;
+		case OPT_CPU:
+			e = parse_cpus(optarg, &r.o.cpus);
+			break;
+		case OPT_SINCE:
+			e = parse_double("--since", optarg, &r.o.since);
+			break;
+		case OPT_UNTIL:
+			e = parse_double("--until", optarg, &r.o.until);
+			break;
+		case OPT_KERNEL:
+			r.o.kernel_only = true;
+			break;
+		case OPT_USER:
+			r.o.user_only = true;
+			break;
+		case OPT_SYMFS:
+			r.o.symfs = optarg;
+			break;
+		case OPT_KALLSYMS:
+			r.o.kallsyms = optarg;
+			break;
+		case OPT_DEBUGDIR:
+			r.o.debugdir = optarg;
+			break;
+		case OPT_RULE:
+			if (strcmp(optarg, "auto") == 0)
+				r.o.rule = TOOLS_REP_RULE_AUTO;
+			else if (strcmp(optarg, "bias-v") == 0)
+				r.o.rule = TOOLS_REP_RULE_BIAS_V;
+			else if (strcmp(optarg, "first-exec") == 0)
+				r.o.rule = TOOLS_REP_RULE_FIRST_EXEC;
+			else {
+				log_error("--map-rule: '%s' is not auto, bias-v or first-exec",
+					  optarg);
+				e = -EINVAL;
+			}
+			break;
+		case 'h':
+			tools_report_usage(stdout);
+			rc = TOOLS_EXIT_OK;
+			goto out;
+		default:
+			fprintf(stderr, "'hwpmc report --help' explains the options\n");
+			goto out;
+		}
+		if (e < 0)
+			goto out;
+	}
+	if (optind != argc - 1) {
+		log_error(optind == argc ? "report: no log file given (FILE or '-')"
+					 : "report: one log file, please ('%s' is extra)",
+			  argv[optind + 1 < argc ? optind + 1 : optind]);
+		fprintf(stderr, "'hwpmc report --help' explains the options\n");
+		goto out;
+	}
+	if (r.o.kernel_only && r.o.user_only) {
+		log_error("report: --kernel and --user exclude each other");
+		goto out;
+	}
+	if (callers && callees && strcmp(callers, callees) != 0) {
+		log_error("report: --callers and --callees name different functions ('%s', '%s'); "
+			  "one function per run",
+			  callers, callees);
+		goto out;
+	}
+	if (r.o.until >= 0 && r.o.until < r.o.since) {
+		log_error("report: --until %g is before --since %g", r.o.until, r.o.since);
+		goto out;
+	}
+	if ((folded || json) && (top || graph || callers || callees || (folded && json))) {
+		log_error(
+			"report: %s writes standard output alone; run the other outputs separately",
+			folded ? "--folded" : "--json");
+		goto out;
+	}
+	if (!graph && !folded && !json && !flame && !callers && !callees)
+		top = true;
+	if (json && !callers && !callees)
+		graph = true; /* the JSON carries the top list and the call graph */
+	r.file = argv[optind];
+	r.o.focus = callers ? callers : callees;
+	r.o.want_focus_callers = callers != NULL;
+	r.o.want_focus_callees = callees != NULL;
+	r.o.want_callers = graph;
+	r.o.want_callees = folded || flame;
+	if (isatty(STDOUT_FILENO)) {
+		struct winsize ws;
+
+		if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col) {
+			po.width = ws.ws_col;
+			if (!limit_set)
+				po.limit = ws.ws_row > 22 ? ws.ws_row - 12 : 10;
+		}
+	}
+	rc = TOOLS_EXIT_FAIL;
+	e = tools_report_load(&r);
+	if (e < 0)
+		goto out;
+	for (size_t i = 0; i < r.o.nevents; i++) {
+		bool found = false;
+		char have[512] = "";
+
+		for (size_t k = 0; k < r.nev; k++) {
+			found |= strcmp(r.ev[k].name, r.o.events[i]) == 0;
+			snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s",
+				 k ? ", " : "", r.ev[k].name);
+		}
+		if (!found) {
+			log_error("--event: no event named '%s' in %s (it has: %s)", r.o.events[i],
+				  r.file, r.nev ? have : "none");
+			goto out;
+		}
+	}
+	if (flame) {
+		FILE *f = fopen(flame, "we");
+
+		if (!f) {
+			log_error("--flame: %s: %s", flame, strerror(errno));
+			goto out;
+		}
+		e = tools_report_write_flame(&r, f);
+		if (fclose(f) != 0 && e == 0)
+			e = -EIO;
+		if (e < 0) {
+			if (e != -EINVAL)
+				log_error("--flame: %s: %s", flame, strerror(-e));
+			goto out;
+		}
+		fprintf(stderr, "hwpmc: wrote the flame graph %s\n", flame);
+	}
+	if (json) {
+		e = tools_report_print_json(&r, stdout, &po);
+	} else if (folded) {
+		e = tools_report_print_folded(&r, stdout);
+	} else if (top || graph || callers || callees) {
+		tools_report_print_header(&r, stdout);
+		if (top)
+			tools_report_print_top(&r, stdout, &po);
+		if (graph)
+			tools_report_print_callgraph(&r, stdout, &po);
+		if (callers || callees)
+			tools_report_print_focus(&r, stdout, &po);
+	}
+	if (e < 0)
+		goto out;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		log_error("report: writing standard output: %s", strerror(errno));
+		goto out;
+	}
+	rc = r.status == PLOG_STATUS_ERROR ? TOOLS_EXIT_FAIL : TOOLS_EXIT_OK;
+out:
+	tools_report_free(&r);
+	free_opts(&r.o);
+	return rc;
+}

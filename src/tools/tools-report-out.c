@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * tools-report-out.c: the outputs of `hwpmc report`: header, top list, call
+ * graphs (pmcstat -G style), callers/callees of one function, folded stacks,
+ * JSON and the flame graph's tree.
+ *
+ * PUBLIC INTERFACES
+ *   tools_report_print_header(), __print_top(), __print_callgraph(), __print_focus(),
+ *   __print_folded(), __print_json(), tools_report_write_flame(),
+ *   tools_report_single_event()
+ *
+ * IMPLEMENTATION NOTES
+ *   Every percentage is of the event's kept samples, except inside a call
+ *   graph, where a caller's percentage is of its callee's samples (pmcstat -G).
+ *   Nothing is dropped silently: entries under --min-percent are summed into one
+ *   "N more" line (and a JSON "elided" object), rows beyond --limit are counted.
+ *   Sort orders are total (count, then name, then image) so outputs are stable.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hwpmcd/log.h"
+#include "tools-flame.h"
+#include "tools-report.h"
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+void tools_report_print_header(struct tools_report *r, FILE *out)
+{
+	char when[64] = "?";
+	time_t t = (time_t)r->ts_sec;
+	struct tm tm;
+	double span = r->tsc_freq ? (double)(r->last_tsc - r->first_tsc) / (double)r->tsc_freq : 0;
+	const char *cpu = plog_cpu_name(r->cpu_type);
+
+	if (r->have_init && gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	fprintf(out, "# hwpmc report of %s (%s)\n", r->file, r->status_msg);
+	fprintf(out, "# recorded %s for %.3f s; cpu %s, cpuid '%s'; MAP_IN rule %s\n", when, span,
+		cpu ? cpu : "?", r->cpuid,
+		r->rule == TOOLS_REP_RULE_FIRST_EXEC ? "first-exec (FreeBSD kernel)"
+						     : "bias+V (hwpmcd)");
+	fprintf(out, "# events:");
+	for (size_t i = 0; i < r->nev; i++)
+		fprintf(out, "%s %s %" PRIu64 " samples%s", i ? "," : "", r->ev[i].name,
+			r->ev[i].samples, r->ev[i].selected ? "" : " (not selected)");
+	fprintf(out, "%s\n", r->nev ? "" : " none");
+	fprintf(out,
+		"# samples: %" PRIu64 " in the log, %" PRIu64 " reported, %" PRIu64
+		" filtered out, %" PRIu64 " without frames after filtering, %" PRIu64
+		" of unannounced events; lost: %" PRIu64 " DROPNOTIFY records\n",
+		r->samples, r->kept, r->filtered, r->no_frames, r->unannounced, r->dropnotify);
+	fprintf(out,
+		"# processes: %" PRIu64 " sampled, %zu in the log; images: %zu, %zu not readable\n",
+		r->sampled_pids, r->nprocs, r->nimages, r->images_missing);
+	fprintf(out,
+		"# PCs: %" PRIu64 ", %" PRIu64 " in no mapping ([unknown]), %" PRIu64
+		" in an image without symbol (image+0xoffset), %" PRIu64 " in the kernel (%" PRIu64
+		" without symbol)\n",
+		r->pcs, r->pcs_unknown, r->pcs_nosym, r->pcs_kernel, r->pcs_kernel_nosym);
+	fprintf(out, "# kernel symbols: %s%s%s\n", r->ksyms ? r->ksyms_source : "",
+		r->ksyms && r->ksyms_note[0] ? "; " : "", r->ksyms_note);
+}
+
+/* Top list ------------------------------------------------------------------ */
+
+struct top_row {
+	uint32_t f;
+	uint64_t self, total;
+};
+
+static struct tools_report *sort_rep; /* qsort has no context argument */
+
+static int cmp_name(uint32_t a, uint32_t b)
+{
+	int c = strcmp(tools_report_func_name(sort_rep, a), tools_report_func_name(sort_rep, b));
+
+	return c ? c
+		 : strcmp(tools_report_func_image(sort_rep, a),
+			  tools_report_func_image(sort_rep, b));
+}
+
+static int cmp_top(const void *pa, const void *pb)
+{
+	const struct top_row *a = pa, *b = pb;
+
+	if (a->self != b->self)
+		return a->self > b->self ? -1 : 1;
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return cmp_name(a->f, b->f);
+}
+
+/* The functions of @e with samples, sorted; the caller frees the array. */
+static struct top_row *top_rows(struct tools_report *r, const struct tools_rep_event *e,
+				size_t *ret_n)
+{
+	struct top_row *rows = malloc((e->ncounts + 1) * sizeof(*rows));
+	size_t n = 0;
+
+	if (!rows)
+		return NULL;
+	for (size_t f = 1; f < e->ncounts; f++)
+		if (e->total[f])
+			rows[n++] = (struct top_row){ (uint32_t)f, e->self[f], e->total[f] };
+	sort_rep = r;
+	qsort(rows, n, sizeof(*rows), cmp_top);
+	*ret_n = n;
+	return rows;
+}
+
+static const char *shown_image(const struct tools_report *r, uint32_t f,
+			       const struct tools_rep_print_opts *po)
+{
+	const struct tools_rep_func *fn = &r->funcs[f];
+
+	if (fn->img && !po->full_paths)
+		return fn->img->base;
+	return tools_report_func_image(r, f);
+}
+
+void tools_report_print_top(struct tools_report *r, FILE *out,
+			    const struct tools_rep_print_opts *po)
+{
+	for (size_t i = 0; i < r->nev; i++) {
+		struct tools_rep_event *e = &r->ev[i];
+		size_t n = 0, shown;
+		struct top_row *rows;
+		int fw = 40;
+
+		if (!e->selected)
+			continue;
+		fprintf(out,
+			"\n# %s: %" PRIu64 " samples (self: samples in the function itself; "
+			"total: samples with the function anywhere in the chain)\n",
+			e->name, e->samples);
+		if (!e->samples)
+			continue;
+		rows = top_rows(r, e, &n);
+		if (!rows) {
+			log_error("out of memory");
+			return;
+		}
+		if (po->width > 60)
+			fw = (int)po->width - 27 - 20 > 20 ? (int)po->width - 27 - 20 : 20;
+		shown = po->limit && po->limit < n ? po->limit : n;
+		fprintf(out, "#  self%%  total%%    samples  %-*s  %s\n", fw, "function", "image");
+		for (size_t k = 0; k < shown; k++) {
+			const char *name = tools_report_func_name(r, rows[k].f);
+
+			fprintf(out, "%7.2f %7.2f %10" PRIu64 "  %-*.*s  %s\n",
+				pct(rows[k].self, e->samples), pct(rows[k].total, e->samples),
+				rows[k].self, fw, po->width ? fw : (int)strlen(name) + fw, name,
+				shown_image(r, rows[k].f, po));
+		}
+		if (shown < n) {
+			uint64_t rest = 0;
+
+			for (size_t k = shown; k < n; k++)
+				rest += rows[k].self;
+			fprintf(out,
+				"# ... %zu more functions with %" PRIu64 " self samples (%.2f%%); "
+				"--limit 0 lists all\n",
+				n - shown, rest, pct(rest, e->samples));
+		}
+		free(rows);
+	}
+}
+
+/* Call graphs --------------------------------------------------------------- */
+
+static struct tools_rep_tree *sort_tree;
+
+static int cmp_nodes(const void *pa, const void *pb)
+{
+	const struct tools_rep_node *a = &sort_tree->n[*(const uint32_t *)pa];
+	const struct tools_rep_node *b = &sort_tree->n[*(const uint32_t *)pb];
+
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return cmp_name(a->func, b->func);
+}
+
+/* The children of @node, sorted by samples; *ret_n of them (caller frees). */
+static uint32_t *children(struct tools_report *r, struct tools_rep_tree *t, uint32_t node,
+			  size_t *ret_n)
+{
+	size_t n = 0;
+	uint32_t *v;
+
+	for (uint32_t c = t->n[node].child; c; c = t->n[c].sibling)
+		n++;
+	v = malloc((n + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	n = 0;
+	for (uint32_t c = t->n[node].child; c; c = t->n[c].sibling)
+		v[n++] = c;
+	sort_rep = r;
+	sort_tree = t;
+	qsort(v, n, sizeof(*v), cmp_nodes);
+	*ret_n = n;
+	return v;
+}
+
+static void print_graph(struct tools_report *r, FILE *out, struct tools_rep_tree *t, uint32_t node,
+			unsigned depth, uint64_t total, const struct tools_rep_print_opts *po)
+{
+	size_t n = 0, more = 0;
+	uint64_t more_samples = 0;
+	uint32_t *v;
+
+	if (po->depth && depth >= po->depth)
+		return;
+	v = children(r, t, node, &n);
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct tools_rep_node *c = &t->n[v[i]];
+
+		if (pct(c->count, total) < po->min_percent) {
+			more++;
+			more_samples += c->count;
+			continue;
+		}
+		if (depth == 0)
+			fprintf(out, "%6.2f%%  [%" PRIu64 "]  %s @ %s\n", pct(c->count, total),
+				c->count, tools_report_func_name(r, c->func),
+				shown_image(r, c->func, po));
+		else
+			fprintf(out, "%*s%5.1f%%  [%" PRIu64 "]  %s @ %s\n", (int)depth * 2, "",
+				pct(c->count, t->n[node].count), c->count,
+				tools_report_func_name(r, c->func), shown_image(r, c->func, po));
+		print_graph(r, out, t, v[i], depth + 1, total, po);
+	}
+	if (more)
+		fprintf(out,
+			"%*s(%zu more below %.2g%%: %" PRIu64
+			" samples; --min-percent 0 shows them)\n",
+			(int)depth * 2, "", more, po->min_percent, more_samples);
+	free(v);
+}
+
+void tools_report_print_callgraph(struct tools_report *r, FILE *out,
+				  const struct tools_rep_print_opts *po)
+{
+	for (size_t i = 0; i < r->nev; i++) {
+		struct tools_rep_event *e = &r->ev[i];
+
+		if (!e->selected)
+			continue;
+		fprintf(out, "\n@ %s [%" PRIu64 " samples]\n\n", e->name, e->samples);
+		print_graph(r, out, &e->callers, 0, 0, e->samples, po);
+	}
+}
+
+void tools_report_print_focus(struct tools_report *r, FILE *out,
+			      const struct tools_rep_print_opts *po)
+{
+	for (size_t i = 0; i < r->nev; i++) {
+		struct tools_rep_event *e = &r->ev[i];
+
+		if (!e->selected)
+			continue;
+		if (!e->focus_samples) {
+			fprintf(out, "\n@ %s: no sample has '%s' in its chain\n", e->name,
+				r->o.focus);
+			continue;
+		}
+		if (r->o.want_focus_callers) {
+			fprintf(out, "\n@ %s: callers of '%s' [%" PRIu64 " samples, %.2f%%]\n\n",
+				e->name, r->o.focus, e->focus_samples,
+				pct(e->focus_samples, e->samples));
+			print_graph(r, out, &e->focus_callers, 0, 0, e->samples, po);
+		}
+		if (r->o.want_focus_callees) {
+			fprintf(out, "\n@ %s: callees of '%s' [%" PRIu64 " samples, %.2f%%]\n\n",
+				e->name, r->o.focus, e->focus_samples,
+				pct(e->focus_samples, e->samples));
+			print_graph(r, out, &e->focus_callees, 0, 0, e->samples, po);
+		}
+	}
+}
+
+struct tools_rep_event *tools_report_single_event(struct tools_report *r, const char *what)
+{
+	struct tools_rep_event *one = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nev; i++) {
+		if (r->ev[i].selected && r->ev[i].samples) {
+			one = &r->ev[i];
+			n++;
+		}
+	}
+	if (n > 1) {
+		log_error("%s: the log has samples of %zu events; %s shows one: choose it with "
+			  "--event NAME",
+			  r->file, n, what);
+		return NULL;
+	}
+	if (!one) {
+		for (size_t i = 0; i < r->nev; i++)
+			if (r->ev[i].selected)
+				return &r->ev[i];
+	}
+	return one;
+}
+
+/* Folded stacks --------------------------------------------------------------- */
+
+static void put_folded_name(FILE *out, const char *s)
+{
+	/* flamegraph.pl splits frames at ';' and the count at the last blank. */
+	for (; *s; s++)
+		fputc(*s == ';' ? ':' : *s, out);
+}
+
+int tools_report_print_folded(struct tools_report *r, FILE *out)
+{
+	struct tools_rep_event *e = tools_report_single_event(r, "--folded");
+	struct tools_rep_tree *t;
+	uint32_t *stack, path[PLOG_CALLCHAIN_DEPTH_MAX + 2];
+	size_t sp = 0;
+
+	if (!e)
+		return -EINVAL;
+	t = &e->callees;
+	stack = malloc((t->len + 1) * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	for (uint32_t c = t->n[0].child; c; c = t->n[c].sibling)
+		stack[sp++] = c;
+	while (sp) {
+		uint32_t node = stack[--sp];
+		size_t depth = 0;
+
+		for (uint32_t c = t->n[node].child; c; c = t->n[c].sibling)
+			stack[sp++] = c;
+		if (!t->n[node].self)
+			continue;
+		for (uint32_t x = node; x && depth < sizeof(path) / sizeof(path[0]);
+		     x = t->n[x].parent)
+			path[depth++] = x;
+		for (size_t k = depth; k-- > 0;) {
+			put_folded_name(out, tools_report_func_name(r, t->n[path[k]].func));
+			if (k)
+				fputc(';', out);
+		}
+		fprintf(out, " %" PRIu64 "\n", t->n[node].self);
+	}
+	free(stack);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* Flame graph ----------------------------------------------------------------- */
+
+static enum tools_flame_kind flame_kind(const struct tools_rep_func *f)
+{
+	switch (f->kind) {
+	case TOOLS_REP_F_KERNEL:
+		return TOOLS_FLAME_KERNEL;
+	case TOOLS_REP_F_COMM:
+		return TOOLS_FLAME_PROCESS;
+	case TOOLS_REP_F_NOSYM:
+	case TOOLS_REP_F_UNKNOWN:
+		return TOOLS_FLAME_UNKNOWN;
+	default:
+		return TOOLS_FLAME_USER;
+	}
+}
+
+int tools_report_write_flame(struct tools_report *r, FILE *out)
+{
+	struct tools_rep_event *e = tools_report_single_event(r, "--flame");
+	struct tools_rep_tree *t;
+	struct tools_flame_node *nodes;
+	struct tools_flame_node **kids;
+	size_t *fill;
+	char title[160], sub[512];
+	int err;
+
+	if (!e)
+		return -EINVAL;
+	t = &e->callees;
+	nodes = calloc(t->len, sizeof(*nodes));
+	kids = calloc(t->len + 1, sizeof(*kids));
+	fill = calloc(t->len + 1, sizeof(*fill));
+	if (!nodes || !kids || !fill) {
+		free(nodes);
+		free(kids);
+		free(fill);
+		return -ENOMEM;
+	}
+	/* Children of node i are kids[start(i) .. start(i) + nchildren(i)). */
+	for (size_t i = 1; i < t->len; i++)
+		nodes[t->n[i].parent].nchildren++;
+	for (size_t i = 0, at = 0; i < t->len; i++) {
+		fill[i] = at;
+		nodes[i].children = kids + at;
+		at += nodes[i].nchildren;
+		nodes[i].nchildren = 0;
+	}
+	for (size_t i = 0; i < t->len; i++) {
+		const struct tools_rep_node *n = &t->n[i];
+
+		nodes[i].samples = n->count;
+		if (i == 0) {
+			nodes[i].name = "all";
+			nodes[i].kind = TOOLS_FLAME_PROCESS;
+			continue;
+		}
+		nodes[i].name = tools_report_func_name(r, n->func);
+		nodes[i].image = r->funcs[n->func].kind == TOOLS_REP_F_COMM
+					 ? NULL
+					 : tools_report_func_image(r, n->func);
+		nodes[i].kind = flame_kind(&r->funcs[n->func]);
+		nodes[n->parent].children[nodes[n->parent].nchildren++] = &nodes[i];
+	}
+	snprintf(title, sizeof(title), "%s: %" PRIu64 " samples", e->name, e->samples);
+	snprintf(sub, sizeof(sub), "hwpmc report --flame of %s", r->file);
+	err = tools_flame_write(out, &nodes[0], title, sub);
+	free(nodes);
+	free(kids);
+	free(fill);
+	return err;
+}
+
+/* JSON ------------------------------------------------------------------------ */
+
+static json_t *json_graph(struct tools_report *r, struct tools_rep_tree *t, uint32_t node,
+			  unsigned depth, uint64_t total, const struct tools_rep_print_opts *po,
+			  const char *key)
+{
+	json_t *arr = json_array();
+	size_t n = 0, more = 0;
+	uint64_t more_samples = 0;
+	uint32_t *v;
+
+	if (!arr || (po->depth && depth >= po->depth))
+		return arr;
+	v = children(r, t, node, &n);
+	if (!v)
+		return arr;
+	for (size_t i = 0; i < n; i++) {
+		const struct tools_rep_node *c = &t->n[v[i]];
+		json_t *o;
+
+		if (pct(c->count, total) < po->min_percent) {
+			more++;
+			more_samples += c->count;
+			continue;
+		}
+		o = json_pack("{s:s, s:s, s:I, s:f}", "function",
+			      tools_report_func_name(r, c->func), "image",
+			      tools_report_func_image(r, c->func), "samples", (json_int_t)c->count,
+			      "percent", pct(c->count, depth ? t->n[node].count : total));
+		if (o) {
+			json_object_set_new(o, key,
+					    json_graph(r, t, v[i], depth + 1, total, po, key));
+			json_array_append_new(arr, o);
+		}
+	}
+	if (more)
+		json_array_append_new(arr, json_pack("{s:{s:I, s:I}}", "elided", "entries",
+						     (json_int_t)more, "samples",
+						     (json_int_t)more_samples));
+	free(v);
+	return arr;
+}
+
+int tools_report_print_json(struct tools_report *r, FILE *out,
+			    const struct tools_rep_print_opts *po)
+{
+	json_t *root, *evs = json_array(), *hdr;
+	int err = 0;
+
+	hdr = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+			"s:f, s:I, s:s?}",
+			"file", r->file, "status", r->status_msg, "samples", (json_int_t)r->samples,
+			"reported", (json_int_t)r->kept, "filtered", (json_int_t)r->filtered,
+			"without_frames", (json_int_t)r->no_frames, "lost_dropnotify",
+			(json_int_t)r->dropnotify, "processes_sampled", (json_int_t)r->sampled_pids,
+			"processes", (json_int_t)r->nprocs, "images", (json_int_t)r->nimages,
+			"images_unreadable", (json_int_t)r->images_missing, "pcs",
+			(json_int_t)r->pcs, "pcs_unknown", (json_int_t)r->pcs_unknown, "pcs_nosym",
+			(json_int_t)r->pcs_nosym, "duration_s",
+			r->tsc_freq ? (double)(r->last_tsc - r->first_tsc) / (double)r->tsc_freq
+				    : 0.0,
+			"start_unix_s", (json_int_t)r->ts_sec, "kernel_symbols",
+			r->ksyms ? r->ksyms_source : NULL);
+	root = json_object();
+	if (!root || !evs || !hdr) {
+		json_decref(root);
+		json_decref(evs);
+		json_decref(hdr);
+		return -ENOMEM;
+	}
+	json_object_set_new(root, "header", hdr);
+	for (size_t i = 0; i < r->nev; i++) {
+		struct tools_rep_event *e = &r->ev[i];
+		json_t *top = json_array(), *eo;
+		struct top_row *rows;
+		size_t n = 0;
+
+		if (!e->selected)
+			continue;
+		rows = top_rows(r, e, &n);
+		for (size_t k = 0; rows && top && k < n && (!po->limit || k < po->limit); k++)
+			json_array_append_new(
+				top, json_pack("{s:s, s:s, s:I, s:I, s:f, s:f}", "function",
+					       tools_report_func_name(r, rows[k].f), "image",
+					       tools_report_func_image(r, rows[k].f), "self",
+					       (json_int_t)rows[k].self, "total",
+					       (json_int_t)rows[k].total, "self_percent",
+					       pct(rows[k].self, e->samples), "total_percent",
+					       pct(rows[k].total, e->samples)));
+		free(rows);
+		eo = json_pack("{s:s, s:I, s:I, s:o}", "event", e->name, "pmcid",
+			       (json_int_t)e->pmcid, "samples", (json_int_t)e->samples, "top",
+			       top ? top : json_array());
+		if (!eo)
+			continue;
+		if (r->o.want_callers)
+			json_object_set_new(
+				eo, "callgraph",
+				json_graph(r, &e->callers, 0, 0, e->samples, po, "callers"));
+		if (r->o.want_focus) {
+			json_object_set_new(eo, "focus", json_string(r->o.focus));
+			json_object_set_new(eo, "focus_samples",
+					    json_integer((json_int_t)e->focus_samples));
+			json_object_set_new(
+				eo, "focus_callers",
+				json_graph(r, &e->focus_callers, 0, 0, e->samples, po, "callers"));
+			json_object_set_new(
+				eo, "focus_callees",
+				json_graph(r, &e->focus_callees, 0, 0, e->samples, po, "callees"));
+		}
+		json_array_append_new(evs, eo);
+	}
+	json_object_set_new(root, "events", evs);
+	if (json_dumpf(root, out, JSON_INDENT(1) | JSON_SORT_KEYS) < 0 || fputc('\n', out) == EOF)
+		err = -EIO;
+	json_decref(root);
+	return err;
+}

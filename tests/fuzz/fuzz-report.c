@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fuzz-report.c: libFuzzer harness for `hwpmc report`'s model and outputs.
+ *
+ * IMPLEMENTATION NOTES
+ *   The input is the log, handed to tools_report_load() through a memfd, with
+ *   every tree and the --callers/--callees view on; then every output is
+ *   written to /dev/null.  Beyond "no crash, no sanitizer report, no leak", two
+ *   properties abort on failure: the kept samples of all events add up to the
+ *   report's kept count, and each event's callee tree holds exactly its samples
+ *   (what --folded prints sums to the samples).  MAP_IN paths in the input name
+ *   real files of this machine: they are opened read-only, and only if regular.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "hwpmcd/log.h"
+#include "tools-report.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static FILE *null;
+	struct tools_report r;
+	struct tools_rep_print_opts po = { .depth = 8, .min_percent = 0.5 };
+	char path[64];
+	uint64_t sum = 0;
+	int fd;
+
+	if (!null) {
+		log_open("fuzz-report", LOG_TARGET_PLAIN);
+		log_set_level(LOG_PRIO_ERR - 1); /* quiet: hostile logs warn by design */
+		null = fopen("/dev/null", "w");
+		if (!null)
+			abort();
+	}
+	fd = memfd_create("log", MFD_CLOEXEC);
+	if (fd < 0 || write(fd, data, size) != (ssize_t)size)
+		abort();
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	memset(&r, 0, sizeof(r));
+	r.file = path;
+	r.o.until = -1;
+	r.o.focus = "main";
+	r.o.want_callers = r.o.want_callees = true;
+	r.o.want_focus_callers = r.o.want_focus_callees = true;
+	r.o.kallsyms = "/nonexistent"; /* no dependence on this machine's kernel */
+	if (tools_report_load(&r) == 0) {
+		for (size_t i = 0; i < r.nev; i++) {
+			sum += r.ev[i].samples;
+			if (r.ev[i].callees.n[0].count != r.ev[i].samples)
+				abort();
+		}
+		if (sum != r.kept)
+			abort();
+		tools_report_print_header(&r, null);
+		tools_report_print_top(&r, null, &po);
+		tools_report_print_callgraph(&r, null, &po);
+		tools_report_print_focus(&r, null, &po);
+		(void)tools_report_print_json(&r, null, &po);
+		if (r.nev == 1) {
+			(void)tools_report_print_folded(&r, null);
+			(void)tools_report_write_flame(&r, null);
+		}
+	}
+	tools_report_free(&r);
+	close(fd);
+	return 0;
+}

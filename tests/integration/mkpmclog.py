@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Hand-made pmclog files for the report tests (docs/pmclog-format.md sections 3 and 5).
+
+usage: mkpmclog.py freebsd BINARY OUT     a log in FreeBSD's own conventions: cpu type
+                                          INTEL_SKYLAKE, MAP_IN start = the start of the
+                                          image's first executable mapping (as FreeBSD's
+                                          kernel writes it), 1000 samples of the corpus
+                                          chain c_leaf < c_inner < c_middle < c_outer < main
+       mkpmclog.py cxx LIBRARY SYMBOL OUT 100 samples in the (mangled) SYMBOL of LIBRARY
+       mkpmclog.py hostile BINARY FIFO OUT  valid records with hostile content: images that
+                                          do not exist, a FIFO, a directory and /dev/zero
+                                          as images, PCs in no mapping, 512-PC chains, a
+                                          sample of an unannounced pmcid, names with
+                                          control bytes
+Prints the expected counts as 'key value' lines on standard output.
+"""
+import struct
+import subprocess
+import sys
+
+PMCID = 0xFFF00F00
+EXIT_OK = 0
+
+
+def rec(rtype, body, tsc=0):
+    body = body + b"\0" * (-len(body) % 4)
+    length = 16 + len(body)
+    return struct.pack("<IIQ", 0xEE << 24 | rtype << 16 | length, 0, tsc) + body
+
+
+def initialize(cpu, cpuid=b"GenuineIntel-6-85-4"):
+    return rec(3, struct.pack("<IIQqq", 0x0A000000, cpu, 1000000000, 1764750000, 0) +
+               cpuid.ljust(64, b"\0"))
+
+
+def allocdyn(pmcid, name):
+    return rec(17, struct.pack("<IIII", pmcid, 0, 0x80, 0) + name.ljust(64, b"\0"))
+
+
+def proc_create(pid, name):
+    return rec(20, struct.pack("<iI", pid, 0) + name[:19].ljust(20, b"\0"))
+
+
+def map_in(pid, start, path):
+    return rec(14, struct.pack("<iIQ", pid, 0, start) + path + b"\0")
+
+
+def callchain(pid, tid, pcs, user=True, cpu=0, pmcid=PMCID, tsc=0):
+    return rec(16, struct.pack("<iiII", pid, tid, pmcid, cpu << 16 | (1 if user else 0)) +
+               b"".join(struct.pack("<Q", pc) for pc in pcs), tsc)
+
+
+def closelog():
+    return rec(1, b"")
+
+
+def elf_exec_vaddr(path):
+    """p_vaddr of the first PF_X PT_LOAD, and whether the file is ET_DYN."""
+    data = open(path, "rb").read()
+    e_type, = struct.unpack_from("<H", data, 16)
+    phoff, = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    for i in range(phnum):
+        p_type, p_flags, _, p_vaddr = struct.unpack_from("<IIQQ", data, phoff + i * phentsize)
+        if p_type == 1 and p_flags & 1:
+            return p_vaddr, e_type == 3
+    sys.exit("mkpmclog: %s has no executable PT_LOAD" % path)
+
+
+def symbols(path):
+    out = subprocess.run(["nm", "--defined-only", path], capture_output=True, text=True,
+                         check=True).stdout
+    syms = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] in "tT":
+            syms[f[2]] = int(f[0], 16)
+    return syms
+
+
+CHAIN = ["c_leaf", "c_inner", "c_middle", "c_outer", "main"]
+
+
+def chain_pcs(syms, bias):
+    # The leaf PC inside c_leaf; callers' return addresses a few bytes into each.
+    return [bias + syms[n] + (2 if k == 0 else 5) for k, n in enumerate(CHAIN)]
+
+
+def freebsd(binary, out):
+    vaddr, dyn = elf_exec_vaddr(binary)
+    syms = symbols(binary)
+    bias = 0x10000000 if dyn else 0
+    start = bias + (vaddr & ~0xFFF)  # FreeBSD: where the first executable mapping starts
+    b = [initialize(0x8B), allocdyn(PMCID, b"INST_RETIRED.ANY"), proc_create(100, b"corpus")]
+    b.append(map_in(100, start, binary.encode()))
+    for i in range(1000):
+        b.append(callchain(100, 100001, chain_pcs(syms, bias), tsc=1000 + i))
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("samples 1000")
+
+
+def hostile(binary, fifo, out):
+    syms = symbols(binary)
+    vaddr, dyn = elf_exec_vaddr(binary)
+    bias = 0x5500000000 if dyn else 0
+    b = [initialize(0x400, b"hostile"), allocdyn(PMCID, b"cpu-clock"),
+         proc_create(7, b"evil\x1b[31mname\n"), map_in(7, bias, binary.encode()),
+         map_in(7, 0x7f0000000000, b"/nonexistent/libgone.so"),
+         map_in(7, 0x7e0000000000, fifo.encode()),
+         map_in(7, 0x7d0000000000, b"/"),
+         map_in(7, 0x7c0000000000, b"/dev/zero"),
+         map_in(-1, 0x1234000, b"vmlinux")]  # a KASLR slide of no boot here
+    n = 0
+    counts = {"gone": 0, "nomap": 0, "deep": 0, "unannounced": 0, "good": 0}
+    for i in range(50):  # in an image that does not exist: gone+0x...
+        b.append(callchain(7, 7, [0x7f0000001000 + 16 * i]))
+        counts["gone"] += 1
+    for i in range(50):  # in no mapping at all
+        b.append(callchain(7, 7, [0x1000 + i, 0x2000]))
+        counts["nomap"] += 1
+    for d in range(3):  # 512-PC chains: the known chain, then 507 PCs in no mapping
+        b.append(callchain(7, 7, chain_pcs(syms, bias) + [0x3000 + k for k in range(507)]))
+        counts["deep"] += 1
+    for i in range(10):  # the fifo, the directory, /dev/zero
+        b.append(callchain(7, 7, [0x7e0000000100, 0x7d0000000100, 0x7c0000000100]))
+    for i in range(5):  # a pmcid nobody announced: counted, not reported
+        b.append(callchain(7, 7, [bias + syms["c_leaf"]], pmcid=0x1234))
+        counts["unannounced"] += 1
+    for i in range(100):
+        b.append(callchain(7, 7, chain_pcs(syms, bias)))
+        counts["good"] += 1
+    # kernel-mode samples with kernel PCs and no kernel symbols
+    for i in range(7):
+        b.append(callchain(7, 7, [0xffffffff81001000 + i, 0xffffffff81002000] +
+                           chain_pcs(syms, bias), user=False))
+    counts["kernel"] = 7
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    for k, v in counts.items():
+        print(k, v)
+    print("samples", sum(counts.values()) + 10)
+
+
+def cxx(lib, symbol, out):
+    """100 samples at a mangled .dynsym function of a shared library."""
+    out_nm = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True,
+                            text=True, check=True).stdout
+    addr = next(int(l.split()[0], 16) for l in out_nm.splitlines() if l.split()[-1].split('@')[0] == symbol)
+    bias = 0x7f1000000000
+    b = [initialize(0x400), allocdyn(PMCID, b"cpu-clock"), proc_create(9, b"cxx"),
+         map_in(9, bias, lib.encode())]
+    for i in range(100):
+        b.append(callchain(9, 9, [bias + addr + 1]))
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("samples 100")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "freebsd":
+        freebsd(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 5 and sys.argv[1] == "cxx":
+        cxx(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif len(sys.argv) == 5 and sys.argv[1] == "hostile":
+        hostile(sys.argv[2], sys.argv[3], sys.argv[4])
+    else:
+        sys.exit(__doc__)

@@ -1,0 +1,170 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# `hwpmc report` on hand-made logs, as a user runs it (no daemon, no root):
+# a log in FreeBSD's own MAP_IN convention, hostile logs (missing images, a
+# FIFO, a directory and /dev/zero as images, PCs in no mapping, 512-PC chains,
+# unannounced events, control bytes in names), every truncation of a log and
+# corrupted copies, and bad arguments.  Nothing may crash or hang; every PC is
+# counted.
+# usage: test-report-offline.sh BUILD_DIR SRC_DIR   (HWPMC_VALGRIND=path: memcheck)
+set -uo pipefail
+build=$1 src=$2
+hwpmc_bin=$build/src/tools/hwpmc
+corpus=$build/tests/workloads/corpus/hwpmc-corpus-pie
+mk=$src/tests/integration/mkpmclog.py
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "not ok - $1"; }
+hwpmc() {
+	if [[ -n "${HWPMC_VALGRIND:-}" ]]; then
+		timeout 300 "$HWPMC_VALGRIND" --quiet --error-exitcode=99 --leak-check=full \
+			--errors-for-leak-kinds=definite,indirect "$hwpmc_bin" "$@"
+	else
+		timeout 60 "$hwpmc_bin" "$@"
+	fi
+}
+# field JSON_FILE PYTHON_EXPR: evaluate EXPR with j = the parsed report
+field() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# 1. FreeBSD's convention: MAP_IN start = the first executable mapping's start.
+python3 "$mk" freebsd "$corpus" "$tmp/fbsd.pmclog" > /dev/null
+hwpmc report --json "$tmp/fbsd.pmclog" > "$tmp/fbsd.json" 2> "$tmp/err"; rc=$?
+if [[ $rc == 0 && ! -s "$tmp/err" ]]; then
+	top=$(field "$tmp/fbsd.json" "j['events'][0]['top'][0]['function'], j['events'][0]['top'][0]['self']")
+	[[ "$top" == "c_leaf 1000" ]] && ok "freebsd layout: the hottest function is c_leaf (1000)" ||
+		bad "freebsd layout: top is '$top'"
+	chain=$(field "$tmp/fbsd.json" "' '.join([n['function'] for n in [j['events'][0]['callgraph'][0]] for _ in [0]] + \
+		[c['function'] for c in [j['events'][0]['callgraph'][0]['callers'][0]]] + \
+		[c['function'] for c in [j['events'][0]['callgraph'][0]['callers'][0]['callers'][0]]])")
+	[[ "$chain" == "c_leaf c_inner c_middle" ]] && ok "freebsd layout: callers of c_leaf are c_inner < c_middle" ||
+		bad "freebsd layout: callgraph is '$chain'"
+	unres=$(field "$tmp/fbsd.json" "j['header']['pcs_unknown'] + j['header']['pcs_nosym']")
+	[[ "$unres" == 0 ]] && ok "freebsd layout: all 5000 PCs resolve" || bad "freebsd layout: $unres unresolved"
+else
+	bad "freebsd layout: report exit $rc: $(head -3 "$tmp/err")"
+fi
+# The other rule on the same log must misplace it: proves the rule is applied.
+hwpmc report --json --map-rule bias-v "$tmp/fbsd.pmclog" > "$tmp/fbsd-v.json" 2>/dev/null
+top=$(field "$tmp/fbsd-v.json" "j['events'][0]['top'][0]['function']")
+[[ "$top" != c_leaf ]] && ok "freebsd layout read with --map-rule bias-v is misplaced ($top)" ||
+	bad "--map-rule bias-v changed nothing"
+grep -q "first-exec" <(hwpmc report "$tmp/fbsd.pmclog") && ok "the header names the MAP_IN rule" ||
+	bad "no MAP_IN rule in the header"
+
+# C++ names are demangled (libstdc++'s __cxa_demangle).
+libstdcxx=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ { print $NF; exit }')
+if [[ -n "$libstdcxx" ]]; then
+	python3 "$mk" cxx "$libstdcxx" _ZNSt13runtime_errorC1EPKc "$tmp/cxx.pmclog" > /dev/null
+	hwpmc report --json "$tmp/cxx.pmclog" > "$tmp/cxx.json"
+	got=$(field "$tmp/cxx.json" "j['events'][0]['top'][0]['function']")
+	[[ "$got" == "std::runtime_error::runtime_error(char const*)" ]] &&
+		ok "C++: _ZNSt13runtime_errorC1EPKc prints as $got" || bad "C++: '$got'"
+else
+	bad "no libstdc++.so.6 found for the demangling check"
+fi
+
+# 2. Hostile content in valid records.
+mkfifo "$tmp/fifo"
+python3 "$mk" hostile "$corpus" "$tmp/fifo" "$tmp/hostile.pmclog" > "$tmp/hostile.want"
+want() { sed -n "s/^$1 //p" "$tmp/hostile.want"; }
+hwpmc report --json --min-percent 0 "$tmp/hostile.pmclog" > "$tmp/hostile.json" 2> "$tmp/err"; rc=$?
+[[ $rc == 0 ]] && ok "hostile: report exit 0" || bad "hostile: exit $rc: $(head -3 "$tmp/err")"
+got=$(field "$tmp/hostile.json" "j['header']['samples'], j['header']['reported']")
+[[ "$got" == "$(want samples) $(( $(want samples) - $(want unannounced) ))" ]] &&
+	ok "hostile: every sample counted ($got)" || bad "hostile: samples/reported '$got'"
+got=$(field "$tmp/hostile.json" "[t['self'] for t in j['events'][0]['top'] if t['function'].startswith('libgone.so+0x')].__len__()")
+[[ "$got" == 50 ]] && ok "hostile: PCs in a missing image print as image+0xoffset (50 distinct)" ||
+	bad "hostile: $got image+0x entries for the missing image"
+got=$(field "$tmp/hostile.json" "sum(t['self'] for t in j['events'][0]['top'] if t['function'] == '[unknown]')")
+[[ "$got" == 50 ]] && ok "hostile: PCs in no mapping are [unknown] (50)" ||
+	bad "hostile: [unknown] self is $got"
+got=$(field "$tmp/hostile.json" "j['header']['pcs_unknown']")
+# 50 leaves + 50 second PCs + 3 x 507 deep PCs = 1621
+[[ "$got" == 1621 ]] && ok "hostile: 1621 PCs counted in no mapping" || bad "hostile: pcs_unknown $got"
+got=$(field "$tmp/hostile.json" "sum(t['self'] for t in j['events'][0]['top'] if t['function'] == 'fifo+0x100')")
+[[ "$got" == 10 ]] && ok "hostile: a FIFO named as an image is not opened for reading, its PCs are fifo+0x100" ||
+	bad "hostile: fifo+0x100 self $got"
+got=$(field "$tmp/hostile.json" "sum(t['self'] for t in j['events'][0]['top'] if t['function'].startswith('[kernel]+0x'))")
+[[ "$got" == 7 ]] && ok "hostile: kernel PCs without kernel symbols are [kernel]+0xaddress" ||
+	bad "hostile: [kernel]+0x self $got"
+grep -q "another boot" <(hwpmc report "$tmp/hostile.pmclog" 2>&1) && ok "hostile: /proc/kallsyms of another boot is refused, and said" ||
+	bad "hostile: no note on /proc/kallsyms"
+got=$(field "$tmp/hostile.json" "sum(t['self'] for t in j['events'][0]['top'] if t['function'] == 'c_leaf')")
+[[ "$got" == $(( $(want good) + $(want deep) )) ]] &&
+	ok "hostile: the good chains still resolve (c_leaf $got)" || bad "hostile: c_leaf self $got"
+got=$(field "$tmp/hostile.json" "j['header']['images_unreadable']")
+[[ "$got" -ge 4 ]] && ok "hostile: unreadable images counted ($got)" || bad "hostile: images_unreadable $got"
+hwpmc report --callgraph --min-percent 0 --depth 0 "$tmp/hostile.pmclog" > "$tmp/hostile.txt" 2>&1
+if LC_ALL=C grep -q $'\x1b' "$tmp/hostile.txt"; then bad "hostile: a raw escape byte reached the output"
+else ok "hostile: control bytes in names are escaped"; fi
+grep -q 'evil\\x1b\[31mname' <(hwpmc report --folded "$tmp/hostile.pmclog") &&
+	ok "hostile: the escaped process name leads the folded stacks" || bad "hostile: comm not in folded output"
+python3 -c 'import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])' <(hwpmc report --flame /dev/stdout "$tmp/hostile.pmclog" 2>/dev/null) 2>/dev/null &&
+	ok "hostile: the flame graph is valid XML" || bad "hostile: flame graph not XML"
+
+# A device or FIFO named as an image is never opened for reading (opening a
+# watchdog device arms it): only O_PATH opens of them may be seen.
+if command -v strace > /dev/null; then
+	strace -f -e trace=open,openat -o "$tmp/strace" "$hwpmc_bin" report "$tmp/hostile.pmclog" > /dev/null 2>&1
+	if grep -E "\"(/dev/zero|$tmp/fifo)\"" "$tmp/strace" | grep -qv O_PATH; then
+		bad "hostile: a device or FIFO was opened: $(grep -E '/dev/zero|fifo' "$tmp/strace" | grep -v O_PATH | head -2)"
+	elif grep -q '"/dev/zero", O_RDONLY|O_CLOEXEC|O_PATH' "$tmp/strace"; then
+		ok "hostile: /dev/zero and the FIFO are looked at with O_PATH only, never opened"
+	else
+		bad "hostile: no O_PATH look at /dev/zero seen: $(grep -c . "$tmp/strace") syscalls traced"
+	fi
+else
+	echo "# strace is not installed: the device-open check is skipped"
+fi
+
+# 3. Every truncation of a log and corrupted copies: a report, never a crash.
+log=$tmp/fbsd.pmclog size=$(stat -c %s "$log") crashes=0 runs=0
+for cut in $(python3 -c "import random; r=random.Random(5); print(' '.join(str(x) for x in sorted(set([0,1,15,16,17,111,112,113] + [r.randrange($size) for _ in range(40)]))))"); do
+	head -c "$cut" "$log" > "$tmp/cut.pmclog"
+	hwpmc report --callgraph "$tmp/cut.pmclog" > /dev/null 2> "$tmp/err"; rc=$?
+	runs=$((runs + 1))
+	(( rc > 1 )) && { crashes=$((crashes + 1)); echo "# cut at $cut: exit $rc $(head -2 "$tmp/err")"; }
+done
+[[ $crashes == 0 ]] && ok "truncated logs: $runs cuts, each reported with exit 0 or 1" || bad "truncated: $crashes of $runs crashed"
+head -c $((size - 7)) "$log" > "$tmp/torn.pmclog"
+hwpmc report "$tmp/torn.pmclog" > "$tmp/torn.txt" 2>&1
+grep -q "torn" "$tmp/torn.txt" && ok "a torn log says so in the header" || bad "torn log not named"
+crashes=0
+for seed in $(seq 1 30); do
+	python3 -c "
+import random,sys
+d=bytearray(open(sys.argv[1],'rb').read()); r=random.Random(int(sys.argv[3]))
+for _ in range(8): d[r.randrange(len(d))]=r.randrange(256)
+open(sys.argv[2],'wb').write(d)" "$log" "$tmp/bad.pmclog" "$seed"
+	hwpmc report --top --callgraph "$tmp/bad.pmclog" > /dev/null 2> "$tmp/err"; rc=$?
+	(( rc > 1 )) && { crashes=$((crashes + 1)); echo "# seed $seed: exit $rc $(head -2 "$tmp/err")"; }
+done
+[[ $crashes == 0 ]] && ok "corrupted logs: 30 copies with 8 random bytes each, no crash" || bad "corrupted: $crashes crashed"
+
+# 4. Bad arguments: a clear message and exit 2, before the log is read.
+check_usage() { # NAME EXPECTED_TEXT ARGS...
+	local name=$1 text=$2; shift 2
+	hwpmc report "$@" > /dev/null 2> "$tmp/err"; local rc=$?
+	[[ $rc == 2 ]] && grep -q -- "$text" "$tmp/err" && ok "usage: $name" ||
+		bad "usage: $name: exit $rc, '$(head -2 "$tmp/err")'"
+}
+check_usage "no file" "no log file" --top
+check_usage "two files" "one log file" a b
+check_usage "bad pid" "'x' is not a process" --pid x "$log"
+check_usage "bad cpu range" "is not a CPU or range" --cpu 3-1 "$log"
+check_usage "bad depth" "is not a whole number" --depth -1 "$log"
+check_usage "until before since" "is before --since" --since 2 --until 1 "$log"
+check_usage "folded with top" "writes standard output alone" --folded --top "$log"
+check_usage "kernel and user" "exclude each other" --kernel --user "$log"
+check_usage "bad map rule" "is not auto, bias-v or first-exec" --map-rule x "$log"
+hwpmc report /nonexistent.pmclog > /dev/null 2> "$tmp/err"; rc=$?
+[[ $rc == 1 ]] && grep -q "No such file" "$tmp/err" && ok "a missing log: exit 1 with the reason" || bad "missing log: exit $rc"
+hwpmc report --help > "$tmp/help.txt"
+grep -q -- "--callgraph" "$tmp/help.txt" && ok "--help lists the outputs" || bad "--help"
+hwpmc report - < "$tmp/fbsd.pmclog" > "$tmp/stdin.txt"
+grep -q "c_leaf" "$tmp/stdin.txt" && ok "'-' reads standard input" || bad "stdin"
+
+echo "$pass passed, $fail failed"
+[[ $fail == 0 ]]

@@ -1,0 +1,199 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Golden reports of recorded logs, as a user makes them: the real hwpmcd on a
+# temporary socket, `hwpmc record` of known workloads (the corpus chain without
+# frame pointers, -g; C++; a kernel-heavy dd), then `hwpmc report` in every
+# output: the hottest function and its caller chain must be right in --top,
+# --callgraph, --folded (counts sum to the samples) and --json; every filter
+# must select exactly the samples it names (counted independently from
+# `hwpmc dump --json`); symbols must come from --symfs, from a debug file found
+# by build id, and from the kernel symbols saved beside the log.
+# Needs root (perf_event_open): 77 otherwise.
+# usage: test-report.sh BUILD_DIR SRC_DIR   (HWPMC_WRAPPER="valgrind ..." wraps the report)
+set -uo pipefail
+build=$1 src=$2
+hwpmcd=$build/src/daemon/hwpmcd hwpmc_bin=$build/src/tools/hwpmc
+corpus=$build/tests/workloads/corpus
+. "$src/tests/integration/harness.sh"
+harness_init "perf_event_open of a command"
+report() { ${HWPMC_WRAPPER:-} "$hwpmc_bin" report "$@"; }
+field() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+NOTIFY_SOCKET= "$hwpmcd" --socket "$sock" --state-dir "$tmp/state" --foreground 2> "$tmp/daemon.log" &
+dpid=$!
+for _ in $(seq 200); do [[ -S "$sock" ]] && break; sleep 0.05; done
+[[ -S "$sock" ]] && ok "daemon listening" || { bad "no control socket"; cat "$tmp/daemon.log"; exit 1; }
+
+rec() { # rec LOG ARGS... -- CMD
+	local log=$1; shift
+	"$hwpmc_bin" record -o "$log" "$@" > /dev/null 2> "$log.rec" ||
+		{ bad "record $*: $(tail -3 "$log.rec")"; return 1; }
+}
+
+# 1. The corpus chain, no frame pointers, dwarf unwinding.
+chain=$tmp/chain.pmclog
+rec "$chain" -g -F 999 -- "$corpus/hwpmc-corpus-pie" chain 1.5
+"$hwpmc_bin" dump --json "$chain" > "$tmp/chain.dump"
+comm=hwpmc-corpus-pi # 15 bytes of comm
+
+report --top --limit 0 --comm $comm "$chain" > "$tmp/top.txt" 2> "$tmp/err"
+first=$(grep -v '^#' "$tmp/top.txt" | awk 'NF >= 5 { print $4, $1; exit }')
+[[ ${first% *} == c_leaf ]] && awk -v p="${first#* }" 'BEGIN { exit !(p >= 90) }' &&
+	ok "--top: the hottest function is c_leaf ($first%)" || bad "--top: first row '$first'"
+for f in c_inner c_middle c_outer main; do
+	t=$(grep -v '^#' "$tmp/top.txt" | awk -v f=$f '$4 == f { print $2; exit }')
+	awk -v p="${t:-0}" 'BEGIN { exit !(p >= 95) }' && ok "--top: $f total $t%" || bad "--top: $f total '${t:-none}'"
+done
+[[ ! -s "$tmp/err" ]] && ok "--top: nothing on stderr" || bad "--top stderr: $(head -2 "$tmp/err")"
+
+report --callgraph --comm $comm "$chain" > "$tmp/graph.txt"
+got=$(sed -n '/^@ /,$p' "$tmp/graph.txt" | grep -v '^@\|^$' | head -5 | awk '{ print $3 }' | tr '\n' ' ')
+[[ "$got" == "c_leaf c_inner c_middle c_outer main " ]] &&
+	ok "--callgraph: c_leaf, callers c_inner < c_middle < c_outer < main" || bad "--callgraph: '$got'"
+lead=$(sed -n '/^@ /,$p' "$tmp/graph.txt" | grep -v '^@\|^$' | sed -n 2p | sed 's/[^ ].*//' | wc -c)
+[[ $lead -gt 1 ]] && ok "--callgraph: callers are indented" || bad "--callgraph: no indentation"
+
+report --json --comm $comm "$chain" > "$tmp/chain.json"
+reported=$(field "$tmp/chain.json" "j['header']['reported']")
+want=$(python3 -c "
+import json,sys
+procs={}; n=0
+for line in open(sys.argv[1]):
+    r=json.loads(line)
+    if r.get('type')=='proc-create': procs[r['pid']]=r['name']
+    elif r.get('type')=='callchain' and procs.get(r['pid'])==sys.argv[2]: n+=1
+print(n)" "$tmp/chain.dump" $comm)
+[[ "$reported" == "$want" && $want -gt 100 ]] && ok "--json: $reported samples of $comm, as many as the log holds" ||
+	bad "--json: reported $reported, the log has $want"
+got=$(field "$tmp/chain.json" "' '.join([j['events'][0]['top'][0]['function']] + [c['function'] for c in [j['events'][0]['callgraph'][0]['callers'][0]]])")
+[[ "$got" == "c_leaf c_inner" ]] && ok "--json: top c_leaf, its caller c_inner" || bad "--json: '$got'"
+
+report --folded --comm $comm "$chain" > "$tmp/chain.folded"
+sum=$(awk '{ s += $NF } END { print s }' "$tmp/chain.folded")
+[[ "$sum" == "$reported" ]] && ok "--folded: counts sum to the $reported samples" || bad "--folded: sum $sum of $reported"
+heavy=$(sort -k2 -n -t' ' "$tmp/chain.folded" | awk '{ print $NF, $0 }' | sort -n | tail -1 | cut -d' ' -f2-)
+[[ "$heavy" == "$comm;"*"main;c_outer;c_middle;c_inner;c_leaf "* ]] &&
+	ok "--folded: the heaviest stack is $comm;...;main;c_outer;c_middle;c_inner;c_leaf" || bad "--folded: '$heavy'"
+
+# 2. Filters select exactly what they say (counted from the dump).
+count() { # count PYTHON_CONDITION_ON_r : callchains of the log matching
+	python3 -c "
+import json,sys
+n=0; t0=None
+for line in open(sys.argv[1]):
+    r=json.loads(line)
+    if t0 is None and 'tsc' in r: t0=int(r['tsc'])
+    if r.get('type')=='callchain':
+        t=(int(r['tsc'])-t0)/1e9
+        if $1: n+=1
+print(n)" "$tmp/chain.dump"
+}
+reported_of() { report --json "$@" "$chain" > "$tmp/f.json" 2>/dev/null; field "$tmp/f.json" "j['header']['reported']"; }
+pid=$(python3 -c "
+import json,sys
+for line in open(sys.argv[1]):
+    r=json.loads(line)
+    if r.get('type')=='proc-create' and r['name']==sys.argv[2]: print(r['pid']); break" "$tmp/chain.dump" $comm)
+check_filter() { # NAME REPORT_ARGS CONDITION
+	local got want
+	got=$(reported_of $2) want=$(count "$3")
+	[[ "$got" == "$want" ]] && ok "filter $1: $got samples" || bad "filter $1: report $got, log $want"
+}
+check_filter "--pid $pid" "--pid $pid" "r['pid']==$pid"
+tid=$(count "False" > /dev/null; python3 -c "
+import json,sys
+for line in open(sys.argv[1]):
+    r=json.loads(line)
+    if r.get('type')=='callchain' and r['pid']==$pid: print(r['tid']); break" "$tmp/chain.dump")
+check_filter "--tid $tid" "--tid $tid" "r['tid']==$tid"
+check_filter "--cpu 0" "--cpu 0" "r['cpu']==0"
+check_filter "--cpu 1" "--cpu 1" "r['cpu']==1"
+check_filter "--cpu 0-1" "--cpu 0-1" "r['cpu'] in (0,1)"
+check_filter "--since 0.5" "--since 0.5" "t>=0.5"
+check_filter "--until 0.5" "--until 0.5" "t<=0.5"
+check_filter "--since 0.3 --until 0.9" "--since 0.3 --until 0.9" "0.3<=t<=0.9"
+check_filter "--event cpu-clock" "--event cpu-clock" "True"
+check_filter "--user" "--user" "any(int(p,16) < 0xffff800000000000 for p in r['pc'])"
+check_filter "--kernel" "--kernel" "not r['user']"
+report --event no-such-event "$chain" > /dev/null 2> "$tmp/err"; rc=$?
+[[ $rc == 1 ]] && grep -q "no event named 'no-such-event'" "$tmp/err" &&
+	ok "--event of an event not in the log: exit 1, named" || bad "--event no-such-event: exit $rc, '$(head -1 "$tmp/err")'"
+report --callers c_middle "$chain" > "$tmp/callers.txt"
+got=$(grep -v '^#\|^@\|^$' "$tmp/callers.txt" | head -3 | awk '{ print $3 }' | tr '\n' ' ')
+[[ "$got" == "c_middle c_outer main " ]] && ok "--callers c_middle: c_outer < main" || bad "--callers: '$got'"
+report --callees c_middle "$chain" > "$tmp/callees.txt"
+got=$(grep -v '^#\|^@\|^$' "$tmp/callees.txt" | head -3 | awk '{ print $3 }' | tr '\n' ' ')
+[[ "$got" == "c_middle c_inner c_leaf " ]] && ok "--callees c_middle: c_inner > c_leaf" || bad "--callees: '$got'"
+
+# 3. The flame graph: valid XML holding the chain.
+report --flame "$tmp/chain.svg" --comm $comm "$chain" 2> "$tmp/err"
+python3 -c 'import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])' "$tmp/chain.svg" &&
+	grep -q ">c_leaf" "$tmp/chain.svg" && ok "--flame: valid SVG with c_leaf" || bad "--flame: $(head -2 "$tmp/err")"
+if [[ -x "$src/tests/integration/check-flame-browser.sh" ]]; then
+	bash "$src/tests/integration/check-flame-browser.sh" "$tmp/chain.svg" "$tmp/browser" c_leaf > "$tmp/browser.log" 2>&1; rc=$?
+	if [[ $rc == 77 ]]; then echo "# browser check skipped: $(tail -1 "$tmp/browser.log")"
+	else fold browser < "$tmp/browser.log"; [[ $rc == 0 ]] || bad "browser check exit $rc"; fi
+fi
+
+# 4. C++ throwing through frames: the chain holds, no name is left mangled
+#    (demangling itself: test-report-offline.sh, on libstdc++'s own symbols).
+rec "$tmp/cxx.pmclog" -g -F 999 -- "$corpus/hwpmc-corpus-cxx" 1
+report --callgraph --min-percent 0 "$tmp/cxx.pmclog" > "$tmp/cxx.txt"
+got=$(sed -n '/^@ /,$p' "$tmp/cxx.txt" | grep -v '^@\|^$' | head -4 | awk '{ print $3 }' | tr '\n' ' ')
+[[ "$got" == "x_burn x_thrower x_mid x_outer " ]] && ok "C++: x_burn < x_thrower < x_mid < x_outer" || bad "C++: '$got'"
+grep -v '^#' "$tmp/cxx.txt" | grep -q ' _Z[A-Za-z0-9_]* @' && bad "C++: a mangled name is printed" ||
+	ok "C++: no mangled name printed"
+
+# 5. Symbols from --symfs and from a debug file found by build id.
+mkdir -p "$tmp/bin" "$tmp/symfs$tmp/bin" "$tmp/debug"
+cp "$corpus/hwpmc-corpus-pie" "$tmp/bin/prog"
+rec "$tmp/moved.pmclog" -g -F 999 -- "$tmp/bin/prog" chain 0.5
+mv "$tmp/bin/prog" "$tmp/symfs$tmp/bin/prog"
+report --json "$tmp/moved.pmclog" > "$tmp/m.json"
+got=$(field "$tmp/m.json" "j['events'][0]['top'][0]['function']")
+[[ "$got" == prog+0x* ]] && ok "a binary gone from its path prints as prog+0xoffset ($got)" || bad "moved: top '$got'"
+report --json --symfs "$tmp/symfs" "$tmp/moved.pmclog" > "$tmp/m.json"
+got=$(field "$tmp/m.json" "j['events'][0]['top'][0]['function']")
+[[ "$got" == c_leaf ]] && ok "--symfs: found under the root, c_leaf" || bad "--symfs: top '$got'"
+cp "$corpus/hwpmc-corpus-pie" "$tmp/bin/stripped"
+bid=$(readelf -n "$tmp/bin/stripped" | sed -n 's/.*Build ID: //p')
+mkdir -p "$tmp/debug/.build-id/${bid:0:2}"
+objcopy --only-keep-debug "$tmp/bin/stripped" "$tmp/debug/.build-id/${bid:0:2}/${bid:2}.debug"
+objcopy --strip-all "$tmp/bin/stripped"
+rec "$tmp/stripped.pmclog" -g -F 999 -- "$tmp/bin/stripped" chain 0.5
+report --json "$tmp/stripped.pmclog" > "$tmp/s.json"
+got=$(field "$tmp/s.json" "j['events'][0]['top'][0]['function']")
+[[ "$got" != c_leaf ]] && ok "stripped binary without its debug file: no c_leaf ($got)" || bad "stripped: c_leaf without debug file?"
+report --json --debug-dir "$tmp/debug" "$tmp/stripped.pmclog" > "$tmp/s.json"
+got=$(field "$tmp/s.json" "j['events'][0]['top'][0]['function']")
+[[ "$got" == c_leaf ]] && ok "--debug-dir: the debug file found by build id gives c_leaf" || bad "debug by build id: top '$got'"
+
+# 6. The kernel: symbols saved beside the log, else /proc/kallsyms of this boot.
+rec "$tmp/dd.pmclog" -F 999 -- dd if=/dev/zero of=/dev/null bs=1M count=4000
+if [[ -s "$tmp/dd.pmclog.kallsyms" ]]; then
+	report --top --kernel --limit 0 "$tmp/dd.pmclog" > "$tmp/k.txt"
+	grep -q "^# kernel symbols: $tmp/dd.pmclog.kallsyms" "$tmp/k.txt" && ok "kernel symbols from FILE.kallsyms" ||
+		bad "kernel symbols: $(grep 'kernel symbols' "$tmp/k.txt")"
+	kfun=$(grep -v '^#' "$tmp/k.txt" | awk 'NF >= 5 { print $4, $5; exit }')
+	[[ "$kfun" == *"[kernel.kallsyms]" && "$kfun" != "[kernel]+"* ]] &&
+		ok "--kernel: the hottest kernel function is named ($kfun)" || bad "--kernel: '$kfun'"
+	if grep -v '^#' "$tmp/k.txt" | awk 'NF >= 5' | grep -qv "\[kernel.kallsyms\]\|\[[a-z0-9_]*\]$"; then
+		bad "--kernel shows user images"
+	else ok "--kernel shows only kernel images"; fi
+	mv "$tmp/dd.pmclog.kallsyms" "$tmp/saved.kallsyms"
+	report --top "$tmp/dd.pmclog" > "$tmp/k2.txt"
+	grep -q "/proc/kallsyms (same boot)" "$tmp/k2.txt" && ok "without FILE.kallsyms: /proc/kallsyms of this boot" ||
+		bad "no same-boot kallsyms: $(grep 'kernel symbols' "$tmp/k2.txt")"
+	report --top --kallsyms "$tmp/saved.kallsyms" "$tmp/dd.pmclog" > "$tmp/k3.txt"
+	grep -q "^# kernel symbols: $tmp/saved.kallsyms" "$tmp/k3.txt" && ok "--kallsyms FILE is used" || bad "--kallsyms"
+	report --top --user --limit 0 "$tmp/dd.pmclog" > "$tmp/u.txt"
+	grep -v '^#' "$tmp/u.txt" | awk 'NF >= 5' | grep -q "\[kernel.kallsyms\]" && bad "--user shows kernel functions" ||
+		ok "--user shows no kernel function"
+else
+	bad "record wrote no FILE.kallsyms: $(cat "$tmp/dd.pmclog.rec")"
+fi
+
+kill -TERM "$dpid"; wait "$dpid"; rc=$?; dpid=
+[[ $rc == 0 ]] && ok "daemon exit 0 on SIGTERM" || bad "daemon exit $rc"
+echo "$pass passed, $fail failed"
+[[ $fail == 0 ]]
