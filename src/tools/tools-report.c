@@ -502,13 +502,9 @@ static uint32_t resolve_in(struct tools_report *r, const struct tools_rep_range 
 
 	if (!img->syms_tried)
 		image_load_syms(r, img);
-	img->pcs++;
 	s = img->syms ? maplog_symtab__lookup(img->syms, link) : NULL;
-	if (!s) {
-		img->pcs_nosym++;
-		r->pcs_nosym++;
+	if (!s)
 		return func_intern(r, TOOLS_REP_F_NOSYM, img, NULL, NULL, link);
-	}
 	return func_intern(r, img->kernel ? TOOLS_REP_F_KERNEL : TOOLS_REP_F_USER, img, NULL,
 			   s->name, s->start);
 }
@@ -520,7 +516,6 @@ static uint32_t resolve_kernel(struct tools_report *r, uint64_t look)
 	struct tools_rep_proc *k;
 	const struct tools_rep_range *rg;
 
-	r->pcs_kernel++;
 	if (!r->ksyms_tried) {
 		/* Read at the first kernel PC: user-only logs never pay for it. */
 		r->ksyms_tried = true;
@@ -536,7 +531,6 @@ static uint32_t resolve_kernel(struct tools_report *r, uint64_t look)
 	k = proc_find(r, -1);
 	if (k && ((rg = ranges_find(k->exact, k->nexact, look)) != NULL))
 		return resolve_in(r, rg, look);
-	r->pcs_kernel_nosym++;
 	return func_intern(r, TOOLS_REP_F_NOSYM, NULL, NULL, NULL,
 			   look - (r->have_kslide ? r->kslide : 0));
 }
@@ -552,11 +546,62 @@ static uint32_t resolve_user(struct tools_report *r, struct tools_rep_proc *p, u
 			rg = ranges_find(p->approx, p->napprox, look);
 		}
 	}
-	if (!rg) {
-		r->pcs_unknown++;
+	if (!rg)
 		return r->unknown_func;
-	}
 	return resolve_in(r, rg, look);
+}
+
+/*
+ * Fold the PCs counted per function into the header's and the images' counts
+ * (once, at the end: the hot path touches only the function's own counter).
+ */
+static void pc_totals(struct tools_report *r)
+{
+	for (size_t f = 1; f < r->nfuncs; f++) {
+		const struct tools_rep_func *fn = &r->funcs[f];
+
+		if (fn->img)
+			fn->img->pcs += fn->pcs;
+		if (fn->kind == TOOLS_REP_F_UNKNOWN) {
+			r->pcs_unknown += fn->pcs;
+		} else if (fn->kind == TOOLS_REP_F_NOSYM) {
+			if (fn->img) {
+				fn->img->pcs_nosym += fn->pcs;
+				r->pcs_nosym += fn->pcs;
+			} else {
+				r->pcs_kernel_nosym += fn->pcs;
+			}
+		}
+	}
+}
+
+/*
+ * The function of PC @look in process @p (NULL: the kernel).  Most PCs of a log
+ * recur, so the answer is cached per (process, PC) in a direct-mapped table;
+ * any change of the model (MAP_IN, MAP_OUT, fork, exec, exit, pid reuse) bumps
+ * r->model_gen, which invalidates every entry at once.
+ */
+static uint32_t resolve_pc(struct tools_report *r, struct tools_rep_proc *p, uint64_t look)
+{
+	uintptr_t key = p ? (uintptr_t)p : 1;
+	struct tools_rep_pcc *c = &r->pcc[mix64(look ^ (uint64_t)key * 0x9e3779b97f4a7c15ull) &
+					  (TOOLS_REP_PCC_SIZE - 1)];
+	uint32_t f;
+
+	if (c->pc == look && c->key == key && c->gen == r->model_gen && c->func) {
+		f = c->func;
+	} else {
+		f = p ? resolve_user(r, p, look) : resolve_kernel(r, look);
+		if (f) {
+			c->pc = look;
+			c->key = key;
+			c->gen = r->model_gen;
+			c->func = f;
+		}
+	}
+	if (f)
+		r->funcs[f].pcs++;
+	return f;
 }
 
 const char *tools_report_func_name(struct tools_report *r, uint32_t id)
@@ -873,8 +918,10 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 			uint64_t pc = c->u.callchain.pc[k];
 
 			r->pcs++;
-			if (!r->o.user_only)
-				ids[n++] = resolve_kernel(r, k ? pc - 1 : pc);
+			if (!r->o.user_only) {
+				r->pcs_kernel++;
+				ids[n++] = resolve_pc(r, NULL, k ? pc - 1 : pc);
+			}
 		}
 	}
 	if (!r->o.kernel_only) {
@@ -882,7 +929,9 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 			uint64_t pc = c->u.callchain.pc[k];
 
 			r->pcs++;
-			ids[n++] = resolve_user(r, p, k ? pc - 1 : pc);
+			ids[n++] = p ? resolve_pc(r, p, k ? pc - 1 : pc) : r->unknown_func;
+			if (!p)
+				r->funcs[r->unknown_func].pcs++;
 		}
 	} else {
 		r->pcs += npc - k;
@@ -946,6 +995,17 @@ static int on_record(struct tools_report *r, const struct plog_record *rec)
 	int e;
 
 	r->records++;
+	switch (rec->type) {
+	case PLOG_TYPE_MAP_IN:
+	case PLOG_TYPE_MAP_OUT:
+	case PLOG_TYPE_PROCEXEC:
+	case PLOG_TYPE_PROCFORK:
+	case PLOG_TYPE_PROC_CREATE: /* may replace a zombie */
+		r->model_gen++; /* every cached PC resolution is stale */
+		break;
+	default:
+		break;
+	}
 	if (rec->type != PLOG_TYPE_INITIALIZE && r->records == 1)
 		r->first_tsc = rec->tsc;
 	if (rec->tsc > r->last_tsc)
@@ -1134,8 +1194,9 @@ int tools_report_load(struct tools_report *r)
 	const struct plog_error *pe;
 
 	r->chain = malloc((PLOG_CALLCHAIN_DEPTH_MAX + 2) * sizeof(*r->chain));
+	r->pcc = calloc(TOOLS_REP_PCC_SIZE, sizeof(*r->pcc));
 	buf = malloc(TOOLS_REP_READ_CHUNK);
-	if (!r->chain || !buf) {
+	if (!r->chain || !r->pcc || !buf) {
 		e = -ENOMEM;
 		goto out;
 	}
@@ -1189,6 +1250,7 @@ int tools_report_load(struct tools_report *r)
 			break;
 	}
 	e = 0;
+	pc_totals(r);
 	r->status = plog_reader__status(rd);
 	pe = plog_reader__error(rd);
 	switch (r->status) {
@@ -1278,5 +1340,6 @@ void tools_report_free(struct tools_report *r)
 	free(r->tht);
 	maplog_symtab__free(r->ksyms);
 	free(r->chain);
+	free(r->pcc);
 	free(r->stamp);
 }

@@ -60,6 +60,7 @@ struct tools_rep_func {
 	char *raw;		     /* TOOLS_REP_F_COMM: the name as logged (name points here) */
 	uint64_t addr;		     /* symbol start, or the link address of a NOSYM PC */
 	enum tools_rep_func_kind kind;
+	uint64_t pcs;		/* PCs resolved to it */
 	bool focus; /* matches --callers/--callees */
 };
 
@@ -92,6 +93,15 @@ enum tools_rep_map_rule {
 	TOOLS_REP_RULE_BIAS_V,	  /* pl_start = load bias + V (pmclog-format.md 10.2, pmcstat) */
 	TOOLS_REP_RULE_FIRST_EXEC /* pl_start = start of the first executable mapping (FreeBSD's
 				     kernel) */
+};
+
+/* One entry of the PC resolution cache (tools-report.c, resolve_pc()). */
+#define TOOLS_REP_PCC_SIZE 65536
+struct tools_rep_pcc {
+	uint64_t pc;
+	uintptr_t key; /* the process (1: the kernel) */
+	uint32_t gen;  /* the model generation it was resolved in */
+	uint32_t func; /* 0: empty */
 };
 
 struct tools_rep_opts {
@@ -153,6 +163,8 @@ struct tools_report {
 	uint64_t samples, kept, filtered, no_frames, sampled_pids;
 	uint64_t pcs, pcs_unknown, pcs_nosym, pcs_kernel, pcs_kernel_nosym;
 	/* scratch */
+	struct tools_rep_pcc *pcc;
+	uint32_t model_gen;
 	uint32_t *chain;
 	uint32_t *stamp; /* per func: the last sample that counted it (totals) */
 	size_t stamp_cap;
