@@ -21,6 +21,18 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* util_hex_digit: the value of hexadecimal digit @c (either case), or -1. */
+static inline int util_hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 static inline uint32_t util_le32(const void *p)
 {
 	const uint8_t *b = p;

@@ -153,17 +153,6 @@ void daemon_pcset__exit(struct daemon_pcset *s)
 
 /* ---- the symbol table ---- */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * One line (without its newline): its address if it is a text symbol, with the
  * offset of its name.  0 if kept, -1 if not a text symbol or not a valid line.
@@ -176,7 +165,7 @@ static int parse_line(const char *l, size_t len, uint64_t *ret_addr, uint32_t *r
 
 	if (len == 0 || len > KSYMS_LINE_MAX)
 		return -1;
-	for (; i < len && (h = hexval(l[i])) >= 0; i++) {
+	for (; i < len && (h = util_hex_digit(l[i])) >= 0; i++) {
 		if (i >= 16)
 			return -1;
 		a = a << 4 | (uint64_t)h;

@@ -16,20 +16,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "hwpmcd/common.h"
 #include "hwpmcd/maplog-proc.h"
 
 #define DELETED_SUFFIX " (deleted)"
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* Parse hex digits at *@pp up to @max; advance *@pp past them.  0 or -EINVAL. */
 static int parse_hex(const char **pp, uint64_t max, uint64_t *ret_v)
@@ -38,9 +28,9 @@ static int parse_hex(const char **pp, uint64_t max, uint64_t *ret_v)
 	uint64_t v = 0;
 	int d;
 
-	if (hex_digit(*p) < 0)
+	if (util_hex_digit(*p) < 0)
 		return -EINVAL;
-	while ((d = hex_digit(*p)) >= 0) {
+	while ((d = util_hex_digit(*p)) >= 0) {
 		if (v > (max - (uint64_t)d) / 16)
 			return -EINVAL;
 		v = v * 16 + (uint64_t)d;

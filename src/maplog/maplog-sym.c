@@ -87,6 +87,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hwpmcd/common.h"
 #include "hwpmcd/maplog-sym.h"
 
 #define DEFAULT_DEBUGDIR "/usr/lib/debug"
@@ -1064,17 +1065,6 @@ err:
 	return r;
 }
 
-static int hex_digit(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* A byte of a name, module or type: printable or not ASCII, but no space or control. */
 static bool name_byte(char c)
 {
@@ -1102,7 +1092,7 @@ static int parse_kallsyms(char *buf, size_t len, struct builder *b)
 		int digits = 0, v;
 		char type;
 
-		while (p < end && (v = hex_digit((unsigned char)*p)) >= 0) {
+		while (p < end && (v = util_hex_digit((unsigned char)*p)) >= 0) {
 			if (++digits > 16)
 				return -EPROTO;
 			addr = addr << 4 | (uint64_t)v;

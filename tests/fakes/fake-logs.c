@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fake-logs.h"
+#include "hwpmcd/common.h"
 #include "hwpmcd/pmclog.h"
 
 #define TRY(x)                         \
@@ -73,17 +74,6 @@ int fake_log_all_types(struct plog_writer *w)
 	return 0;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int fake_hex_load(const char *path, uint8_t **ret_buf)
 {
 	FILE *f = fopen(path, "re");
@@ -100,7 +90,7 @@ int fake_hex_load(const char *path, uint8_t **ret_buf)
 			continue;
 		p++;
 		/* Bytes are " xx" groups; the comment starts after two spaces. */
-		while (p[0] == ' ' && p[1] != ' ' && hexval(p[1]) >= 0 && hexval(p[2]) >= 0 &&
+		while (p[0] == ' ' && p[1] != ' ' && util_hex_digit(p[1]) >= 0 && util_hex_digit(p[2]) >= 0 &&
 		       (p[3] == ' ' || p[3] == '\n' || p[3] == '\0')) {
 			if (n == cap) {
 				uint8_t *nb = realloc(buf, cap ? 2 * cap : 256);
@@ -113,7 +103,7 @@ int fake_hex_load(const char *path, uint8_t **ret_buf)
 				buf = nb;
 				cap = cap ? 2 * cap : 256;
 			}
-			buf[n++] = (uint8_t)(hexval(p[1]) << 4 | hexval(p[2]));
+			buf[n++] = (uint8_t)(util_hex_digit(p[1]) << 4 | util_hex_digit(p[2]));
 			p += 3;
 		}
 	}
