@@ -40,7 +40,7 @@
 #include "hwpmcd/maplog-sym.h"
 #include "tools-report.h"
 
-#define TOOLS_REP_READ_CHUNK	(1u << 20)
+#define TOOLS_REP_READ_CHUNK	(64u << 10)
 #define TOOLS_REP_FALLBACK_SPAN (256ull << 20)
 #define TOOLS_REP_PAGE		4096ull
 

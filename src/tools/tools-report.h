@@ -96,7 +96,7 @@ enum tools_rep_map_rule {
 };
 
 /* One entry of the PC resolution cache (tools-report.c, resolve_pc()). */
-#define TOOLS_REP_PCC_SIZE 65536
+#define TOOLS_REP_PCC_SIZE 16384
 struct tools_rep_pcc {
 	uint64_t pc;
 	uintptr_t key; /* the process (1: the kernel) */
