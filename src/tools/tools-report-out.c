@@ -217,7 +217,7 @@ static void print_graph(struct tools_report *r, FILE *out, struct tools_rep_tree
 	uint64_t more_samples = 0;
 	uint32_t *v;
 
-	if (po->depth && depth >= po->depth)
+	if (!t->n || (po->depth && depth >= po->depth))
 		return;
 	v = children(r, t, node, &n);
 	if (!v)
@@ -333,6 +333,8 @@ int tools_report_print_folded(struct tools_report *r, FILE *out)
 	if (!e)
 		return -EINVAL;
 	t = &e->callees;
+	if (!t->n)
+		return -EINVAL; /* not built: the caller did not ask for callees */
 	stack = malloc((t->len + 1) * sizeof(*stack));
 	if (!stack)
 		return -ENOMEM;
@@ -390,6 +392,8 @@ int tools_report_write_flame(struct tools_report *r, FILE *out)
 	if (!e)
 		return -EINVAL;
 	t = &e->callees;
+	if (!t->n)
+		return -EINVAL; /* not built: the caller did not ask for callees */
 	nodes = calloc(t->len, sizeof(*nodes));
 	kids = calloc(t->len + 1, sizeof(*kids));
 	fill = calloc(t->len + 1, sizeof(*fill));
@@ -444,7 +448,7 @@ static json_t *json_graph(struct tools_report *r, struct tools_rep_tree *t, uint
 	uint64_t more_samples = 0;
 	uint32_t *v;
 
-	if (!arr || (po->depth && depth >= po->depth))
+	if (!arr || !t->n || (po->depth && depth >= po->depth))
 		return arr;
 	v = children(r, t, node, &n);
 	if (!v)

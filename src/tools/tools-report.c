@@ -418,7 +418,7 @@ static uint32_t func_intern(struct tools_report *r, enum tools_rep_func_kind kin
 	struct tools_rep_func *f;
 
 	if (r->nfuncs * 2 + 2 >= r->fhtcap) {
-		size_t ncap = r->fhtcap ? r->fhtcap * 2 : 65536;
+		size_t ncap = r->fhtcap ? r->fhtcap * 2 : 4096;
 		uint32_t *n = calloc(ncap, sizeof(*n));
 
 		if (!n)
@@ -778,8 +778,11 @@ static int event_announce(struct tools_report *r, uint32_t pmcid, const char *na
 		e = &r->ev[r->nev++];
 		memset(e, 0, sizeof(*e));
 		e->pmcid = pmcid;
-		if (tree_init(&e->callers) < 0 || tree_init(&e->callees) < 0 ||
-		    tree_init(&e->focus_callers) < 0 || tree_init(&e->focus_callees) < 0)
+		/* Only the trees an output needs (an unbuilt tree has no nodes, n == NULL). */
+		if ((r->o.want_callers && tree_init(&e->callers) < 0) ||
+		    (r->o.want_callees && tree_init(&e->callees) < 0) ||
+		    (r->o.want_focus && (tree_init(&e->focus_callers) < 0 ||
+					 tree_init(&e->focus_callees) < 0)))
 			return -ENOMEM;
 	}
 	snprintf(e->name, sizeof(e->name), "%s", name);
