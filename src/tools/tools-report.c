@@ -340,12 +340,13 @@ static struct tools_rep_image *image_get(struct tools_report *r, const char *pat
 	if (!*img->base)
 		img->base = img->shown;
 	/* Linux kernel images have no file here: they resolve through kallsyms. */
-	if (kernel && (strcmp(path, "vmlinux") == 0 || strstr(path, ".ko")))
+	if (kernel && (strcmp(path, "vmlinux") == 0 || strstr(path, ".ko"))) {
 		img->info_err = -ENOENT;
-	else
+	} else {
 		image_open_info(r, img);
-	if (img->info_err)
-		r->images_missing++;
+		if (img->info_err)
+			r->images_missing++;
+	}
 	img->hnext = r->iht[b];
 	r->iht[b] = img;
 	r->nimages++;
