@@ -369,14 +369,14 @@ static void image_load_syms(struct tools_report *r, struct tools_rep_image *img)
 	}
 }
 
-/* Where the image's executable code lies when placed with @start (its MAP_IN). */
-static int image_range(const struct tools_report *r, struct tools_rep_image *img, uint64_t start,
+/* Where the image's executable code lies when placed with @start under @rule. */
+static int image_range(enum tools_rep_map_rule rule, struct tools_rep_image *img, uint64_t start,
 		       struct tools_rep_range *ret)
 {
 	const struct maplog_elf_info *in = &img->info;
 	uint64_t lo = UINT64_MAX, hi = 0, bias = start - in->v;
 
-	if (r->rule == TOOLS_REP_RULE_FIRST_EXEC) {
+	if (rule == TOOLS_REP_RULE_FIRST_EXEC) {
 		for (size_t i = 0; i < in->n_load; i++) {
 			if (in->load[i].p_flags & 1u) { /* PF_X */
 				bias = start - (in->load[i].p_vaddr & ~(TOOLS_REP_PAGE - 1));
@@ -1058,7 +1058,7 @@ static int on_record(struct tools_report *r, const struct plog_record *rec)
 			r->have_kslide = true;
 			r->kslide = rec->u.map_in.start;
 		}
-		if (!img->info_err && image_range(r, img, rec->u.map_in.start, &rg) == 0)
+		if (!img->info_err && image_range(r->rule, img, rec->u.map_in.start, &rg) == 0)
 			return ranges_add(&p->exact, &p->nexact, &p->cap_exact, rg);
 		if (rec->u.map_in.pid == -1)
 			return 0; /* kernel images without a file: kallsyms */
@@ -1084,18 +1084,10 @@ static int on_record(struct tools_report *r, const struct plog_record *rec)
 		if (!p || !img)
 			return -ENOMEM;
 		p->nexact = p->napprox = 0;
-		/* PROCEXEC places the executable with bias pl_dyn (10.2). */
-		if (!img->info_err &&
-		    image_range(r, img, rec->u.procexec.dyn + img->info.v, &rg) == 0) {
-			if (r->rule == TOOLS_REP_RULE_FIRST_EXEC) {
-				enum tools_rep_map_rule keep = r->rule;
-
-				r->rule = TOOLS_REP_RULE_BIAS_V;
-				(void)image_range(r, img, rec->u.procexec.dyn + img->info.v, &rg);
-				r->rule = keep;
-			}
+		/* PROCEXEC places the executable with bias pl_dyn (10.2), whatever the MAP_IN rule. */
+		if (!img->info_err && image_range(TOOLS_REP_RULE_BIAS_V, img,
+						  rec->u.procexec.dyn + img->info.v, &rg) == 0)
 			return ranges_add(&p->exact, &p->nexact, &p->cap_exact, rg);
-		}
 		break;
 	case PLOG_TYPE_PROCFORK: {
 		struct tools_rep_proc *parent = proc_find(r, rec->u.procfork.oldpid);
