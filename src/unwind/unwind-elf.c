@@ -19,7 +19,8 @@
  *   gone costs one attempt, not one per sample; unwind_images_forget_pid() (called
  *   on a flush) allows a new attempt.
  *
- *   The whole file is mapped PROT_READ once and the descriptor closed.  libelf
+ *   The whole file is copied once into anonymous memory (then PROT_READ) and the
+ *   descriptor closed.  libelf
  *   reads it through elf_memory() only after the ELF identification has been
  *   checked to be ELFCLASS64, little-endian, x86-64: libelf then never converts in
  *   place, so the read-only mapping is never written.  The program header table is
@@ -30,9 +31,10 @@
  *   and lies wholly inside the file.  Every read of file bytes goes through
  *   unwind_image_read(), which checks the offset against the file size.
  *
- *   A file truncated in place while mapped would make a read of its lost pages
- *   raise SIGBUS; package managers replace libraries by rename(), which is safe
- *   (the mapping keeps the old inode), and the same limitation holds for perf.
+ *   A copy, not a mapping of the file: a file truncated in place while mapped
+ *   makes a read of its lost pages raise SIGBUS, and any user who owns a library
+ *   that a session unwinds through could kill the daemon so (test-faults.sh).
+ *   A file that shrinks while it is copied is refused (-ESTALE) like a changed one.
  *
  *   The vDSO is the same image for every process on one kernel, so the daemon's
  *   own (getauxval(AT_SYSINFO_EHDR), its extent from /proc/self/maps) is copied
@@ -672,11 +674,32 @@ static int image_open(int32_t pid, const struct maplog_map *m, struct unwind_ima
 		r = -ENOEXEC;
 		goto err_close;
 	}
-	map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+	/*
+	 * A private copy, not a mapping of the file: a file truncated under a
+	 * mapping raises SIGBUS at the next read of a lost page, and any user who
+	 * owns a library a session unwinds through could kill the daemon that way.
+	 * The copy costs the file's size in memory, which the budget counts anyway.
+	 */
+	map = size ? mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
 	if (map == MAP_FAILED) {
-		r = -errno;
+		r = size ? -errno : -ENOEXEC;
 		goto err_close;
 	}
+	for (size_t got = 0; got < (size_t)size;) {
+		ssize_t n = pread(fd, (char *)map + got, (size_t)size - got, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* Shorter than it was a moment ago: changed under us. */
+			r = n < 0 ? -errno : -ESTALE;
+			(void)munmap(map, (size_t)size);
+			goto err_close;
+		}
+		got += (size_t)n;
+	}
+	(void)mprotect(map, (size_t)size, PROT_READ);
 	(void)close(fd);
 	img = calloc(1, sizeof(*img));
 	if (!img) {
