@@ -16,7 +16,11 @@
  *   more than 512 PCs, the MULTIPART flag, MAP_OUT with start >= end, a CALLCHAIN
  *   naming a pmcid that no PMCALLOCATE(DYN) announced, and anything after CLOSELOG.
  *   Such refusals do not poison the writer.  An I/O error (ENOSPC, EPIPE, ...) does:
- *   it is kept and returned by every later call.
+ *   it is kept and returned by every later call.  In no-wait mode
+ *   (plog_writer__set_nowait) an output that takes nothing never blocks the
+ *   caller: records wait in a bounded backlog, samples beyond a limit are dropped
+ *   and counted (a DROPNOTIFY marks each run), and a stall that outlasts the
+ *   limits becomes the sticky -ENOBUFS or -ETIMEDOUT.
  *
  *   The reader copies the bytes it is fed into its own buffer, so the caller may
  *   feed any chunking (down to single bytes) and reuse its buffer at once.  It checks
@@ -158,15 +162,44 @@ struct plog_writer_stats {
 	uint64_t bytes;			 /* appended (buffered or written) */
 	uint64_t bytes_written;		 /* handed to write(2) successfully */
 	uint64_t refused;		 /* records refused by validation */
+	uint64_t dropped;		 /* no-wait mode: samples dropped, the backlog was full */
 };
 
+/* plog_writer__append's result for a sample dropped in no-wait mode (not an error). */
+#define PLOG_WRITER_DROPPED 1
+
 /*
- * plog_writer__new: a writer on @fd, which stays the caller's (never closed here)
- * and must be a blocking descriptor.  @bufsize is the buffer (0: 64 KiB; at least
+ * plog_writer__new: a writer on @fd, which stays the caller's (never closed here).
+ * Without __set_nowait every write waits until the output took it all.  @bufsize is the buffer (0: 64 KiB; at least
  * PLOG_RECORD_MAX).  Returns 0 or -ENOMEM / -EINVAL.  The caller owns *ret_w and
  * frees it with plog_writer__free().
  */
 int plog_writer__new(int fd, size_t bufsize, struct plog_writer **ret_w);
+
+/*
+ * plog_writer__set_nowait: never wait for an output that stops taking data (a
+ * pipe or socket nobody reads; O_NONBLOCK is not needed and not set).  Records
+ * queue in a backlog; while more than @drop_bytes wait, CALLCHAIN records are
+ * dropped (stats.dropped, __append returns PLOG_WRITER_DROPPED) and the first of
+ * each run of drops queues a DROPNOTIFY; every other record is kept, and a
+ * backlog of @max_bytes fails the writer with the sticky -ENOBUFS.  __sync then
+ * waits for the output at most @drain_idle_ms without progress and @drain_max_ms
+ * in all (else the sticky -ETIMEDOUT).  Regular files are written as without it.
+ * Call before the first record.  0, -EINVAL (max_bytes < drop_bytes or below the
+ * buffer size, drain_max_ms < drain_idle_ms), or fstat(2)'s error.
+ */
+int plog_writer__set_nowait(struct plog_writer *w, size_t drop_bytes, size_t max_bytes,
+			    int drain_idle_ms, int drain_max_ms);
+
+/*
+ * plog_writer__retry: no-wait mode: if an earlier write found the output full,
+ * write what it takes now, without waiting (call it now and then, e.g. once per
+ * loop of the owning thread).  0 or the sticky error; a no-op otherwise.
+ */
+int plog_writer__retry(struct plog_writer *w);
+
+/* plog_writer__pending: bytes appended but not yet written (the no-wait backlog). */
+size_t plog_writer__pending(const struct plog_writer *w);
 
 /* plog_writer__free: flush (errors ignored; call __flush first to see them), free. NULL ok. */
 void plog_writer__free(struct plog_writer *w);
@@ -175,8 +208,10 @@ void plog_writer__free(struct plog_writer *w);
  * plog_writer__append: validate, encode and buffer one record (rec->length is
  * ignored).  The first record must be INITIALIZE (else -EINVAL); nothing may follow
  * CLOSELOG (-ESHUTDOWN); a CALLCHAIN's pmcid must have been announced (-ENOENT).
- * Returns 0, a validation error as plog_encode() (the writer stays usable), or the
- * sticky first I/O error.  Writing CLOSELOG flushes the buffer.
+ * Returns 0, PLOG_WRITER_DROPPED (no-wait mode: a CALLCHAIN dropped, not checked
+ * further), a validation error as plog_encode() (the writer stays usable), -ENOMEM
+ * (no-wait mode: the backlog could not grow; nothing lost), or the sticky first I/O
+ * error.  Writing CLOSELOG flushes the buffer.
  */
 int plog_writer__append(struct plog_writer *w, const struct plog_record *rec);
 
@@ -218,14 +253,19 @@ int plog_writer__append_proc_create(struct plog_writer *w, uint64_t tsc, int32_t
 				    uint32_t flags, const char *name);
 
 /*
- * plog_writer__flush: write the buffered records with write(2) (EINTR retried).
+ * plog_writer__flush: write the buffered records with write(2) (EINTR retried);
+ * in no-wait mode only what the output takes now (the rest stays queued).
  * Returns 0 or the sticky first I/O error.  If a write stops inside a record of
  * a regular file (a short write on a full disk), the file is truncated back to
  * the last whole record, so what is on disk always reads as a valid prefix.
  */
 int plog_writer__flush(struct plog_writer *w);
 
-/* plog_writer__sync: __flush, then fdatasync(2) (EINVAL/EROFS from pipes and the like are fine). */
+/*
+ * plog_writer__sync: __flush (no-wait mode: the whole backlog, waiting as
+ * __set_nowait says, else -ETIMEDOUT), then fdatasync(2) (EINVAL/EROFS from pipes
+ * and the like are fine).
+ */
 int plog_writer__sync(struct plog_writer *w);
 
 /* plog_writer__error: the sticky I/O error (negative errno), or 0. */

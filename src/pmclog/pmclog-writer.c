@@ -4,7 +4,7 @@
  *
  * PUBLIC INTERFACES
  *   plog_writer__new(), __free(), __append(), __append_<type>(), __flush(),
- *   __sync(), __error(), __stats()
+ *   __sync(), __error(), __stats(), __set_nowait(), __retry(), __pending()
  *
  * IMPLEMENTATION NOTES
  *   Records are encoded straight into the buffer, which only ever holds whole
@@ -21,11 +21,47 @@
  *   The writer remembers which pmcids were announced (PMCALLOCATE/PMCALLOCATEDYN):
  *   pmcstat aborts on a CALLCHAIN whose pmcid it has not seen.  The lookup checks
  *   the last pmcid first, which is the common case on the sample path.
+ *
+ *   No-wait mode (__set_nowait, the daemon's sessions): an output that stops
+ *   taking data (a pipe or socket nobody reads) must never block the writer's
+ *   thread.  The buffer becomes a backlog, buf[head, used), that grows (doubling)
+ *   while the output is full, and a write is only attempted when it cannot
+ *   block, chosen by the kind of fd (fstat at __set_nowait):
+ *   - regular files and block devices: a plain write(2) of everything (they are
+ *     always writable; a slow disk is slow, not stalled);
+ *   - pipes and FIFOs: poll(POLLOUT, 0), then a write of at most PIPE_BUF bytes
+ *     (whole records where they fit).  POLLOUT on a pipe means a free pipe
+ *     buffer, and a write of at most PIPE_BUF bytes then never waits (unless
+ *     another writer of the same pipe fills it in between).  The fd's
+ *     O_NONBLOCK flag is not touched: it lives in the open file description,
+ *     which the client shares; reopening /proc/self/fd/N would give a pipe a
+ *     description of its own but a regular file a second offset, and it fails
+ *     for sockets;
+ *   - sockets: send(MSG_DONTWAIT), which is non-blocking for this call only;
+ *   - anything else (character devices): poll(POLLOUT, 0), then write(2).
+ *   EAGAIN (a client that made its fd non-blocking) counts as "full".  Once an
+ *   attempt finds the output full the writer stops trying until __retry or
+ *   __flush, so a full pipe costs one poll per merge round, not one per record.
+ *   While more than drop_bytes wait, CALLCHAIN records (samples) are dropped and
+ *   counted (stats.dropped, return PLOG_WRITER_DROPPED); the first drop of a run
+ *   appends a DROPNOTIFY (data was lost here, pmclog-format.md 5.2), which is
+ *   queued like every other bookkeeping record: records later samples depend on
+ *   (MAP_IN, PROC_CREATE, ...) are never dropped.  If the backlog reaches
+ *   max_bytes even so, the writer fails with the sticky -ENOBUFS.  __sync drains
+ *   the backlog, waiting in poll(2) while the output takes data, and gives up
+ *   with the sticky -ETIMEDOUT after drain_idle_ms without progress or
+ *   drain_max_ms in all.  A pipe or socket may then end inside a record (a torn
+ *   tail for its reader); a regular file never does.  When the backlog is empty
+ *   again the buffer shrinks back to its initial size.
  */
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
@@ -34,12 +70,31 @@
 #define WRITER_DEFAULT_BUF 65536
 #define WRITER_MAX_PMCIDS 4096
 
+/* How a no-wait writer writes to its fd (see IMPLEMENTATION NOTES). */
+enum writer_fd_kind {
+	WRITER_FD_FILE = 0, /* regular file or block device: always writable */
+	WRITER_FD_PIPE,	    /* pipe or FIFO: poll, then at most PIPE_BUF bytes */
+	WRITER_FD_SOCKET,   /* socket: send(MSG_DONTWAIT) */
+	WRITER_FD_OTHER,    /* character device and the rest: poll, then write */
+	WRITER_FD_KIND_MAX
+};
+
 struct plog_writer {
 	int fd; /* borrowed */
 	uint8_t *buf;
 	size_t cap;
+	size_t head; /* buf[head, used) is not written yet (head > 0 only in no-wait mode) */
+	size_t torn; /* no-wait mode: bytes at head that finish a record already partly written */
 	size_t used;
+	size_t init_cap; /* the buffer size asked for at __new; no-wait mode writes from here */
 	int error; /* sticky I/O error */
+	/* no-wait mode (__set_nowait) */
+	bool nowait;
+	bool blocked;  /* the last attempt found the output full: wait for __retry/__flush */
+	bool dropping; /* in a run of dropped samples: its DROPNOTIFY is queued */
+	enum writer_fd_kind kind;
+	size_t drop_bytes, max_bytes;
+	int drain_idle_ms, drain_max_ms;
 	bool started;
 	bool closed;
 	uint32_t *pmcids;
@@ -70,8 +125,40 @@ int plog_writer__new(int fd, size_t bufsize, struct plog_writer **ret_w)
 	}
 	w->fd = fd;
 	w->cap = bufsize;
+	w->init_cap = bufsize;
 	*ret_w = w;
 	return 0;
+}
+
+int plog_writer__set_nowait(struct plog_writer *w, size_t drop_bytes, size_t max_bytes,
+			    int drain_idle_ms, int drain_max_ms)
+{
+	struct stat st;
+
+	if (max_bytes < drop_bytes || max_bytes < w->init_cap || drain_idle_ms < 0 ||
+	    drain_max_ms < drain_idle_ms)
+		return -EINVAL;
+	if (fstat(w->fd, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		w->kind = WRITER_FD_FILE;
+	else if (S_ISFIFO(st.st_mode))
+		w->kind = WRITER_FD_PIPE;
+	else if (S_ISSOCK(st.st_mode))
+		w->kind = WRITER_FD_SOCKET;
+	else
+		w->kind = WRITER_FD_OTHER;
+	w->nowait = true;
+	w->drop_bytes = drop_bytes;
+	w->max_bytes = max_bytes;
+	w->drain_idle_ms = drain_idle_ms;
+	w->drain_max_ms = drain_max_ms;
+	return 0;
+}
+
+size_t plog_writer__pending(const struct plog_writer *w)
+{
+	return w->used - w->head;
 }
 
 void plog_writer__free(struct plog_writer *w)
@@ -109,6 +196,147 @@ static size_t whole_records(const uint8_t *buf, size_t n)
 	return pos;
 }
 
+/*
+ * A write error of the whole-buffer path: cut a regular file back to the last
+ * whole record (a torn record on disk would end the log early for every reader;
+ * pipes cannot be cut), make the error sticky and drop the backlog.
+ */
+static int write_failed(struct plog_writer *w, const uint8_t *from, size_t written, int r)
+{
+	size_t whole = whole_records(from, written);
+	struct stat st;
+
+	if (whole != written && fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		off_t cur = lseek(w->fd, 0, SEEK_CUR);
+
+		if (cur >= (off_t)(written - whole) &&
+		    ftruncate(w->fd, cur - (off_t)(written - whole)) == 0) {
+			(void)lseek(w->fd, cur - (off_t)(written - whole), SEEK_SET);
+			w->stats.bytes_written -= written - whole;
+		}
+	}
+	w->error = r;
+	w->head = w->used = w->torn = 0;
+	return r;
+}
+
+/* The backlog is written: start again at the front, and give back what a stall grew. */
+static void backlog_empty(struct plog_writer *w)
+{
+	w->head = w->used = w->torn = 0;
+	w->dropping = false;
+	if (w->cap > w->init_cap) {
+		uint8_t *n = realloc(w->buf, w->init_cap);
+
+		if (n) {
+			w->buf = n;
+			w->cap = w->init_cap;
+		}
+	}
+}
+
+/*
+ * How much of the backlog one pipe write takes: the rest of a torn record and the
+ * whole records after it up to PIPE_BUF; PIPE_BUF when even one does not fit (a
+ * record may be up to 4128 bytes).
+ */
+static size_t pipe_chunk(const struct plog_writer *w)
+{
+	size_t n = w->used - w->head, whole;
+
+	if (n <= PIPE_BUF)
+		return n;
+	if (w->torn >= PIPE_BUF)
+		return PIPE_BUF;
+	whole = w->torn + whole_records(w->buf + w->head + w->torn, PIPE_BUF - w->torn);
+	return whole ? whole : PIPE_BUF;
+}
+
+/* @n more bytes were written: move head, and note where the next record boundary is. */
+static void advance(struct plog_writer *w, size_t n)
+{
+	size_t pos = w->head + w->torn, end = w->head + n;
+
+	w->head = end;
+	if (pos >= end) {
+		w->torn = pos - end;
+		return;
+	}
+	/* The records from the boundary on are whole, as we encoded them (never length 0). */
+	while (pos < end) {
+		uint32_t len = PLOG_HEADER_LENGTH(util_le32(w->buf + pos));
+
+		if (len < PLOG_HEADER_SIZE) {
+			pos = end; /* cannot happen; a chunk size is all that depends on it */
+			break;
+		}
+		pos += len;
+	}
+	w->torn = pos - end;
+}
+
+/*
+ * No-wait mode: write what the output takes now.  0 (the backlog may remain, with
+ * w->blocked set) or the sticky error.
+ */
+static int write_some(struct plog_writer *w)
+{
+	w->blocked = false;
+	while (w->used > w->head) {
+		size_t len = w->used - w->head, written = 0;
+		struct pollfd pfd = { .fd = w->fd, .events = POLLOUT };
+		ssize_t n;
+		int r;
+
+		switch (w->kind) {
+		case WRITER_FD_FILE:
+			r = util_write_all(w->fd, w->buf + w->head, len, &written);
+			w->stats.bytes_written += written;
+			if (r < 0)
+				return write_failed(w, w->buf + w->head, written, r);
+			n = (ssize_t)written;
+			break;
+		case WRITER_FD_SOCKET:
+			n = send(w->fd, w->buf + w->head, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+			break;
+		default:
+			r = poll(&pfd, 1, 0);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r == 0) {
+				w->blocked = true;
+				return 0;
+			}
+			/* POLLERR (no reader left) falls through to the write's EPIPE. */
+			n = write(w->fd, w->buf + w->head, w->kind == WRITER_FD_PIPE ? pipe_chunk(w)
+									      : len);
+			break;
+		}
+		if (n < 0) {
+			r = -errno;
+			if (r == -EINTR)
+				continue;
+			if (r == -EAGAIN || r == -EWOULDBLOCK) {
+				w->blocked = true;
+				return 0;
+			}
+			w->error = r;
+			w->head = w->used = w->torn = 0;
+			return r;
+		}
+		if (n == 0) {
+			w->error = -ENOSPC; /* as util_write_all: a device that takes nothing is full */
+			w->head = w->used = w->torn = 0;
+			return w->error;
+		}
+		if (w->kind != WRITER_FD_FILE)
+			w->stats.bytes_written += (uint64_t)n;
+		advance(w, (size_t)n);
+	}
+	backlog_empty(w);
+	return 0;
+}
+
 int plog_writer__flush(struct plog_writer *w)
 {
 	size_t written = 0;
@@ -116,38 +344,71 @@ int plog_writer__flush(struct plog_writer *w)
 
 	if (w->error)
 		return w->error;
+	if (w->nowait)
+		return write_some(w);
 	if (w->used == 0)
 		return 0;
 	r = util_write_all(w->fd, w->buf, w->used, &written);
 	w->stats.bytes_written += written;
-	if (r < 0) {
-		size_t whole = whole_records(w->buf, written);
-		struct stat st;
-
-		/*
-		 * A torn record on disk would end the log early for every reader: cut
-		 * a regular file back to the last whole record (pipes cannot be).
-		 */
-		if (whole != written && fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode)) {
-			off_t cur = lseek(w->fd, 0, SEEK_CUR);
-
-			if (cur >= (off_t)(written - whole) &&
-			    ftruncate(w->fd, cur - (off_t)(written - whole)) == 0) {
-				(void)lseek(w->fd, cur - (off_t)(written - whole), SEEK_SET);
-				w->stats.bytes_written -= written - whole;
-			}
-		}
-		w->error = r;
-		w->used = 0;
-		return r;
-	}
+	if (r < 0)
+		return write_failed(w, w->buf, written, r);
 	w->used = 0;
 	return 0;
 }
 
+int plog_writer__retry(struct plog_writer *w)
+{
+	if (w->error)
+		return w->error;
+	if (!w->nowait || !w->blocked)
+		return 0;
+	return write_some(w);
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * No-wait mode's end: write the whole backlog, waiting in poll(2) while the output
+ * takes data.  -ETIMEDOUT (sticky) after drain_idle_ms without progress or
+ * drain_max_ms in all.
+ */
+static int drain(struct plog_writer *w)
+{
+	int64_t start = mono_ms(), progress = start;
+
+	for (;;) {
+		size_t before = w->used - w->head;
+		struct pollfd pfd = { .fd = w->fd, .events = POLLOUT };
+		int64_t now, wait;
+		int r = write_some(w);
+
+		if (r < 0 || w->used == w->head)
+			return r;
+		now = mono_ms();
+		if (w->used - w->head < before)
+			progress = now;
+		wait = progress + w->drain_idle_ms - now;
+		if (start + w->drain_max_ms - now < wait)
+			wait = start + w->drain_max_ms - now;
+		if (wait <= 0) {
+			w->error = -ETIMEDOUT;
+			w->head = w->used = w->torn = 0;
+			return w->error;
+		}
+		/* A socket or pipe wakes us when it has room; EINTR just loops. */
+		(void)poll(&pfd, 1, (int)wait);
+	}
+}
+
 int plog_writer__sync(struct plog_writer *w)
 {
-	int r = plog_writer__flush(w);
+	int r = w->error ? w->error : w->nowait ? drain(w) : plog_writer__flush(w);
 
 	if (r < 0)
 		return r;
@@ -196,6 +457,73 @@ static int pmcid_add(struct plog_writer *w, uint32_t pmcid)
 	return 0;
 }
 
+/*
+ * No-wait mode: room for one more record at buf[used].  Writes first when a
+ * buffer's worth waits and the output was not found full; else moves the backlog
+ * to the front (when that frees at least as much as it copies) or doubles the
+ * buffer, up to max_bytes of backlog.  0, or the sticky error (-ENOBUFS: the
+ * output has not taken max_bytes of records that may not be dropped).
+ */
+static int nowait_room(struct plog_writer *w)
+{
+	size_t pending = w->used - w->head, ncap;
+	uint8_t *n;
+	int r;
+
+	if (!w->blocked && pending > w->init_cap - PLOG_RECORD_MAX) {
+		r = write_some(w);
+		if (r < 0)
+			return r;
+		pending = w->used - w->head;
+	}
+	if (w->cap - w->used >= PLOG_RECORD_MAX)
+		return 0;
+	if (w->head > 0 && (w->head >= pending || w->cap >= w->max_bytes)) {
+		/* head and torn are relative to each other: the move keeps them valid. */
+		memmove(w->buf, w->buf + w->head, pending);
+		w->head = 0;
+		w->used = pending;
+		if (w->cap - w->used >= PLOG_RECORD_MAX)
+			return 0;
+	}
+	if (pending >= w->max_bytes) {
+		w->error = -ENOBUFS;
+		w->head = w->used = w->torn = 0;
+		return w->error;
+	}
+	ncap = w->cap * 2 < w->max_bytes + PLOG_RECORD_MAX ? w->cap * 2
+							    : w->max_bytes + PLOG_RECORD_MAX;
+	n = realloc(w->buf, ncap);
+	if (!n)
+		return -ENOMEM; /* not sticky: nothing was lost, a later call may succeed */
+	w->buf = n;
+	w->cap = ncap;
+	return 0;
+}
+
+/*
+ * No-wait mode, backlog over drop_bytes: count the sample instead of queueing it;
+ * the first of a run queues a DROPNOTIFY at its time stamp.  PLOG_WRITER_DROPPED.
+ */
+static int drop_sample(struct plog_writer *w, const struct plog_record *rec)
+{
+	struct plog_record dn = { .type = PLOG_TYPE_DROPNOTIFY, .tsc = rec->tsc };
+	int len;
+
+	w->stats.dropped++;
+	if (w->dropping)
+		return PLOG_WRITER_DROPPED;
+	/* nowait_room() left room for one record of any size. */
+	len = plog_encode(&dn, w->buf + w->used);
+	if (len > 0) {
+		w->used += (size_t)len;
+		w->stats.records[PLOG_TYPE_DROPNOTIFY]++;
+		w->stats.bytes += (uint64_t)len;
+		w->dropping = true;
+	}
+	return PLOG_WRITER_DROPPED;
+}
+
 int plog_writer__append(struct plog_writer *w, const struct plog_record *rec)
 {
 	uint32_t pmcid = PLOG_PMCID_INVALID;
@@ -218,7 +546,13 @@ int plog_writer__append(struct plog_writer *w, const struct plog_record *rec)
 	else if (rec->type == PLOG_TYPE_PMCALLOCATEDYN)
 		pmcid = rec->u.pmcallocatedyn.pmcid;
 
-	if (w->cap - w->used < PLOG_RECORD_MAX) {
+	if (w->nowait) {
+		r = nowait_room(w);
+		if (r < 0)
+			return r;
+		if (rec->type == PLOG_TYPE_CALLCHAIN && w->used - w->head >= w->drop_bytes)
+			return drop_sample(w, rec);
+	} else if (w->cap - w->used < PLOG_RECORD_MAX) {
 		r = plog_writer__flush(w);
 		if (r < 0)
 			return r;
@@ -237,6 +571,8 @@ int plog_writer__append(struct plog_writer *w, const struct plog_record *rec)
 	}
 	w->used += (size_t)len;
 	w->started = true;
+	if (rec->type == PLOG_TYPE_CALLCHAIN)
+		w->dropping = false; /* a later drop starts a new run, with its own DROPNOTIFY */
 	w->stats.records[rec->type]++;
 	w->stats.bytes += (uint64_t)len;
 	if (rec->type == PLOG_TYPE_CLOSELOG) {

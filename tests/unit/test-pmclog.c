@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -683,6 +684,312 @@ START_TEST(test_writer_short_write_truncates)
 }
 END_TEST
 
+/* ---- no-wait mode (a stalled output never blocks the writer) ---- */
+
+/* What a whole log holds: records by type, and whether time stamps never go back. */
+struct scanned {
+	uint64_t types[PLOG_TYPE_MAX];
+	uint64_t first_drop;	 /* record index of the first DROPNOTIFY, UINT64_MAX: none */
+	uint64_t last_cc_before; /* CALLCHAINs before the first DROPNOTIFY */
+	uint64_t records;
+	bool ordered;
+	enum plog_status status;
+};
+
+static void scan_log(const uint8_t *buf, size_t n, struct scanned *sc)
+{
+	struct plog_reader *r;
+	struct plog_record rec;
+	uint64_t last = 0;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->first_drop = UINT64_MAX;
+	sc->ordered = true;
+	ck_assert_int_eq(plog_reader__new(0, &r), 0);
+	ck_assert_int_eq(plog_reader__feed(r, buf, n), 0);
+	plog_reader__finish(r);
+	while (plog_reader__next(r, &rec) == 1) {
+		REQUIRE(rec.type < PLOG_TYPE_MAX);
+		sc->types[rec.type]++;
+		if (rec.type == PLOG_TYPE_DROPNOTIFY && sc->first_drop == UINT64_MAX) {
+			sc->first_drop = sc->records;
+			sc->last_cc_before = sc->types[PLOG_TYPE_CALLCHAIN];
+		}
+		sc->ordered &= rec.tsc >= last;
+		last = rec.tsc;
+		sc->records++;
+	}
+	sc->status = plog_reader__status(r);
+	plog_reader__free(r);
+}
+
+/* Read what is in @fd now (non-blocking) onto the end of *buf. */
+static void read_available(int fd, uint8_t **buf, size_t *len, size_t *cap)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (*cap - *len < 65536) {
+			*cap = *cap * 2 + 65536;
+			*buf = realloc(*buf, *cap);
+			ck_assert_ptr_nonnull(*buf);
+		}
+		n = read(fd, *buf + *len, *cap - *len);
+		if (n <= 0)
+			return;
+		*len += (size_t)n;
+	}
+}
+
+static const uint64_t nowait_pcs[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+/*
+ * A pipe nobody reads: 20000 samples (1.9 MB) never block; beyond the drop limit
+ * they are dropped and counted, one DROPNOTIFY marks the run, bookkeeping records
+ * are still taken; once the reader reads, the rest drains and the log is whole.
+ */
+static void nowait_stream(int wfd, int rfd)
+{
+	struct plog_writer *w;
+	uint8_t *buf = NULL;
+	size_t len = 0, cap = 0;
+	uint64_t ok = 0, dropped = 0, t = 0;
+	struct scanned sc;
+	int r, i;
+
+	ck_assert_int_eq(plog_writer__new(wfd, 8192, &w), 0);
+	ck_assert_int_eq(plog_writer__set_nowait(w, 1024, 100, 10, 10), -EINVAL);
+	ck_assert_int_eq(plog_writer__set_nowait(w, 262144, 1 << 20, 200, 2000), 0);
+	ck_assert_int_eq(plog_writer__append_initialize(w, t, PLOG_CPU_GENERIC, 1000000000, 0, 0,
+							"x"), 0);
+	ck_assert_int_eq(plog_writer__append_pmcallocatedyn(w, t, 7, 0, 0, "cpu-clock"), 0);
+	for (i = 0; i < 20000; i++) {
+		r = plog_writer__append_callchain(w, ++t, 1, 1, 7, 0, nowait_pcs, 8);
+		REQUIRE(r == 0 || r == PLOG_WRITER_DROPPED);
+		ok += r == 0;
+		dropped += r == PLOG_WRITER_DROPPED;
+		if (i % 1000 == 0)
+			REQUIRE(plog_writer__retry(w) == 0);
+	}
+	ck_assert_uint_gt(dropped, 0);
+	ck_assert_uint_eq(plog_writer__stats(w)->dropped, dropped);
+	/* Drops are capped by the limit: the backlog holds about 256 KiB, not 1.9 MB. */
+	ck_assert_uint_le(plog_writer__pending(w), 262144 + PLOG_RECORD_MAX);
+	/* Bookkeeping is never dropped. */
+	ck_assert_int_eq(plog_writer__append_map_in(w, ++t, 1, 0x1000, "/bin/x"), 0);
+	ck_assert_int_eq(plog_writer__append_sysexit(w, ++t, 1), 0);
+	/* The reader wakes up: what it takes is whole records of one stream. */
+	while (plog_writer__pending(w) > 0) {
+		read_available(rfd, &buf, &len, &cap);
+		ck_assert_int_eq(plog_writer__flush(w), 0);
+	}
+	r = plog_writer__append_callchain(w, ++t, 1, 1, 7, 0, nowait_pcs, 8);
+	ck_assert_int_eq(r, 0);
+	ok++;
+	ck_assert_int_eq(plog_writer__append_closelog(w, ++t), 0);
+	while (plog_writer__pending(w) > 0) {
+		read_available(rfd, &buf, &len, &cap);
+		ck_assert_int_eq(plog_writer__flush(w), 0);
+	}
+	ck_assert_int_eq(plog_writer__sync(w), 0);
+	read_available(rfd, &buf, &len, &cap);
+	ck_assert_uint_eq(plog_writer__stats(w)->bytes_written, len);
+	plog_writer__free(w);
+
+	scan_log(buf, len, &sc);
+	ck_assert_int_eq(sc.status, PLOG_STATUS_COMPLETE);
+	ck_assert(sc.ordered);
+	ck_assert_uint_eq(sc.types[PLOG_TYPE_CALLCHAIN], ok);
+	ck_assert_uint_eq(sc.types[PLOG_TYPE_DROPNOTIFY], 1); /* one run of drops */
+	ck_assert_uint_gt(sc.last_cc_before, 0);
+	ck_assert_uint_eq(sc.types[PLOG_TYPE_MAP_IN], 1);
+	ck_assert_uint_eq(sc.types[PLOG_TYPE_SYSEXIT], 1);
+	free(buf);
+}
+
+START_TEST(test_writer_nowait_pipe)
+{
+	int p[2];
+
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	ck_assert_int_eq(fcntl(p[0], F_SETFL, O_NONBLOCK), 0); /* the test's read end only */
+	nowait_stream(p[1], p[0]);
+	/* The writer left the write end's flags alone (they are the client's). */
+	ck_assert_int_eq(fcntl(p[1], F_GETFL) & O_NONBLOCK, 0);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
+START_TEST(test_writer_nowait_socket)
+{
+	int sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	ck_assert_int_eq(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+	nowait_stream(sv[1], sv[0]);
+	ck_assert_int_eq(fcntl(sv[1], F_GETFL) & O_NONBLOCK, 0);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+/*
+ * Records larger than PIPE_BUF (a CALLCHAIN of 512 PCs is 4128 bytes) go through a
+ * pipe in pieces; mixed with small ones, read in between, the stream stays whole.
+ */
+START_TEST(test_writer_nowait_pipe_big)
+{
+	static uint64_t pcs[PLOG_CALLCHAIN_DEPTH_MAX];
+	int p[2];
+	struct plog_writer *w;
+	uint8_t *buf = NULL;
+	size_t len = 0, cap = 0;
+	struct scanned sc;
+	uint64_t t = 0;
+	int i;
+
+	for (i = 0; i < PLOG_CALLCHAIN_DEPTH_MAX; i++)
+		pcs[i] = 0x1000 + (uint64_t)i;
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	ck_assert_int_eq(fcntl(p[0], F_SETFL, O_NONBLOCK), 0);
+	ck_assert_int_eq(plog_writer__new(p[1], 0, &w), 0);
+	ck_assert_int_eq(plog_writer__set_nowait(w, 8 << 20, 8 << 20, 100, 1000), 0);
+	ck_assert_int_eq(plog_writer__append_initialize(w, 0, PLOG_CPU_GENERIC, 1000000000, 0, 0,
+							"x"), 0);
+	ck_assert_int_eq(plog_writer__append_pmcallocatedyn(w, 0, 7, 0, 0, "cpu-clock"), 0);
+	for (i = 0; i < 600; i++) {
+		uint32_t npc = i % 3 == 0 ? PLOG_CALLCHAIN_DEPTH_MAX : (uint32_t)(i % 17 + 1);
+
+		REQUIRE(plog_writer__append_callchain(w, ++t, 1, 1, 7, 0, pcs, npc) == 0);
+		if (i % 50 == 0) {
+			read_available(p[0], &buf, &len, &cap);
+			REQUIRE(plog_writer__flush(w) == 0);
+		}
+	}
+	ck_assert_int_eq(plog_writer__append_closelog(w, ++t), 0);
+	while (plog_writer__pending(w) > 0) {
+		read_available(p[0], &buf, &len, &cap);
+		ck_assert_int_eq(plog_writer__flush(w), 0);
+	}
+	read_available(p[0], &buf, &len, &cap);
+	plog_writer__free(w);
+	scan_log(buf, len, &sc);
+	ck_assert_int_eq(sc.status, PLOG_STATUS_COMPLETE);
+	ck_assert_uint_eq(sc.types[PLOG_TYPE_CALLCHAIN], 600);
+	ck_assert(sc.ordered);
+	free(buf);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
+/* A reader that never reads: __sync gives up after the idle time, stickily. */
+START_TEST(test_writer_nowait_timeout)
+{
+	int p[2];
+	struct plog_writer *w;
+	uint64_t t = 0;
+	int i, r = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	ck_assert_int_eq(plog_writer__new(p[1], 0, &w), 0);
+	ck_assert_int_eq(plog_writer__set_nowait(w, 1 << 20, 4 << 20, 50, 100), 0);
+	ck_assert_int_eq(plog_writer__append_initialize(w, 0, PLOG_CPU_GENERIC, 1000000000, 0, 0,
+							"x"), 0);
+	ck_assert_int_eq(plog_writer__append_pmcallocatedyn(w, 0, 7, 0, 0, "cpu-clock"), 0);
+	for (i = 0; i < 2000 && r == 0; i++)
+		r = plog_writer__append_callchain(w, ++t, 1, 1, 7, 0, nowait_pcs, 8);
+	ck_assert_int_eq(r, 0);
+	ck_assert_int_eq(plog_writer__append_closelog(w, ++t), 0);
+	ck_assert_uint_gt(plog_writer__pending(w), 0);
+	ck_assert_int_eq(plog_writer__sync(w), -ETIMEDOUT);
+	ck_assert_int_eq(plog_writer__error(w), -ETIMEDOUT);
+	ck_assert_int_eq(plog_writer__flush(w), -ETIMEDOUT);
+	/* The pipe holds a prefix of the log: whatever fit, at most a torn tail. */
+	close(p[1]);
+	{
+		static uint8_t buf[1 << 17];
+		ssize_t n = read(p[0], buf, sizeof(buf));
+		struct scanned sc;
+
+		ck_assert_int_gt(n, 0);
+		scan_log(buf, (size_t)n, &sc);
+		ck_assert(sc.status == PLOG_STATUS_NO_CLOSELOG || sc.status == PLOG_STATUS_TORN);
+		ck_assert_uint_gt(sc.types[PLOG_TYPE_CALLCHAIN], 0);
+	}
+	plog_writer__free(w);
+	close(p[0]);
+}
+END_TEST
+
+/* Bookkeeping that cannot be dropped, beyond max_bytes: the sticky -ENOBUFS. */
+START_TEST(test_writer_nowait_enobufs)
+{
+	int p[2];
+	struct plog_writer *w;
+	char path[1000];
+	uint64_t t = 0;
+	int i, r = 0;
+
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	ck_assert_int_eq(plog_writer__new(p[1], 0, &w), 0);
+	ck_assert_int_eq(plog_writer__set_nowait(w, 65536, 262144, 10, 10), 0);
+	ck_assert_int_eq(plog_writer__append_initialize(w, 0, PLOG_CPU_GENERIC, 1000000000, 0, 0,
+							"x"), 0);
+	memset(path, 'a', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	/* 64 KiB fit in the pipe, 256 KiB in the backlog: about 330 MAP_INs of 1024 bytes. */
+	for (i = 0; i < 1000 && r == 0; i++)
+		r = plog_writer__append_map_in(w, ++t, 1, 0x1000 * (uint64_t)(i + 1), path);
+	ck_assert_int_eq(r, -ENOBUFS);
+	ck_assert_int_gt(i, 300);
+	ck_assert_int_lt(i, 400);
+	ck_assert_int_eq(plog_writer__append_sysexit(w, ++t, 1), -ENOBUFS);
+	plog_writer__free(w);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
+/* A regular file in no-wait mode is written as before: nothing dropped, all there. */
+START_TEST(test_writer_nowait_file)
+{
+	int fd = memfd_create("nowait", MFD_CLOEXEC);
+	struct plog_writer *w;
+	uint64_t t = 0;
+	uint8_t *buf;
+	struct stat st;
+	struct scanned sc;
+	int i;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(plog_writer__new(fd, 0, &w), 0);
+	ck_assert_int_eq(plog_writer__set_nowait(w, 65536, 1 << 20, 10, 10), 0);
+	ck_assert_int_eq(plog_writer__append_initialize(w, 0, PLOG_CPU_GENERIC, 1000000000, 0, 0,
+							"x"), 0);
+	ck_assert_int_eq(plog_writer__append_pmcallocatedyn(w, 0, 7, 0, 0, "cpu-clock"), 0);
+	for (i = 0; i < 20000; i++)
+		REQUIRE(plog_writer__append_callchain(w, ++t, 1, 1, 7, 0, nowait_pcs, 8) == 0);
+	ck_assert_int_eq(plog_writer__append_closelog(w, ++t), 0);
+	ck_assert_int_eq(plog_writer__sync(w), 0);
+	ck_assert_uint_eq(plog_writer__stats(w)->dropped, 0);
+	plog_writer__free(w);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	buf = malloc((size_t)st.st_size);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
+	scan_log(buf, (size_t)st.st_size, &sc);
+	ck_assert_int_eq(sc.status, PLOG_STATUS_COMPLETE);
+	ck_assert_uint_eq(sc.types[PLOG_TYPE_CALLCHAIN], 20000);
+	ck_assert_uint_eq(sc.types[PLOG_TYPE_DROPNOTIFY], 0);
+	free(buf);
+	close(fd);
+}
+END_TEST
+
 /* ---- round trips ---- */
 
 START_TEST(test_roundtrip_all_types)
@@ -1148,6 +1455,15 @@ static Suite *pmclog_suite(void)
 	tcase_add_test(tc, test_writer_enospc_sticky);
 	tcase_add_test(tc, test_writer_epipe);
 	tcase_add_test(tc, test_writer_short_write_truncates);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("writer-nowait");
+	tcase_add_test(tc, test_writer_nowait_pipe);
+	tcase_add_test(tc, test_writer_nowait_socket);
+	tcase_add_test(tc, test_writer_nowait_pipe_big);
+	tcase_add_test(tc, test_writer_nowait_timeout);
+	tcase_add_test(tc, test_writer_nowait_enobufs);
+	tcase_add_test(tc, test_writer_nowait_file);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("roundtrip");
