@@ -133,4 +133,16 @@ int coll_pmu_list(const char *sysfs_root, struct coll_pmu **ret_pmus, size_t *re
 /* coll_pmu_list_free: free what coll_pmu_list() returned.  NULL ok.  Any thread. */
 void coll_pmu_list_free(struct coll_pmu *pmus, size_t n);
 
+/* coll_event_is_clock: @e is cpu-clock or task-clock (a period is nanoseconds). */
+bool coll_event_is_clock(const struct coll_event_spec *e);
+
+/*
+ * coll_event_own_tasks_only: @e counts only what the tasks it is attached to do:
+ * a software, hardware, cache or raw event, or an event of the CPU's core PMU
+ * (cpu, cpu_core, cpu_atom under <@sysfs_root>/bus/event_source/devices, NULL:
+ * "/sys", matched by type).  Tracepoints, breakpoints, k/uprobes, msr and uncore
+ * PMUs are not (they see beyond those tasks).  Any thread.
+ */
+bool coll_event_own_tasks_only(const struct coll_event_spec *e, const char *sysfs_root);
+
 #endif /* HWPMCD_COLLECTOR_EVENT_H */

@@ -1546,3 +1546,35 @@ void coll_pmu_list_free(struct coll_pmu *pmus, size_t n)
 	}
 	free(pmus);
 }
+
+bool coll_event_is_clock(const struct coll_event_spec *e)
+{
+	return e->type == PERF_TYPE_SOFTWARE && (e->config == PERF_COUNT_SW_CPU_CLOCK ||
+						 e->config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+bool coll_event_own_tasks_only(const struct coll_event_spec *e, const char *sysfs_root)
+{
+	static const char *const core[] = { "cpu", "cpu_core", "cpu_atom" };
+	char path[512], buf[32];
+	uint64_t t;
+
+	if (e->type == PERF_TYPE_SOFTWARE || e->type == PERF_TYPE_HARDWARE ||
+	    e->type == PERF_TYPE_HW_CACHE || e->type == PERF_TYPE_RAW)
+		return true;
+	if (e->type < PERF_TYPE_MAX)
+		return false;
+	for (size_t i = 0; i < sizeof(core) / sizeof(core[0]); i++) {
+		char *nl;
+
+		snprintf(path, sizeof(path), "%s/" EV_DEVICES "/%s/type",
+			 sysfs_root && *sysfs_root ? sysfs_root : "/sys", core[i]);
+		if (util_read_small(path, buf, sizeof(buf)) < 0)
+			continue;
+		if ((nl = strchr(buf, '\n')))
+			*nl = '\0';
+		if (util_parse_u64(buf, &t) == 0 && t == e->type)
+			return true;
+	}
+	return false;
+}

@@ -8,6 +8,9 @@
  *   maplog and writer.  The only shared state is the stop eventfd (main -> worker),
  *   the done eventfd (worker -> main), and counters the worker writes with relaxed
  *   atomic stores and main reads with relaxed loads (statistics, not control).
+ *   The stop eventfd is never read: the worker and the kallsyms thread both poll
+ *   it, so neither can be held up by an output that stopped taking data once
+ *   main asks the session to stop (SESSION_BACKLOG_* and SESSION_DRAIN_*).
  */
 #ifndef HWPMCD_DAEMON_INT_H
 #define HWPMCD_DAEMON_INT_H
@@ -142,11 +145,32 @@ struct session_params {
 	size_t unwind_cache_bytes; /* dwarf: the unwinder's ELF cache budget (0: default) */
 	int out_fd;   /* owned by the session once started */
 	int ks_fd;    /* the kernel symbols file, -1: none; owned by the session once started */
+	/*
+	 * Called by session__start() once the counters are open and before anything
+	 * is enabled, scanned or written (NULL: none): the targets are asked again,
+	 * so a pid reused or a process whose credentials changed since the caller's
+	 * first check is refused before a byte of it is logged.  0 or -errno + @err.
+	 */
+	int (*authorize)(const struct session_params *p, void *ud, char *err, size_t errlen);
+	void *authorize_ud;
 };
+
+/*
+ * A session's output backlog (plog_writer__set_nowait): beyond DROP bytes that the
+ * output has not taken, samples are dropped (counted in lost and dropped); MAX
+ * bytes of records that cannot be dropped end the session (ENOBUFS).  At the end
+ * the worker waits for the output while it takes data, giving up (ETIMEDOUT) after
+ * DRAIN_IDLE_MS without progress or DRAIN_MAX_MS in all.  See docs/protocol.md.
+ */
+#define SESSION_BACKLOG_DROP (4u << 20)
+#define SESSION_BACKLOG_MAX (32u << 20)
+#define SESSION_DRAIN_IDLE_MS 1000
+#define SESSION_DRAIN_MAX_MS 10000
 
 struct session_stats {
 	uint64_t samples;
-	uint64_t lost;
+	uint64_t lost;	  /* samples the kernel lost plus those dropped (below) */
+	uint64_t dropped; /* samples dropped because the output did not take them */
 	uint64_t throttled;
 	uint64_t no_pcs;    /* samples without a single PC (dropped, as 11.3 says) */
 	uint64_t reordered; /* records older than one already written: time stamp raised */
@@ -188,6 +212,7 @@ struct session {
 	uint64_t end_ns;
 	struct session_stats stats; /* written by the worker (atomic stores) */
 	uint32_t depth_note;	    /* depth capped at perf_event_max_stack, 0 if not */
+	bool user_forced;	    /* a non-administrator's events made user-mode only */
 	/*
 	 * Kernel symbols.  pcs and ks_collect belong to the worker; ks and the ks_
 	 * results are written by the kallsyms thread until the worker joins it in

@@ -38,50 +38,29 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon-ctl.h"
 #include "daemon-int.h"
 #include "hwpmcd/common.h"
 #include "hwpmcd/ctl-protocol.h"
 #include "hwpmcd/log.h"
 
-#define MAX_CLIENTS 128
-#define MAX_SESSIONS_DEFAULT 16
+#define HWPMCD_CONFIG_DEFAULT "/etc/hwpmcd/hwpmcd.conf"
+
 #define CLIENT_MAX_FDS 8
 
 struct client {
 	int fd;
-	uid_t uid;
-	gid_t gid;
-	pid_t pid;
+	struct daemon_who who; /* SO_PEERCRED (+ SO_PEERGROUPS for the admin decision) */
 	char *buf;
 	size_t len;
 	bool discarding; /* skipping the rest of an oversized line */
 	int fds[CLIENT_MAX_FDS];
 	size_t nfds;
+	uint64_t last_ns; /* CLOCK_MONOTONIC of its last complete request (idle timeout) */
 	struct client *next;
 };
 
-struct daemon_config {
-	char socket_path[108];
-	char state_dir[512];
-	unsigned socket_mode;
-	uint32_t ring_pages;
-	uint32_t depth;
-	uint32_t stack_bytes;
-	uint32_t max_sessions;
-	uint32_t unwind_cache_mb; /* dwarf mode: ELF images mapped per session, MiB */
-};
-
-static struct daemon_config cfg = {
-	.socket_path = CTL_SOCKET_DEFAULT,
-	.state_dir = "/var/lib/hwpmcd",
-	.socket_mode = 0660,
-	.ring_pages = COLL_RING_PAGES_DEFAULT,
-	.depth = COLL_DEPTH_DEFAULT,
-	.stack_bytes = COLL_STACK_DEFAULT,
-	.max_sessions = MAX_SESSIONS_DEFAULT,
-	.unwind_cache_mb = (uint32_t)(UNWIND_ELF_BUDGET_DEFAULT >> 20),
-};
-
+static struct daemon_config cfg;
 static int epfd = -1;
 static int listen_fd = -1;
 static bool listen_owned; /* we created the socket file (not socket activation) */
@@ -91,6 +70,7 @@ static struct session *sessions[64];
 static size_t nsessions;
 static int next_session_id = 1;
 static bool arg_foreground;
+static bool arg_check_config;
 static const char *arg_config;
 static const char *arg_socket;
 static const char *arg_state_dir;
@@ -123,91 +103,19 @@ static void notify(const char *msg)
 	close(fd);
 }
 
-/* ---- configuration ---- */
+#define MIN_INT(a, b) ((a) < (b) ? (a) : (b))
 
-static void config_u32(const char *file, int line, const char *key, const char *val,
-		       uint32_t *dst, uint32_t lo, uint32_t hi, bool pow2)
+/* $WATCHDOG_USEC when it is meant for us ($WATCHDOG_PID unset or ours), else 0. */
+static uint64_t watchdog_usec(void)
 {
+	const char *u = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
 	uint64_t v;
 
-	if (util_parse_u64(val, &v) < 0 || v < lo || v > hi || (pow2 && (v & (v - 1)))) {
-		log_warn("%s:%d: %s = '%s' is out of range (%u..%u%s); using the default %u", file,
-			 line, key, val, lo, hi, pow2 ? ", a power of two" : "", *dst);
-		return;
-	}
-	*dst = (uint32_t)v;
-}
-
-static int config_load(const char *path, bool must_exist)
-{
-	FILE *f = fopen(path, "re");
-	char line[512];
-	int n = 0;
-
-	if (!f) {
-		if (!must_exist && errno == ENOENT)
-			return 0;
-		return log_error_errno(-errno, "config '%s'", path);
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char *k = line, *v, *e;
-
-		n++;
-		k += strspn(k, " \t");
-		if (*k == '#' || *k == '\n' || *k == '\0')
-			continue;
-		v = strchr(k, '=');
-		if (!v) {
-			log_warn("%s:%d: expected 'key = value', ignoring", path, n);
-			continue;
-		}
-		*v++ = '\0';
-		for (e = v + strlen(v); e > v && (e[-1] == '\n' || e[-1] == ' ' || e[-1] == '\t');)
-			*--e = '\0';
-		v += strspn(v, " \t");
-		for (e = k + strlen(k); e > k && (e[-1] == ' ' || e[-1] == '\t');)
-			*--e = '\0';
-		if (strcmp(k, "ring_pages") == 0)
-			config_u32(path, n, k, v, &cfg.ring_pages, 1, 65536, true);
-		else if (strcmp(k, "depth") == 0)
-			config_u32(path, n, k, v, &cfg.depth, 1, COLL_DEPTH_MAX, false);
-		else if (strcmp(k, "stack_bytes") == 0)
-			config_u32(path, n, k, v, &cfg.stack_bytes, 8, COLL_STACK_MAX, false);
-		else if (strcmp(k, "max_sessions") == 0)
-			config_u32(path, n, k, v, &cfg.max_sessions, 1, 64, false);
-		else if (strcmp(k, "unwind_cache_mb") == 0)
-			config_u32(path, n, k, v, &cfg.unwind_cache_mb, 16, 65536, false);
-		else if (strcmp(k, "socket") == 0) {
-			if (strlen(v) >= sizeof(cfg.socket_path) || v[0] != '/')
-				log_warn("%s:%d: socket '%s' must be an absolute path under %zu bytes, "
-					 "ignoring", path, n, v, sizeof(cfg.socket_path));
-			else
-				snprintf(cfg.socket_path, sizeof(cfg.socket_path), "%s", v);
-		} else if (strcmp(k, "state_dir") == 0) {
-			if (strlen(v) >= sizeof(cfg.state_dir) - 64 || v[0] != '/')
-				log_warn("%s:%d: state_dir '%s' must be an absolute path, ignoring", path,
-					 n, v);
-			else
-				snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", v);
-		} else if (strcmp(k, "socket_mode") == 0) {
-			char *end;
-			unsigned long m = strtoul(v, &end, 8);
-
-			if (*end || m > 0777)
-				log_warn("%s:%d: socket_mode '%s' is not an octal mode, ignoring", path,
-					 n, v);
-			else
-				cfg.socket_mode = (unsigned)m;
-		} else
-			log_warn("%s:%d: unknown key '%s', ignoring", path, n, k);
-	}
-	fclose(f);
-	if (cfg.stack_bytes % 8) {
-		log_warn("%s: stack_bytes %u is not a multiple of 8; using %u", path, cfg.stack_bytes,
-			 cfg.stack_bytes & ~7u);
-		cfg.stack_bytes &= ~7u;
-	}
-	return 0;
+	if (!u || util_parse_u64(u, &v) < 0 || v == 0)
+		return 0;
+	if (pid && atoi(pid) != (int)getpid())
+		return 0;
+	return v;
 }
 
 /* ---- replies ---- */
@@ -259,6 +167,11 @@ static const char *errno_name(int err)
 	case EBADF: return "EBADF";
 	case EMSGSIZE: return "EMSGSIZE";
 	case ENAMETOOLONG: return "ENAMETOOLONG";
+	case ETIMEDOUT: return "ETIMEDOUT";
+	case ENOBUFS: return "ENOBUFS";
+	case EFBIG: return "EFBIG";
+	case ENOTSOCK: return "ENOTSOCK";
+	case ESTALE: return "ESTALE";
 	default: return "EIO";
 	}
 }
@@ -323,6 +236,22 @@ static json_t *session_ks_json(const struct session *s, int state)
 	return k;
 }
 
+/* What a client should know about how its session differs from what it asked. */
+static const char *session_note(const struct session *s, char *buf, size_t size)
+{
+	int n = 0;
+
+	buf[0] = '\0';
+	if (s->depth_note)
+		n = snprintf(buf, size, "call chain depth capped at %u (kernel.perf_event_max_stack)",
+			     s->depth_note);
+	if (s->user_forced && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "%suser mode only: uid %u is not in group '%s', "
+			 "so its events exclude the kernel", n ? "; " : "", (unsigned)s->uid,
+			 cfg.admin_group);
+	return buf;
+}
+
 static json_t *session_json(struct session *s)
 {
 	json_t *o = json_object(), *st = json_object(), *types = json_object(), *cpus = json_array();
@@ -351,6 +280,7 @@ static json_t *session_json(struct session *s)
 	ST(no_pcs);
 	ST(reordered);
 	ST(unknown_id);
+	ST(dropped);
 #undef ST
 	json_object_set_new(st, "cpu_seconds",
 			    json_real((double)__atomic_load_n(&s->stats.cpu_ns, __ATOMIC_RELAXED) / 1e9));
@@ -400,10 +330,11 @@ static json_t *session_json(struct session *s)
 	json_object_set_new(o, "records", types);
 	json_object_set_new(o, "cpus", cpus);
 	json_object_set_new(o, "ncpus", json_integer((json_int_t)s->ncoll));
-	if (s->depth_note)
-		json_object_set_new(o, "note", json_sprintf("call chain depth capped at %u "
-							     "(kernel.perf_event_max_stack)",
-							     s->depth_note));
+	if (s->depth_note || s->user_forced) {
+		char note[256];
+
+		json_object_set_new(o, "note", json_string(session_note(s, note, sizeof(note))));
+	}
 	if (s->ks_skip[0] || s->ks_path[0] || s->p.ks_fd >= 0)
 		json_object_set_new(o, "kallsyms", session_ks_json(s, state));
 	if (s->ks_path[0])
@@ -427,268 +358,168 @@ static void session_remove(struct session *s)
 
 static bool is_admin(const struct client *c)
 {
-	return c->uid == 0;
+	return c->who.admin;
 }
 
-static int get_int(json_t *args, const char *key, json_int_t lo, json_int_t hi, json_int_t *dst,
-		   struct client *c, json_int_t id)
+/* The fds that came with a request that did not take them: never kept for a later one. */
+static void client_drop_fds(struct client *c)
 {
-	json_t *v = json_object_get(args, key);
+	for (size_t i = 0; i < c->nfds; i++)
+		close(c->fds[i]);
+	c->nfds = 0;
+}
 
-	if (!v)
-		return 0;
-	if (!json_is_integer(v)) {
-		reply_error(c, id, -EINVAL, "'%s' must be an integer", key);
-		return -EINVAL;
+/* An output fd must be open for writing (not O_PATH, not read-only). */
+static int check_output_fd(int fd, const char *what, char *err, size_t errlen)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_RDONLY) {
+		snprintf(err, errlen, "the %s fd that came with the request is not open for "
+			 "writing", what);
+		return -EBADF;
 	}
-	if (json_integer_value(v) < lo || json_integer_value(v) > hi) {
-		reply_error(c, id, -ERANGE, "'%s' = %" JSON_INTEGER_FORMAT " is out of range %"
-			    JSON_INTEGER_FORMAT "..%" JSON_INTEGER_FORMAT, key,
-			    json_integer_value(v), lo, hi);
-		return -ERANGE;
+	return 0;
+}
+
+/* Sessions of @uid, and the ring memory of every session, for the limits. */
+static size_t sessions_of(uid_t uid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nsessions; i++)
+		n += sessions[i]->uid == uid;
+	return n;
+}
+
+static uint64_t ring_bytes_all(void)
+{
+	uint64_t b = 0;
+
+	for (size_t i = 0; i < nsessions; i++)
+		b += (uint64_t)sessions[i]->ncoll * ((uint64_t)sessions[i]->p.cfg.ring_pages + 1) *
+		     (uint64_t)sysconf(_SC_PAGESIZE);
+	return b;
+}
+
+/*
+ * The state directory, made if missing (0750): it must be a real directory of
+ * ours that nobody else may write, or a user could plant a link or a file
+ * where a detached session writes (the files are also opened O_EXCL|O_NOFOLLOW).
+ */
+static int state_dir_check(char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (mkdir(cfg.state_dir, 0750) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot make the state directory '%s': %s", cfg.state_dir,
+			 strerror(errno));
+		return -errno;
 	}
-	*dst = json_integer_value(v);
-	return 1;
+	if (lstat(cfg.state_dir, &st) < 0) {
+		snprintf(err, errlen, "state directory '%s': %s", cfg.state_dir, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		snprintf(err, errlen, "the state directory '%s' is %s; refusing to write there "
+			 "(it must be a directory of uid %u that only it may write)", cfg.state_dir,
+			 !S_ISDIR(st.st_mode) ? "not a directory" : st.st_uid != geteuid()
+			 ? "owned by another user" : "writable by group or others",
+			 (unsigned)geteuid());
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* session_params.authorize: the targets again, once their counters are open. */
+static int authorize_targets(const struct session_params *p, void *ud, char *err, size_t errlen)
+{
+	const struct client *c = ud;
+
+	for (size_t i = 0; i < p->npids; i++) {
+		int r = daemon_auth_target("/proc", &c->who, p->pids[i], err, errlen);
+
+		if (r < 0) {
+			log_warn("uid %u: target %d changed during the start: %s",
+				 (unsigned)c->who.uid, (int)p->pids[i], err);
+			return r;
+		}
+	}
+	return 0;
 }
 
 static void cmd_start(struct client *c, json_int_t id, json_t *args)
 {
-	static const char *const known[] = { "events", "cpus", "pids", "command", "freq",
-					     "period", "callgraph", "stack_bytes", "depth",
-					     "ring_pages", "output", "kallsyms", NULL };
 	struct session_params *p = calloc(1, sizeof(*p));
+	struct daemon_start st;
 	struct session *s = NULL;
-	const char *key;
-	json_t *v, *ev;
-	json_int_t x;
-	size_t i;
+	size_t i, ncpus = 0;
 	char err[1024];
-	uint64_t maxrate = coll_max_sample_rate();
-	uint32_t maxstack = coll_max_stack(), depth_note = 0;
-	bool detached = false;
-	int has_depth, has_stack_bytes, has_ring_pages, has_freq, has_period; /* get_int() > 0 */
 	char path[sizeof(cfg.state_dir) + 64] = "";
 	char ks_path[sizeof(path) + 16] = "", ks_skip[160] = "";
-	bool ks_fd = false, ks_want = false, all_user = true, started = false;
+	bool all_user = true, started = false;
 	bool made_log = false, made_ks = false; /* files we created in the state directory */
-	int r;
+	int r, tmp[DAEMON_MAX_CPUS];
 
 	if (!p) {
 		reply_error(c, id, -ENOMEM, "out of memory");
+		client_drop_fds(c);
 		return;
 	}
-	p->out_fd = -1;
-	p->ks_fd = -1;
-	if (!is_admin(c)) {
-		reply_error(c, id, -EPERM, "only root may record until per-user authorization lands");
+	r = daemon_start_parse(args, &cfg, &c->who, coll_max_sample_rate(), coll_max_stack(), p,
+			       &st, err, sizeof(err));
+	if (r < 0) {
+		reply_error(c, id, r, "%s", err);
 		goto out;
-	}
-	json_object_foreach(args, key, v) {
-		bool ok = false;
-
-		for (i = 0; known[i]; i++)
-			ok |= strcmp(known[i], key) == 0;
-		if (!ok) {
-			reply_error(c, id, -EINVAL, "start: unknown field '%s'", key);
-			goto out;
-		}
 	}
 	if (nsessions >= cfg.max_sessions) {
 		reply_error(c, id, -EBUSY, "the daemon runs %zu sessions, its maximum (max_sessions)",
 			    nsessions);
 		goto out;
 	}
-	v = json_object_get(args, "output");
-	if (v && json_is_string(v) && strcmp(json_string_value(v), "state") == 0) {
-		/* A detached session: a file of ours, in our state directory. */
-		detached = true;
-	} else if (!v || !json_is_string(v) || strcmp(json_string_value(v), "fd") != 0) {
-		reply_error(c, id, -EINVAL, "no output configured: pass an fd with the request "
-			    "and \"output\": \"fd\" (or \"state\" for a detached session)");
+	if (!is_admin(c) && sessions_of(c->who.uid) >= cfg.user_max_sessions) {
+		reply_error(c, id, -EBUSY, "uid %u runs %zu sessions, the most for users outside "
+			    "group '%s' (user_max_sessions)", (unsigned)c->who.uid,
+			    sessions_of(c->who.uid), cfg.admin_group);
 		goto out;
-	} else if (c->nfds == 0) {
+	}
+	/* Ring memory: the rings of this session on top of every running one. */
+	if (p->ncpus)
+		ncpus = p->ncpus;
+	else if (coll_online_cpus(tmp, DAEMON_MAX_CPUS, &ncpus) < 0)
+		ncpus = 1;
+	if (ring_bytes_all() + ncpus * st.ring_bytes > ((uint64_t)cfg.max_ring_mb << 20)) {
+		reply_error(c, id, -ENOMEM, "the rings of this session (%zu CPUs x %zu KiB) would "
+			    "take the daemon's ring memory above %u MiB (max_ring_mb); ask for "
+			    "fewer ring_pages or stop a session", ncpus, st.ring_bytes >> 10,
+			    cfg.max_ring_mb);
+		goto out;
+	}
+	if (!st.detached && c->nfds == 0) {
 		reply_error(c, id, -EBADF, "no output configured: no fd came with the request");
 		goto out;
 	}
-	v = json_object_get(args, "kallsyms");
-	if (v) {
-		const char *m = json_is_string(v) ? json_string_value(v) : "";
-
-		if (strcmp(m, "fd") != 0 && strcmp(m, "none") != 0) {
-			reply_error(c, id, -EINVAL, "'kallsyms' must be \"fd\" or \"none\"");
-			goto out;
-		}
-		ks_fd = strcmp(m, "fd") == 0;
-		if (ks_fd && detached) {
-			reply_error(c, id, -EINVAL, "'kallsyms': \"fd\" goes with \"output\": \"fd\"; "
-				    "a detached session writes its own next to its log");
-			goto out;
-		}
-	}
-	ks_want = ks_fd || (detached && !v);
-	if (ks_fd && c->nfds < 2) {
-		/* Drop what came: a retry must not take a stale log fd for its kallsyms. */
+	if (st.ks_fd && c->nfds < 2) {
 		reply_error(c, id, -EBADF, "'kallsyms': \"fd\" needs a second fd with the request "
 			    "(fds in order: log, kallsyms), but only %zu came", c->nfds);
-		for (i = 0; i < c->nfds; i++)
-			close(c->fds[i]);
-		c->nfds = 0;
 		goto out;
 	}
-	ev = json_object_get(args, "events");
-	if (!ev)
-		ev = json_pack("[s]", "cpu-clock");
-	else
-		json_incref(ev);
-	if (!json_is_array(ev) || json_array_size(ev) == 0) {
-		json_decref(ev);
-		reply_error(c, id, -EINVAL, "'events' must be a non-empty array of strings");
+	if (!st.detached && ((r = check_output_fd(c->fds[0], "log", err, sizeof(err))) < 0 ||
+			     (st.ks_fd && (r = check_output_fd(c->fds[1], "kallsyms", err,
+							      sizeof(err))) < 0))) {
+		reply_error(c, id, r, "%s", err);
 		goto out;
 	}
-	json_array_foreach(ev, i, v) {
-		if (!json_is_string(v) ||
-		    coll_event_parse_list(json_string_value(v), getenv("HWPMCD_SYSFS_ROOT"),
-					  p->events, COLL_EVENT_MAX, &p->nevents, err,
-					  sizeof(err)) < 0) {
-			json_decref(ev);
-			reply_error(c, id, -EINVAL, "%s",
-				    json_is_string(v) ? err : "'events' must hold strings");
-			goto out;
-		}
-	}
-	json_decref(ev);
-
-	p->cfg.callgraph = COLL_CG_FP;
-	v = json_object_get(args, "callgraph");
-	if (v) {
-		const char *m = json_is_string(v) ? json_string_value(v) : "";
-
-		if (strcmp(m, "none") == 0)
-			p->cfg.callgraph = COLL_CG_NONE;
-		else if (strcmp(m, "fp") == 0)
-			p->cfg.callgraph = COLL_CG_FP;
-		else if (strcmp(m, "dwarf") == 0)
-			p->cfg.callgraph = COLL_CG_DWARF;
-		else {
-			reply_error(c, id, -EINVAL, "'callgraph' must be \"none\", \"fp\" or \"dwarf\"");
-			goto out;
-		}
-	}
-	p->cfg.depth = cfg.depth;
-	p->cfg.stack_bytes = cfg.stack_bytes;
-	p->unwind_cache_bytes = (size_t)cfg.unwind_cache_mb << 20;
-	p->cfg.ring_pages = cfg.ring_pages;
-	p->cfg.freq = COLL_FREQ_DEFAULT;
-	has_depth = get_int(args, "depth", 1, COLL_DEPTH_MAX, &x, c, id);
-	if (has_depth < 0)
-		goto out;
-	if (has_depth)
-		p->cfg.depth = (uint32_t)x;
-	if (maxstack && p->cfg.depth > maxstack && p->cfg.callgraph != COLL_CG_DWARF) {
-		/*
-		 * Only a depth the user asked for deserves a note; the default just fits.
-		 * dwarf mode unwinds the user part here, so only its kernel part (which
-		 * the collector caps) is bounded by the kernel.
-		 */
-		if (has_depth)
-			depth_note = maxstack;
-		p->cfg.depth = maxstack;
-	}
-	has_stack_bytes = get_int(args, "stack_bytes", 8, COLL_STACK_MAX, &x, c, id);
-	if (has_stack_bytes < 0)
-		goto out;
-	if (has_stack_bytes) {
-		if (x % 8) {
-			reply_error(c, id, -EINVAL, "'stack_bytes' = %" JSON_INTEGER_FORMAT
-				    " is not a multiple of 8", x);
-			goto out;
-		}
-		p->cfg.stack_bytes = (uint32_t)x;
-	}
-	has_ring_pages = get_int(args, "ring_pages", 1, 65536, &x, c, id);
-	if (has_ring_pages < 0)
-		goto out;
-	if (has_ring_pages) {
-		if (x & (x - 1)) {
-			reply_error(c, id, -EINVAL, "'ring_pages' = %" JSON_INTEGER_FORMAT
-				    " is not a power of two", x);
-			goto out;
-		}
-		p->cfg.ring_pages = (uint32_t)x;
-	}
-	if (p->cfg.callgraph == COLL_CG_DWARF && !has_ring_pages &&
-	    p->cfg.ring_pages < 1024) {
-		/* A dwarf sample carries its stack snapshot: give the ring room for it (4 MiB). */
-		p->cfg.ring_pages = 1024;
-	}
-	has_freq = get_int(args, "freq", 1, INT32_MAX, &x, c, id);
-	if (has_freq < 0)
-		goto out;
-	if (has_freq)
-		p->cfg.freq = (uint64_t)x;
-	has_period = get_int(args, "period", 1, INT64_MAX, &x, c, id);
-	if (has_period < 0)
-		goto out;
-	if (has_period)
-		p->cfg.period = (uint64_t)x;
-	if (has_freq && has_period) {
-		reply_error(c, id, -EINVAL, "give 'freq' or 'period', not both");
-		goto out;
-	}
-	for (i = 0; i < p->nevents; i++) {
-		uint64_t f = p->events[i].has_freq ? p->events[i].freq
-			     : (!p->events[i].has_period && !p->cfg.period) ? p->cfg.freq : 0;
-
-		if (maxrate && f > maxrate) {
-			reply_error(c, id, -ERANGE, "event '%s': %" PRIu64 " Hz is above the kernel's "
-				    "limit of %" PRIu64 " Hz (kernel.perf_event_max_sample_rate)",
-				    p->events[i].name, f, maxrate);
-			goto out;
-		}
-	}
-	v = json_object_get(args, "cpus");
-	if (v) {
-		if (!json_is_array(v) || json_array_size(v) == 0 ||
-		    json_array_size(v) > DAEMON_MAX_CPUS) {
-			reply_error(c, id, -EINVAL, "'cpus' must be a non-empty array of CPU numbers");
-			goto out;
-		}
-		json_array_foreach(v, i, ev) {
-			if (!json_is_integer(ev) || json_integer_value(ev) < 0 ||
-			    json_integer_value(ev) > 65535) {
-				reply_error(c, id, -EINVAL, "'cpus' holds an invalid CPU number");
+	if (!is_admin(c)) {
+		for (i = 0; i < p->npids; i++) {
+			r = daemon_auth_target("/proc", &c->who, p->pids[i], err, sizeof(err));
+			if (r < 0) {
+				reply_error(c, id, r, "%s", err);
 				goto out;
 			}
-			p->cpus[p->ncpus++] = (int)json_integer_value(ev);
 		}
 	}
-	v = json_object_get(args, "pids");
-	if (v) {
-		if (!json_is_array(v) || json_array_size(v) == 0 ||
-		    json_array_size(v) > DAEMON_MAX_PIDS) {
-			reply_error(c, id, -EINVAL, "'pids' must be a non-empty array of at most %d pids",
-				    DAEMON_MAX_PIDS);
-			goto out;
-		}
-		json_array_foreach(v, i, ev) {
-			if (!json_is_integer(ev) || json_integer_value(ev) <= 0 ||
-			    json_integer_value(ev) > INT32_MAX) {
-				reply_error(c, id, -EINVAL, "'pids' holds an invalid pid");
-				goto out;
-			}
-			p->pids[p->npids++] = (pid_t)json_integer_value(ev);
-		}
-	}
-	v = json_object_get(args, "command");
-	if (v) {
-		if (!json_is_boolean(v) || (json_is_true(v) && p->npids != 1)) {
-			reply_error(c, id, -EINVAL, "'command' is a boolean and needs exactly one pid");
-			goto out;
-		}
-		p->command = json_is_true(v);
-	}
-	p->kernel = true;
-	if (ks_want) {
+	if (st.ks_want) {
 		/* No kernel samples, no kernel symbols: say why instead of writing them. */
 		for (i = 0; i < p->nevents; i++)
 			all_user &= p->events[i].exclude_kernel;
@@ -704,16 +535,16 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 			snprintf(ks_skip, sizeof(ks_skip), "cannot read /proc/kallsyms: %s",
 				 strerror(-r));
 	}
-	if (detached) {
+	if (st.detached) {
 		time_t now = time(NULL);
 		struct tm tm;
 
-		if (p->command) {
-			reply_error(c, id, -EINVAL, "a detached session cannot hold a command");
+		gmtime_r(&now, &tm);
+		r = state_dir_check(err, sizeof(err));
+		if (r < 0) {
+			reply_error(c, id, r, "%s", err);
 			goto out;
 		}
-		gmtime_r(&now, &tm);
-		(void)mkdir(cfg.state_dir, 0750);
 		snprintf(path, sizeof(path), "%s/session-%d-%04d%02d%02dT%02d%02d%02dZ.pmclog",
 			 cfg.state_dir, next_session_id, tm.tm_year + 1900, tm.tm_mon + 1,
 			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
@@ -725,7 +556,7 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 			goto out;
 		}
 		made_log = true;
-		if (ks_want && !ks_skip[0]) {
+		if (st.ks_want && !ks_skip[0]) {
 			snprintf(ks_path, sizeof(ks_path), "%s.kallsyms", path);
 			p->ks_fd = open(ks_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 					0640);
@@ -738,10 +569,10 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 			made_ks = true;
 		}
 	} else {
-		size_t take = ks_fd ? 2 : 1;
+		size_t take = st.ks_fd ? 2 : 1;
 
 		p->out_fd = c->fds[0];
-		if (ks_fd)
+		if (st.ks_fd)
 			p->ks_fd = c->fds[1];
 		memmove(c->fds, c->fds + take, (c->nfds - take) * sizeof(int));
 		c->nfds -= take;
@@ -752,6 +583,10 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		}
 	}
 
+	if (!is_admin(c)) {
+		p->authorize = authorize_targets;
+		p->authorize_ud = c;
+	}
 	r = session__start(p, next_session_id, err, sizeof(err), &s);
 	if (r < 0) {
 		reply_error(c, id, r, "%s", err);
@@ -759,32 +594,32 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 	}
 	started = true; /* the files in the state directory are the session's now */
 	next_session_id++;
-	s->uid = c->uid;
-	s->owner = detached ? NULL : c; /* a detached session outlives its client */
+	s->uid = c->who.uid;
+	s->owner = st.detached ? NULL : c; /* a detached session outlives its client */
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	snprintf(s->ks_path, sizeof(s->ks_path), "%s", ks_path);
 	snprintf(s->ks_skip, sizeof(s->ks_skip), "%s", ks_skip);
-	s->depth_note = depth_note;
+	s->depth_note = st.depth_note;
+	s->user_forced = st.user_forced;
 	sessions[nsessions++] = s;
 	{
 		struct epoll_event e = { .events = EPOLLIN, .data.ptr = s };
 
 		(void)epoll_ctl(epfd, EPOLL_CTL_ADD, s->done_efd, &e);
 	}
-	log_info("session %d: started by uid %u: %zu events on %zu cpus%s", s->id, c->uid,
-		 p->nevents, s->ncoll, p->npids ? " (per process)" : "");
+	log_info("session %d: started by uid %u: %zu events on %zu cpus%s%s", s->id,
+		 (unsigned)c->who.uid, p->nevents, s->ncoll, p->npids ? " (per process)" : "",
+		 st.user_forced ? ", user mode only" : "");
 	{
 		json_t *rep = reply_ok(id);
 
 		json_object_set_new(rep, "session", json_integer(s->id));
 		json_object_set_new(rep, "ncpus", json_integer((json_int_t)s->ncoll));
-		if (detached)
+		if (st.detached)
 			json_object_set_new(rep, "path", json_string(path));
-		if (depth_note)
-			json_object_set_new(rep, "note",
-					    json_sprintf("call chain depth capped at %u "
-							 "(kernel.perf_event_max_stack)", depth_note));
-		if (ks_want) {
+		if (st.depth_note || st.user_forced)
+			json_object_set_new(rep, "note", json_string(session_note(s, err, sizeof(err))));
+		if (st.ks_want) {
 			json_object_set_new(rep, "kallsyms", json_boolean(!ks_skip[0]));
 			if (ks_skip[0])
 				json_object_set_new(rep, "kallsyms_reason", json_string(ks_skip));
@@ -800,6 +635,7 @@ out:
 			(void)unlink(path);
 		if (made_ks)
 			(void)unlink(ks_path);
+		client_drop_fds(c);
 	}
 	if (p->ks_fd >= 0)
 		close(p->ks_fd);
@@ -818,13 +654,19 @@ static void cmd_stop(struct client *c, json_int_t id, json_t *args)
 		return;
 	}
 	s = session_find((int)json_integer_value(v));
-	if (!s || (!is_admin(c) && s->uid != c->uid)) {
+	if (!s || (!is_admin(c) && s->uid != c->who.uid)) {
 		reply_error(c, id, -ENOENT, "no session %" JSON_INTEGER_FORMAT, json_integer_value(v));
 		return;
 	}
 	session__stop(s);
 	rep = reply_ok(id);
 	json_object_set_new(rep, "status", session_json(s));
+	if (s->owner && s->owner != c) {
+		/* Stopped by someone else (an admin, or the same user elsewhere): tell its client. */
+		client_send(s->owner, json_pack("{s:s,s:s,s:o}", "event", CTL_EVENT_SESSION_END,
+						"reason", "stopped by another client", "status",
+						session_json(s)));
+	}
 	log_info("session %d: stopped: %" PRIu64 " samples, %" PRIu64 " lost", s->id,
 		 s->stats.samples, s->stats.lost);
 	session_remove(s);
@@ -845,7 +687,7 @@ static void cmd_status(struct client *c, json_int_t id, json_t *args)
 
 		if (v && s->id != json_integer_value(v))
 			continue;
-		if (!is_admin(c) && s->uid != c->uid)
+		if (!is_admin(c) && s->uid != c->who.uid)
 			continue;
 		json_array_append_new(arr, session_json(s));
 	}
@@ -894,59 +736,45 @@ static void cmd_events(struct client *c, json_int_t id)
 
 static void handle_line(struct client *c, const char *line, size_t len)
 {
-	json_error_t jerr;
-	json_t *req = json_loadb(line, len, 0, &jerr), *args = NULL;
-	json_int_t id = -1;
-	const char *cmd = NULL;
+	struct daemon_request rq;
+	char err[512];
+	int r = daemon_request_parse(line, len, &rq, err, sizeof(err));
+	const char *cmd = rq.cmd;
 
-	if (!req) {
-		reply_error(c, -1, -EPROTO, "malformed JSON: %s (column %d)", jerr.text, jerr.column);
+	if (r < 0) {
+		reply_error(c, rq.id, r, "%s", err);
 		return;
 	}
-	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:I, s:s, s?o}", "id", &id, "cmd", &cmd,
-			   "args", &args) < 0) {
-		json_t *jid = json_object_get(req, "id");
+	if (strcmp(cmd, CTL_CMD_HELLO) == 0) {
+		json_t *rep = reply_ok(rq.id);
 
-		reply_error(c, json_is_integer(jid) ? json_integer_value(jid) : -1, -EINVAL,
-			    "bad request: %s (a request is {\"id\": N, \"cmd\": NAME, \"args\": {...}})",
-			    jerr.text);
-		json_decref(req);
-		return;
-	}
-	if (args && !json_is_object(args)) {
-		reply_error(c, id, -EINVAL, "'args' must be an object");
+		json_object_set_new(rep, "version", json_integer(CTL_PROTOCOL_VERSION));
+		json_object_set_new(rep, "daemon", json_string("hwpmcd " HWPMCD_VERSION));
+		json_object_set_new(rep, "commands",
+				    json_pack("[ssssss]", CTL_CMD_HELLO, CTL_CMD_EVENTS,
+					      CTL_CMD_START, CTL_CMD_STOP, CTL_CMD_STATUS,
+					      CTL_CMD_SESSIONS));
+		json_object_set_new(rep, "max_sample_rate",
+				    json_integer((json_int_t)coll_max_sample_rate()));
+		json_object_set_new(rep, "max_stack", json_integer(coll_max_stack()));
+		json_object_set_new(rep, "uid", json_integer((json_int_t)c->who.uid));
+		json_object_set_new(rep, "admin", json_boolean(c->who.admin));
+		client_send(c, rep);
+	} else if (strcmp(cmd, CTL_CMD_START) == 0) {
+		cmd_start(c, rq.id, rq.args);
+	} else if (strcmp(cmd, CTL_CMD_STOP) == 0) {
+		cmd_stop(c, rq.id, rq.args);
+	} else if (strcmp(cmd, CTL_CMD_STATUS) == 0 || strcmp(cmd, CTL_CMD_SESSIONS) == 0) {
+		cmd_status(c, rq.id, rq.args);
+	} else if (strcmp(cmd, CTL_CMD_EVENTS) == 0) {
+		cmd_events(c, rq.id);
 	} else {
-		json_t *empty = json_object();
+		char shown[64];
 
-		if (!args)
-			args = empty;
-		if (strcmp(cmd, CTL_CMD_HELLO) == 0) {
-			json_t *rep = reply_ok(id);
-
-			json_object_set_new(rep, "version", json_integer(CTL_PROTOCOL_VERSION));
-			json_object_set_new(rep, "daemon", json_string("hwpmcd " HWPMCD_VERSION));
-			json_object_set_new(rep, "commands",
-					    json_pack("[ssssss]", CTL_CMD_HELLO, CTL_CMD_EVENTS,
-						      CTL_CMD_START, CTL_CMD_STOP, CTL_CMD_STATUS,
-						      CTL_CMD_SESSIONS));
-			json_object_set_new(rep, "max_sample_rate",
-					    json_integer((json_int_t)coll_max_sample_rate()));
-			json_object_set_new(rep, "max_stack", json_integer(coll_max_stack()));
-			client_send(c, rep);
-		} else if (strcmp(cmd, CTL_CMD_START) == 0) {
-			cmd_start(c, id, args);
-		} else if (strcmp(cmd, CTL_CMD_STOP) == 0) {
-			cmd_stop(c, id, args);
-		} else if (strcmp(cmd, CTL_CMD_STATUS) == 0 || strcmp(cmd, CTL_CMD_SESSIONS) == 0) {
-			cmd_status(c, id, args);
-		} else if (strcmp(cmd, CTL_CMD_EVENTS) == 0) {
-			cmd_events(c, id);
-		} else {
-			reply_error(c, id, -EINVAL, "unknown command '%s'", cmd);
-		}
-		json_decref(empty);
+		reply_error(c, rq.id, -EINVAL, "unknown command '%s'",
+			    util_escape(cmd, strlen(cmd), shown, sizeof(shown)));
 	}
-	json_decref(req);
+	daemon_request_free(&rq);
 }
 
 /* ---- clients ---- */
@@ -980,39 +808,125 @@ static void client_free(struct client *c)
 	nclients--;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The admin group's gid now ((gid_t)-1 if it does not exist: then only root). */
+static gid_t admin_gid(void)
+{
+	struct group gr, *res = NULL;
+	char buf[16384];
+
+	if (getgrnam_r(cfg.admin_group, &gr, buf, sizeof(buf), &res) != 0 || !res)
+		return (gid_t)-1;
+	return res->gr_gid;
+}
+
+/* A refusal for a connection we do not keep: one error line, then close. */
+static void refuse_connection(int fd, const char *errno_str, const char *msg)
+{
+	json_t *r = json_pack("{s:n,s:b,s:{s:s,s:s}}", "id", "ok", 0, "error", "errno", errno_str,
+			      "message", msg);
+	char *t = r ? json_dumps(r, JSON_COMPACT) : NULL;
+
+	if (t) {
+		size_t n = strlen(t);
+
+		t[n] = '\n';
+		(void)send(fd, t, n + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	free(t);
+	json_decref(r);
+	close(fd);
+}
+
 static void client_accept(void)
 {
 	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
+	gid_t groups[256];
+	socklen_t glen = sizeof(groups);
+	size_t ngroups = 0, mine = 0;
 	struct client *c;
 	struct epoll_event e = { .events = EPOLLIN };
+	char msg[256];
+	bool admin;
 
 	if (fd < 0)
 		return;
-	if (nclients >= MAX_CLIENTS || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-		static const char msg[] = "{\"id\":null,\"ok\":false,\"error\":{\"errno\":\"EBUSY\","
-					  "\"message\":\"too many clients\"}}\n";
-
-		(void)send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-		close(fd);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		refuse_connection(fd, "EPROTO", "cannot read the peer's credentials");
+		return;
+	}
+	/* The groups the client had when it connected: what it is, not what it could be. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) == 0)
+		ngroups = glen / sizeof(gid_t);
+	admin = daemon_auth_admin(cred.uid, cred.gid, groups, ngroups, admin_gid());
+	for (c = clients; c; c = c->next)
+		mine += c->who.uid == cred.uid;
+	if (nclients >= cfg.max_clients) {
+		snprintf(msg, sizeof(msg), "too many clients: the daemon serves %zu, its maximum "
+			 "(max_clients)", nclients);
+		refuse_connection(fd, "EBUSY", msg);
+		return;
+	}
+	if (!admin && mine >= cfg.user_max_clients) {
+		snprintf(msg, sizeof(msg), "too many clients of uid %u: %zu connections, the most for "
+			 "users outside group '%s' (user_max_clients)", (unsigned)cred.uid, mine,
+			 cfg.admin_group);
+		refuse_connection(fd, "EBUSY", msg);
 		return;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c || !(c->buf = malloc(CTL_MESSAGE_MAX + 1))) {
 		free(c);
-		close(fd);
+		refuse_connection(fd, "ENOMEM", "out of memory");
 		return;
 	}
 	c->fd = fd;
-	c->uid = cred.uid;
-	c->gid = cred.gid;
-	c->pid = cred.pid;
+	c->who.uid = cred.uid;
+	c->who.gid = cred.gid;
+	c->who.pid = cred.pid;
+	c->who.admin = admin;
+	c->last_ns = mono_ns();
 	c->next = clients;
 	clients = c;
 	nclients++;
 	e.data.ptr = c;
 	(void)epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e);
+}
+
+/*
+ * Clients that own no session and sent no complete request for
+ * client_idle_timeout seconds are disconnected (a slow-loris guard: each holds
+ * a 64 KiB buffer and a slot of max_clients).
+ */
+static void clients_expire(uint64_t now)
+{
+	struct client *c, *next;
+
+	if (!cfg.client_idle_timeout)
+		return;
+	for (c = clients; c; c = next) {
+		bool owns = false;
+
+		next = c->next;
+		for (size_t i = 0; i < nsessions; i++)
+			owns |= sessions[i]->owner == c;
+		if (!owns && now - c->last_ns > (uint64_t)cfg.client_idle_timeout * 1000000000ull) {
+			log_info("uid %u (pid %d): idle for %u s; disconnecting", (unsigned)c->who.uid,
+				 (int)c->who.pid, cfg.client_idle_timeout);
+			client_send(c, json_pack("{s:s,s:s}", "event", "disconnect", "reason",
+						 "idle for client_idle_timeout seconds"));
+			client_free(c);
+		}
+	}
 }
 
 static void client_read(struct client *c)
@@ -1048,6 +962,7 @@ static void client_read(struct client *c)
 	while ((nl = memchr(c->buf, '\n', c->len))) {
 		size_t line = (size_t)(nl - c->buf);
 
+		c->last_ns = mono_ns();
 		if (c->discarding)
 			c->discarding = false;
 		else if (line > 0)
@@ -1055,6 +970,10 @@ static void client_read(struct client *c)
 		/* handle_line may not free the client: clients are freed only on read EOF. */
 		memmove(c->buf, nl + 1, c->len - line - 1);
 		c->len -= line + 1;
+	}
+	if (c->len == 0 && c->nfds) {
+		/* fds that came with requests that did not take them (protocol.md) */
+		client_drop_fds(c);
 	}
 	if (c->len == CTL_MESSAGE_MAX) {
 		if (!c->discarding)
@@ -1136,7 +1055,15 @@ static int setup_socket(void)
 		return log_error_errno(r, "bind '%s'", cfg.socket_path);
 	}
 	(void)chmod(cfg.socket_path, cfg.socket_mode);
-	if (listen(fd, 64) < 0) {
+	{
+		/* The admin group may connect through a 0660 socket (as hwpmcd.socket's SocketGroup). */
+		gid_t g = admin_gid();
+
+		if (g != (gid_t)-1 && chown(cfg.socket_path, (uid_t)-1, g) < 0)
+			log_warn("cannot give the socket '%s' to group '%s': %s", cfg.socket_path,
+				 cfg.admin_group, strerror(errno));
+	}
+	if (listen(fd, SOMAXCONN) < 0) {
 		r = -errno;
 		close(fd);
 		return log_error_errno(r, "listen");
@@ -1150,6 +1077,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: hwpmcd [--socket PATH] [--config FILE] [--state-dir DIR] [--foreground]\n"
+		"              [--check-config]\n"
 		"\n"
 		"The hwpmcd profiling daemon: samples CPUs or processes with perf_event_open\n"
 		"for its clients ('hwpmc record', 'hwpmc status', ...) and writes FreeBSD\n"
@@ -1161,6 +1089,8 @@ static void usage(FILE *out)
 		"  --state-dir DIR where detached sessions ('hwpmc start') write (default\n"
 		"                  /var/lib/hwpmcd, or 'state_dir' in the config)\n"
 		"  --foreground    plain log lines on stderr instead of journald priorities\n"
+		"  --check-config  read the configuration, print its problems, and exit\n"
+		"                  (0: it is good; the daemon refuses to start on any problem)\n"
 		"  -h, --help      this text;  --version  the version\n",
 		CTL_SOCKET_DEFAULT);
 }
@@ -1172,14 +1102,16 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "state-dir", required_argument, NULL, 'D' },
 		{ "foreground", no_argument, NULL, 'f' },
+		{ "check-config", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct epoll_event e;
 	sigset_t mask;
-	int opt, sfd, r;
+	int opt, sfd, r, tick_ms;
 	bool running = true;
+	uint64_t wd_usec, wd_last = 0, idle_last = 0;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
@@ -1187,6 +1119,7 @@ int main(int argc, char **argv)
 		case 'c': arg_config = optarg; break;
 		case 'D': arg_state_dir = optarg; break;
 		case 'f': arg_foreground = true; break;
+		case 'C': arg_check_config = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("hwpmcd %s\n", HWPMCD_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -1198,8 +1131,28 @@ int main(int argc, char **argv)
 	}
 	log_open("hwpmcd", arg_foreground || isatty(STDERR_FILENO) ? LOG_TARGET_PLAIN
 								     : LOG_TARGET_JOURNAL);
-	if (config_load(arg_config ? arg_config : "/etc/hwpmcd/hwpmcd.conf", arg_config != NULL) < 0)
-		return 1;
+	daemon_config_defaults(&cfg);
+	{
+		char err[4096];
+		const char *path = arg_config ? arg_config : HWPMCD_CONFIG_DEFAULT;
+
+		r = daemon_config_load(&cfg, path, arg_config != NULL, err, sizeof(err));
+		if (r < 0) {
+			/* Every problem, one per line; a half-applied security config is no start. */
+			for (char *l = err, *nl; l && *l; l = nl) {
+				nl = strchr(l, '\n');
+				if (nl)
+					*nl++ = '\0';
+				log_error("config: %s", l);
+			}
+			log_error("config '%s' has problems; not starting (see hwpmcd.conf(5))", path);
+			return 1;
+		}
+		if (arg_check_config) {
+			printf("%s: ok\n", path);
+			return 0;
+		}
+	}
 	if (arg_socket) {
 		if (strlen(arg_socket) >= sizeof(cfg.socket_path)) {
 			log_error("--socket '%s' is too long", arg_socket);
@@ -1214,6 +1167,9 @@ int main(int argc, char **argv)
 		}
 		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", arg_state_dir);
 	}
+	/* First, so that a passed socket is still fd 3 (no fd of ours has taken it). */
+	if (setup_socket() < 0)
+		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -1227,8 +1183,6 @@ int main(int argc, char **argv)
 		log_error("signalfd/epoll: %s", strerror(errno));
 		return 1;
 	}
-	if (setup_socket() < 0)
-		return 1;
 	e.events = EPOLLIN;
 	e.data.ptr = &tag_listen;
 	epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &e);
@@ -1236,10 +1190,25 @@ int main(int argc, char **argv)
 	epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &e);
 	log_info("listening on %s", listen_owned ? cfg.socket_path : "the socket systemd passed");
 	notify("READY=1\nSTATUS=listening");
+	wd_usec = watchdog_usec();
+	tick_ms = wd_usec ? (int)MIN_INT((uint64_t)1000, wd_usec / 2000) : 1000;
+	if (tick_ms < 1)
+		tick_ms = 1;
 
 	while (running) {
 		struct epoll_event evs[32];
-		int n = epoll_wait(epfd, evs, 32, -1);
+		int n = epoll_wait(epfd, evs, 32, tick_ms);
+		uint64_t now = mono_ns();
+
+		if (wd_usec && now - wd_last >= wd_usec * 500) {
+			/* Half the interval: the loop is alive (a stuck session stop is not). */
+			notify("WATCHDOG=1");
+			wd_last = now;
+		}
+		if (now - idle_last >= 1000000000ull) {
+			clients_expire(now);
+			idle_last = now;
+		}
 
 		if (n < 0 && errno != EINTR) {
 			log_error("epoll_wait: %s", strerror(errno));

@@ -30,6 +30,21 @@
  *   CLOSELOG written and the log fdatasync'ed.  A write error (ENOSPC, EPIPE)
  *   ends the session in state "error" with the error kept for status.
  *
+ *   A stalled output (a pipe or socket whose reader stopped reading) must not
+ *   stop the worker, or session__stop(), which main calls on `stop` and when a
+ *   client goes away, would wait for it forever with the whole daemon.  So the
+ *   writer is in no-wait mode (plog_writer__set_nowait, SESSION_BACKLOG_* in
+ *   daemon-int.h): it only writes what the output takes without waiting, the
+ *   worker keeps draining the rings (the kernel is never throttled by a slow
+ *   reader), the records queue in a backlog, and beyond SESSION_BACKLOG_DROP
+ *   bytes samples are dropped and counted as lost (and dropped), with a
+ *   DROPNOTIFY in the log where each run of drops began; bookkeeping records are
+ *   never dropped, and SESSION_BACKLOG_MAX of them ends the session (ENOBUFS).
+ *   A full output is tried again once per merge round.  At the end the worker
+ *   waits for the output while it takes data, but gives up after
+ *   SESSION_DRAIN_IDLE_MS without progress (ETIMEDOUT: the log lacks its tail
+ *   and CLOSELOG), so a stop returns within about a second even then.
+ *
  *   Kernel symbols (docs/protocol.md, start's "kallsyms"): main only probes
  *   that /proc/kallsyms shows addresses; a short-lived thread of the session
  *   reads it and writes the full table (60 ms for 120k symbols here, seconds
@@ -39,7 +54,12 @@
  *   writes to its PC set (the leading PCs >= DAEMON_KERNEL_PC_MIN: kernel frames come first),
  *   and after CLOSELOG rewrites the file in place to the compact table
  *   (daemon-kallsyms.c), unless the session failed, the set overflowed, or the
- *   fd is not a regular file it can rewrite: then the full table stays.
+ *   fd is not a regular file it can rewrite: then the full table stays.  The
+ *   join must not hang on a kallsyms reader that stopped reading: an fd that is
+ *   not a regular file gets the table rendered into a memfd and copied out with
+ *   poll(2) on it and on the stop eventfd (ks_copy_out()), waiting for a slow
+ *   reader while the session runs but at most SESSION_DRAIN_IDLE_MS without
+ *   progress once it is stopped (the kallsyms state is then "error").
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,8 +68,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -93,13 +117,28 @@ static void set_state(struct session *s, int st)
 	__atomic_store_n(&s->state, st, __ATOMIC_RELEASE);
 }
 
-static void set_error(struct session *s, int err)
+/* The first error of the session, with a message for status that says what failed. */
+static void set_error(struct session *s, int err, size_t pending)
 {
 	int zero = 0;
 
-	if (__atomic_compare_exchange_n(&s->error, &zero, err, false, __ATOMIC_ACQ_REL,
-					__ATOMIC_RELAXED))
-		snprintf(s->error_msg, sizeof(s->error_msg), "%s", strerror(-err));
+	if (!__atomic_compare_exchange_n(&s->error, &zero, err, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return;
+	if (err == -ENOBUFS)
+		snprintf(s->error_msg, sizeof(s->error_msg),
+			 "output stalled: it took nothing while %u MiB of records that cannot be "
+			 "dropped waited for it", SESSION_BACKLOG_MAX >> 20);
+	else if (err == -ETIMEDOUT)
+		snprintf(s->error_msg, sizeof(s->error_msg),
+			 "output stalled: at the end it took nothing for %d s (%zu bytes of the "
+			 "log's tail and CLOSELOG were not written)", SESSION_DRAIN_IDLE_MS / 1000,
+			 pending);
+	else if (err == -EPIPE)
+		snprintf(s->error_msg, sizeof(s->error_msg),
+			 "writing the log: %s (its reader went away)", strerror(-err));
+	else
+		snprintf(s->error_msg, sizeof(s->error_msg), "writing the log: %s", strerror(-err));
 }
 
 uint64_t session__bytes(const struct session *s)
@@ -239,6 +278,116 @@ static inline void collect_kernel_pcs(struct session *s, const uint64_t *pcs, ui
 		(void)daemon_pcset__add(&s->pcs, pcs[i]);
 }
 
+static int64_t mono_ms(void)
+{
+	return (int64_t)(now_ns(CLOCK_MONOTONIC) / 1000000);
+}
+
+/*
+ * Copy @len bytes of @src (a memfd) to the kernel symbols fd, a pipe, socket or
+ * device whose reader may be slow or stalled.  Waits as long as the session
+ * runs, but once it is being stopped (stop_efd readable: the worker polls it and
+ * never reads it) gives up after SESSION_DRAIN_IDLE_MS without progress, so that
+ * ks_finish()'s join, and with it session__stop(), cannot hang.  Never sets
+ * O_NONBLOCK on the client's fd: a pipe gets at most PIPE_BUF bytes per write
+ * after POLLOUT, a socket send(MSG_DONTWAIT).  0, -ETIMEDOUT, or a write error.
+ */
+static int ks_copy_out(struct session *s, int src, size_t len, mode_t mode)
+{
+	static const size_t chunk_max = 65536;
+	char *buf = malloc(chunk_max);
+	size_t off = 0, have = 0, at = 0; /* buf[at, have) is read, not yet written */
+	bool stopping = false;
+	int64_t progress = mono_ms();
+	int r = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (off < len) {
+		struct pollfd pfd[2] = { { .fd = s->p.ks_fd, .events = POLLOUT },
+					 { .fd = s->stop_efd, .events = POLLIN } };
+		int64_t wait = -1;
+		size_t want;
+		ssize_t n;
+		int k;
+
+		if (at == have) {
+			n = pread(src, buf, len - off < chunk_max ? len - off : chunk_max, (off_t)off);
+			if (n <= 0) {
+				r = n < 0 ? -errno : -EIO;
+				break;
+			}
+			at = 0;
+			have = (size_t)n;
+		}
+		if (stopping) {
+			wait = progress + SESSION_DRAIN_IDLE_MS - mono_ms();
+			if (wait <= 0) {
+				r = -ETIMEDOUT;
+				break;
+			}
+		}
+		k = poll(pfd, 2, (int)wait);
+		if (k < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+		if (k <= 0)
+			continue;
+		if (pfd[1].revents & POLLIN)
+			stopping = true;
+		if (!(pfd[0].revents & (POLLOUT | POLLERR | POLLHUP)))
+			continue;
+		want = have - at;
+		if (S_ISFIFO(mode) && want > PIPE_BUF)
+			want = PIPE_BUF;
+		n = S_ISSOCK(mode) ? send(s->p.ks_fd, buf + at, want, MSG_DONTWAIT | MSG_NOSIGNAL)
+				   : write(s->p.ks_fd, buf + at, want);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (n == 0) {
+			r = -ENOSPC;
+			break;
+		}
+		at += (size_t)n;
+		off += (size_t)n;
+		progress = mono_ms();
+	}
+	free(buf);
+	return r;
+}
+
+/*
+ * The full table into the kernel symbols fd.  A regular file is written
+ * directly; anything else gets the table rendered into a memfd first and copied
+ * out by ks_copy_out(), which a stalled reader cannot hold up past the stop.
+ */
+static int ks_write_full(struct session *s)
+{
+	struct stat st;
+	int mfd, r;
+
+	if (fstat(s->p.ks_fd, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		return daemon_ksyms__write_all(s->ks, s->p.ks_fd);
+	mfd = memfd_create("hwpmcd-kallsyms", MFD_CLOEXEC);
+	if (mfd < 0)
+		return -errno;
+	r = daemon_ksyms__write_all(s->ks, mfd);
+	if (r == 0) {
+		off_t len = lseek(mfd, 0, SEEK_CUR);
+
+		r = len < 0 ? -errno : ks_copy_out(s, mfd, (size_t)len, st.st_mode);
+	}
+	close(mfd);
+	return r;
+}
+
 /* The full table, read and written on the kallsyms thread (ks_start()). */
 static void ks_begin(struct session *s)
 {
@@ -257,11 +406,17 @@ static void ks_begin(struct session *s)
 	s->ks_full_bytes = s->ks->full_bytes;
 	/* Asked before the write moves the offset: can the end rewrite it in place? */
 	s->ks_rewritable = daemon_ksyms_rewritable(s->p.ks_fd);
-	r = daemon_ksyms__write_all(s->ks, s->p.ks_fd);
+	r = ks_write_full(s);
 	if (r < 0) {
 		s->ks_state = SESSION_KS_ERROR;
-		snprintf(s->ks_note, sizeof(s->ks_note), "writing the kernel symbols: %s",
-			 strerror(-r));
+		if (r == -ETIMEDOUT)
+			snprintf(s->ks_note, sizeof(s->ks_note),
+				 "writing the kernel symbols: their reader took nothing for %d s "
+				 "at the end of the session; the table is incomplete",
+				 SESSION_DRAIN_IDLE_MS / 1000);
+		else
+			snprintf(s->ks_note, sizeof(s->ks_note), "writing the kernel symbols: %s",
+				 strerror(-r));
 		daemon_ksyms__free(s->ks);
 		s->ks = NULL;
 		return;
@@ -384,6 +539,12 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 		k = plog_writer__append_callchain(s->w, r->time, (int32_t)r->pid, (int32_t)r->tid,
 						  s->pmcids[ev], PLOG_CC_CPUFLAGS(r->cpu, flags), pcs,
 						  npc);
+		if (k == PLOG_WRITER_DROPPED) {
+			/* The output is behind by SESSION_BACKLOG_DROP: a loss, not an error. */
+			ST_ADD(s, lost, 1);
+			ST_ADD(s, dropped, 1);
+			return 0;
+		}
 		if (k == 0) {
 			ST_ADD(s, samples, 1);
 			if (s->ks_collect)
@@ -452,12 +613,13 @@ static void *session_worker(void *arg)
 	int ep = epoll_create1(EPOLL_CLOEXEC), r = 0;
 	bool stop = false;
 	uint64_t one = 1;
+	size_t pending = 0;
 
 	/* Signals go to the main thread's signalfd; blocking them all here makes unwinding cheap. */
 	(void)unwind_block_all_signals();
 	ks_start(s); /* its thread inherits the blocked mask */
 	if (ep < 0) {
-		set_error(s, -errno);
+		set_error(s, -errno, 0);
 	} else {
 		struct epoll_event e = { .events = EPOLLIN, .data.u64 = UINT64_MAX };
 
@@ -474,6 +636,9 @@ static void *session_worker(void *arg)
 			if (evs[i].data.u64 == UINT64_MAX)
 				stop = true;
 		r = merge_round(s, now_ns(CLOCK_MONOTONIC));
+		/* An output that was full gets another chance once per round, never a wait. */
+		if (r == 0)
+			r = plog_writer__retry(s->w);
 	}
 	/* Drain: nothing new can arrive once the counters are disabled. */
 	for (size_t i = 0; i < s->ncoll; i++)
@@ -484,10 +649,13 @@ static void *session_worker(void *arg)
 		r = plog_writer__append_closelog(s->w, now_ns(CLOCK_MONOTONIC) > s->last_tsc
 								  ? now_ns(CLOCK_MONOTONIC)
 								  : s->last_tsc);
-	if (r == 0)
+	if (r == 0) {
+		/* Waits for a slow reader while it reads, at most SESSION_DRAIN_*_MS. */
+		pending = plog_writer__pending(s->w);
 		r = plog_writer__sync(s->w);
+	}
 	if (r < 0 && r != -ESHUTDOWN)
-		set_error(s, r);
+		set_error(s, r, pending);
 	ks_finish(s, r);
 	ST_ADD(s, cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID));
 	s->end_ns = now_ns(CLOCK_MONOTONIC);
@@ -530,7 +698,8 @@ static void cpuid_string(char *out, size_t outsize)
 }
 
 /* Every thread of the chosen processes, for per-thread counters with inheritance. */
-static int list_tids(const pid_t *pids, size_t npids, pid_t **ret, size_t *ret_n)
+static int list_tids(const pid_t *pids, size_t npids, pid_t **ret, size_t *ret_n,
+		     pid_t *ret_missing)
 {
 	pid_t *t = NULL;
 	size_t n = 0, cap = 0;
@@ -545,6 +714,7 @@ static int list_tids(const pid_t *pids, size_t npids, pid_t **ret, size_t *ret_n
 		d = opendir(path);
 		if (!d) {
 			free(t);
+			*ret_missing = pids[i];
 			return -ESRCH;
 		}
 		while ((de = readdir(d))) {
@@ -568,6 +738,7 @@ static int list_tids(const pid_t *pids, size_t npids, pid_t **ret, size_t *ret_n
 		closedir(d);
 		if (n == before) {
 			free(t);
+			*ret_missing = pids[i];
 			return -ESRCH;
 		}
 	}
@@ -619,10 +790,16 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 		}
 	}
 	if (s->p.npids) {
-		r = list_tids(s->p.pids, s->p.npids, &tids, &ntids);
+		pid_t missing = 0;
+
+		r = list_tids(s->p.pids, s->p.npids, &tids, &ntids, &missing);
+		if (r == -ESRCH) {
+			snprintf(err, errlen, "process %d does not exist (it may have exited)",
+				 (int)missing);
+			goto fail;
+		}
 		if (r < 0) {
-			snprintf(err, errlen, "%s", r == -ESRCH ? "a target process does not exist"
-							       : strerror(-r));
+			snprintf(err, errlen, "listing the target threads: %s", strerror(-r));
 			goto fail;
 		}
 	}
@@ -640,6 +817,11 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 	}
 	free(tids);
 	tids = NULL;
+	if (s->p.authorize) {
+		r = s->p.authorize(&s->p, s->p.authorize_ud, err, errlen);
+		if (r < 0)
+			goto fail;
+	}
 
 	s->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->done_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -648,6 +830,9 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 		goto fail;
 	}
 	r = plog_writer__new(s->p.out_fd, 0, &s->w);
+	if (r == 0)
+		r = plog_writer__set_nowait(s->w, SESSION_BACKLOG_DROP, SESSION_BACKLOG_MAX,
+					    SESSION_DRAIN_IDLE_MS, SESSION_DRAIN_MAX_MS);
 	if (r < 0)
 		goto fail;
 	r = maplog__new(&session_maplog_ops, s, &s->ml);

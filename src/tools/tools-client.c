@@ -12,8 +12,11 @@
  *   fd with SCM_RIGHTS on the start request.  For `-- CMD` it forks the command
  *   first and holds it on a pipe until the daemon has armed the counters on it
  *   with enable_on_exec; then the child execs and counting starts.  The recording
- *   ends on Ctrl-C, after -d seconds, when the command exits, or when the
- *   daemon reports that the session ended (a full disk, say).
+ *   ends on Ctrl-C, after -d seconds, when the command exits (for -p: when
+ *   every target has exited or is a zombie), or when the daemon reports that the
+ *   session ended (a full disk, say).  A session that ended in state "error" (its
+ *   message and errno are printed, even with -q), a lost connection to the
+ *   daemon, or a failed stop make `record` exit 1.
  *
  *   Kernel symbols: `record -o FILE` also creates FILE.kallsyms (or
  *   --kallsyms-out's file) the same way and passes it as the second fd with
@@ -270,6 +273,19 @@ static void print_ks_summary(FILE *out, json_t *st, const char *ks_file)
 			note ? ": " : "", note ? note : "");
 }
 
+/* The error of a failed session (state "error"), if any: 1 if printed. */
+static int print_failure(FILE *out, json_t *st)
+{
+	json_t *e = json_object_get(st, "error");
+
+	if (!e)
+		return 0;
+	fprintf(out, "hwpmc: the session failed: %s (%s)\n",
+		json_string_value(json_object_get(e, "message")),
+		json_string_value(json_object_get(e, "errno")));
+	return 1;
+}
+
 static void print_summary(FILE *out, json_t *st, const char *file, const char *ks_file)
 {
 	json_t *stats = json_object_get(st, "stats"), *recs = json_object_get(st, "records");
@@ -306,12 +322,36 @@ static void print_summary(FILE *out, json_t *st, const char *file, const char *k
 			fprintf(out, " %s %" JSON_INTEGER_FORMAT, key, json_integer_value(v));
 		fputc('\n', out);
 	}
-	if (json_object_get(st, "error"))
-		fprintf(out, "hwpmc: the session failed: %s\n",
-			json_string_value(json_object_get(json_object_get(st, "error"), "message")));
+	print_failure(out, st);
 	print_ks_summary(out, st, ks_file);
 	if (json_object_get(st, "note"))
 		fprintf(out, "hwpmc: note: %s\n", json_string_value(json_object_get(st, "note")));
+}
+
+/*
+ * Whether a -p target still runs: a zombie (killed, not yet reaped by its parent)
+ * samples nothing more, so it counts as gone.
+ */
+static bool pid_alive(pid_t pid)
+{
+	char path[64], buf[512], *rp;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) < 0 && errno != EPERM)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	/* "PID (COMM) S ...": the state follows the last ')' (COMM may hold one). */
+	rp = strrchr(buf, ')');
+	return !(rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
 }
 
 /* Remove @path if it is still the regular file we opened (@st); a device stays. */
@@ -435,6 +475,7 @@ int tools_record_main(int argc, char **argv)
 	uint64_t v;
 	struct timespec t0, now;
 	bool child_done = false, tty = isatty(STDERR_FILENO), created = false, targets_gone = false;
+	bool failed = false; /* the session ended by itself in state "error" */
 	struct sigaction sa = { .sa_handler = on_signal };
 
 	bool detach = strcmp(argv[0], "start") == 0;
@@ -714,10 +755,15 @@ int tools_record_main(int argc, char **argv)
 		}
 		if (ev && json_object_get(ev, "event")) {
 			/* The session ended by itself (an output error, say). */
+			json_t *st = json_object_get(ev, "status");
+
 			if (tty && !quiet)
 				fputc('\n', stderr);
 			if (!quiet)
-				print_summary(stderr, json_object_get(ev, "status"), out, ks_name);
+				print_summary(stderr, st, out, ks_name);
+			else
+				(void)print_failure(stderr, st);
+			failed = json_object_get(st, "error") != NULL;
 			json_decref(ev);
 			break;
 		}
@@ -730,7 +776,7 @@ int tools_record_main(int argc, char **argv)
 			json_t *pv;
 
 			json_array_foreach(pids, k, pv)
-				alive += kill((pid_t)json_integer_value(pv), 0) == 0 || errno == EPERM;
+				alive += pid_alive((pid_t)json_integer_value(pv));
 			targets_gone = alive == 0;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -748,6 +794,8 @@ int tools_record_main(int argc, char **argv)
 			}
 			if (!quiet)
 				print_summary(stderr, json_object_get(rep, "status"), out, ks_name);
+			else
+				(void)print_failure(stderr, json_object_get(rep, "status"));
 			break;
 		}
 		if (tty && !quiet) {
@@ -766,7 +814,7 @@ int tools_record_main(int argc, char **argv)
 		}
 	}
 	ret = TOOLS_EXIT_OK;
-	if (rep && json_object_get(json_object_get(rep, "status"), "error"))
+	if (failed || (rep && json_object_get(json_object_get(rep, "status"), "error")))
 		ret = TOOLS_EXIT_FAIL;
 	if (child > 0) {
 		if (!child_done && waitpid(child, &status, 0) == child)

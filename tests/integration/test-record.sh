@@ -314,15 +314,24 @@ PY
 
 # 10. Configuration: out-of-range values and unknown keys warn, name the range, keep the default.
 printf 'ring_pages = 3\ndepth = 9999\nbogus = 1\nstack_bytes = 4096\nunwind_cache_mb = 4\n' > "$tmp/bad.conf"
-timeout 5 "$hwpmcd" --config "$tmp/bad.conf" --socket "$tmp/cfg.sock" --foreground 2> "$tmp/cfg.log" &
-cpid=$!
-for _ in $(seq 50); do grep -q listening "$tmp/cfg.log" && break; sleep 0.1; done
-kill -TERM $cpid; wait $cpid
-if grep -q "ring_pages = '3' is out of range (1..65536, a power of two); using the default 256" "$tmp/cfg.log" &&
-	grep -q "depth = '9999' is out of range (1..512); using the default 128" "$tmp/cfg.log" &&
-	grep -q "unknown key 'bogus', ignoring" "$tmp/cfg.log" &&
-	grep -q "unwind_cache_mb = '4' is out of range (16..65536); using the default 256" "$tmp/cfg.log"; then ok "config: bad values warned about with their ranges"
-else bad "config warnings: $(cat "$tmp/cfg.log")"; fi
+# A config with problems is no start: every problem named with its line, exit 1, no socket.
+rc=0
+timeout 5 "$hwpmcd" --config "$tmp/bad.conf" --socket "$tmp/cfg.sock" --foreground 2> "$tmp/cfg.log" || rc=$?
+if [[ $rc == 1 && ! -e "$tmp/cfg.sock" ]] &&
+	grep -q "bad.conf:1: ring_pages = 3 is not a power of two" "$tmp/cfg.log" &&
+	grep -q "bad.conf:2: depth = '9999' is not a number in 1..512" "$tmp/cfg.log" &&
+	grep -q "bad.conf:3: unknown key 'bogus'" "$tmp/cfg.log" &&
+	grep -q "bad.conf:5: unwind_cache_mb = '4' is not a number in 16..65536" "$tmp/cfg.log" &&
+	grep -q "not starting" "$tmp/cfg.log" && ! grep -q "bad.conf:4" "$tmp/cfg.log"; then
+	ok "config: a bad config refuses the start, every problem named by line (exit $rc)"
+else bad "config problems (exit $rc): $(cat "$tmp/cfg.log")"; fi
+rc=0
+"$hwpmcd" --config "$tmp/bad.conf" --check-config > "$tmp/cc.out" 2>&1 || rc=$?
+printf 'ring_pages = 512\n# comment\n\nadmin_group = wheel\n' > "$tmp/good.conf"
+if [[ $rc == 1 ]] && grep -q "bad.conf:3: unknown key" "$tmp/cc.out" &&
+	"$hwpmcd" --config "$tmp/good.conf" --check-config | grep -q "good.conf: ok"; then
+	ok "config: --check-config exits 1 on problems and says ok for a good file"
+else bad "--check-config: rc $rc: $(cat "$tmp/cc.out")"; fi
 
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

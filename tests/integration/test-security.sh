@@ -1,0 +1,275 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# The authorization matrix (docs/security.md) against the real daemon: root, a
+# throwaway unprivileged user U, a second throwaway user V (someone else's
+# processes) and a throwaway user A in the admin group, each driving the daemon
+# over its socket with their own credentials (setpriv).  Every cell checks the
+# exact allow/deny, the errno and that the message says why; allowed user
+# sessions are read back to prove they hold only user-mode samples of U's own
+# process.  The users and the group are created here and removed at exit.
+# Prints "MATRIX | cell | expected | got" lines that docs/security.md quotes.
+# usage: test-security.sh BUILD_DIR SOURCE_DIR
+set -uo pipefail
+build=$(realpath "$1") src=$(realpath "$2")
+. "$src/tests/integration/harness.sh"
+harness_init "creating users and recording as them"
+for t in useradd userdel groupadd groupdel setpriv cc /usr/bin/python3; do
+	command -v $t > /dev/null || { echo "skip: $t is not installed"; exit 77; }
+done
+hwpmcd=$build/src/daemon/hwpmcd hwpmc=$build/src/tools/hwpmc
+ctl="/usr/bin/python3 $src/tests/integration/ctl_req.py"
+tag=$$
+U=hwpmct$tag V=hwpmcv$tag A=hwpmca$tag G=hwpmcg$tag
+users_cleanup() {
+	pkill -9 -u "$U" 2> /dev/null; pkill -9 -u "$V" 2> /dev/null; pkill -9 -u "$A" 2> /dev/null
+	sleep 0.2
+	for u in "$U" "$V" "$A"; do userdel "$u" 2> /dev/null; done
+	groupdel "$G" 2> /dev/null
+	[[ -n "${root_busy:-}" ]] && kill -9 "$root_busy" 2> /dev/null
+	harness_cleanup
+}
+trap users_cleanup EXIT
+groupadd "$G" || { echo "skip: groupadd failed"; exit 77; }
+for u in "$U" "$V" "$A"; do
+	useradd --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --user-group "$u" ||
+		{ echo "skip: useradd $u failed"; exit 77; }
+done
+usermod -a -G "$G" "$A"
+chmod 0755 "$tmp"
+mkdir "$tmp/u" "$tmp/v" "$tmp/a"
+chown "$U:$U" "$tmp/u"; chown "$V:$V" "$tmp/v"; chown "$A:$A" "$tmp/a"
+as() { local who=$1; shift; setpriv --reuid="$who" --regid="$(id -g "$who")" --init-groups -- "$@"; }
+# For a background process whose pid is wanted: setpriv execs, so $! is the program.
+sp() { echo setpriv --reuid="$1" --regid="$(id -g "$1")" --init-groups --; }
+
+# A busy program: --nodump makes itself non-dumpable; the setuid copy runs as root.
+cat > "$tmp/busy.c" << 'EOF'
+#include <string.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <time.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) static void spin(void) { for (int i = 0; i < 100000; i++) sink += i; }
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 10;
+	struct timespec t0, t;
+	if (argc > 2 && strcmp(argv[2], "--nodump") == 0)
+		prctl(PR_SET_DUMPABLE, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do { spin(); clock_gettime(CLOCK_MONOTONIC, &t); }
+	while (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+	return 0;
+}
+EOF
+cc -O1 -fno-omit-frame-pointer -o "$tmp/busy" "$tmp/busy.c" || { bad "cannot build busy.c"; exit 1; }
+cp "$tmp/busy" "$tmp/suidbusy" && chmod 4755 "$tmp/suidbusy"
+
+cat > "$tmp/hwpmcd.conf" << EOF
+# the matrix's daemon: every user may connect; $G is the admin group
+socket_mode = 0666
+admin_group = $G
+state_dir = $tmp/state
+user_max_sessions = 2
+user_max_clients = 4
+user_max_freq = 2000
+client_idle_timeout = 3
+EOF
+"$hwpmcd" --config "$tmp/hwpmcd.conf" --socket "$sock" --foreground 2> "$tmp/daemon.log" &
+dpid=$!
+for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.05; done
+[[ -S $sock ]] || { bad "daemon did not start: $(cat "$tmp/daemon.log")"; exit 1; }
+
+matrix() { # matrix CELL EXPECTED GOT: one row of the security matrix, and its check
+	echo "MATRIX | $1 | $2 | $3"
+	if [[ "$2" == "$3" ]]; then ok "$1: $3"; else bad "$1: expected $2, got $3"; fi
+}
+# errno of a reply line, or "allow"
+verdict() { python3 -c '
+import json, sys
+line = sys.stdin.readline()
+try: r = json.loads(line)
+except Exception: print("no-reply"); sys.exit()
+print("allow" if r.get("ok") else "deny " + r["error"]["errno"])'; }
+# record as WHO with ARGS into FILE; echo allow or "deny ERRNO" (from hwpmc's message)
+rec() {
+	local who=$1 out=$2; shift 2
+	local log=$out.err rc=0
+	as "$who" "$hwpmc" record --socket "$sock" -q -o "$out" "$@" > /dev/null 2> "$log" || rc=$?
+	if [[ $rc == 0 ]]; then echo allow; return; fi
+	local e
+	e=$(grep -o 'E[A-Z]\{2,\}' "$log" | head -1)
+	[[ -z "$e" ]] && grep -q "Permission denied" "$log" && e=EACCES
+	echo "deny ${e:-rc$rc}"
+}
+start_req() { # the JSON of a start request: start_req ARGS_JSON
+	echo "{\"id\": 7, \"cmd\": \"start\", \"args\": $1}"
+}
+
+# Processes of U, V, root; U's non-dumpable and setuid ones.
+$(sp "$U") "$tmp/busy" 900 & upid=$!
+$(sp "$V") "$tmp/busy" 900 & vpid=$!
+"$tmp/busy" 900 & root_busy=$!
+$(sp "$U") "$tmp/busy" 900 --nodump & unodump=$!
+$(sp "$U") "$tmp/suidbusy" 900 & usuid=$!
+sleep 0.3
+
+# --- who is who
+r=$(as "$U" $ctl "$sock" '{"id": 1, "cmd": "hello"}')
+a=$(as "$A" $ctl "$sock" '{"id": 1, "cmd": "hello"}')
+matrix "hello: U is not an admin" "false" "$(echo "$r" | python3 -c 'import json,sys; print(str(json.load(sys.stdin)["admin"]).lower())')"
+matrix "hello: A (group $G) is an admin" "true" "$(echo "$a" | python3 -c 'import json,sys; print(str(json.load(sys.stdin)["admin"]).lower())')"
+
+# --- targets
+matrix "U: system-wide (-a)" "deny EPERM" "$(rec "$U" "$tmp/u/a.pmclog" -a -d 1)"
+grep -q "uid $(id -u "$U") may profile its own processes" "$tmp/u/a.pmclog.err" &&
+	ok "U -a: the refusal says what U may do" || bad "U -a message: $(cat "$tmp/u/a.pmclog.err")"
+matrix "U: CPU session (-C 0)" "deny EPERM" "$(rec "$U" "$tmp/u/c.pmclog" -C 0 -d 1)"
+matrix "U: own process (-p)" "allow" "$(rec "$U" "$tmp/u/own.pmclog" -p "$upid" -d 1)"
+matrix "U: own command (-- CMD)" "allow" "$(rec "$U" "$tmp/u/cmd.pmclog" -- "$tmp/busy" 0.5)"
+matrix "U: other user's process" "deny EACCES" "$(rec "$U" "$tmp/u/v.pmclog" -p "$vpid" -d 1)"
+grep -q "belongs to uid $(id -u "$V")" "$tmp/u/v.pmclog.err" &&
+	ok "U -p V's: the refusal names the owner" || bad "U -p V message: $(cat "$tmp/u/v.pmclog.err")"
+matrix "U: root's process" "deny EACCES" "$(rec "$U" "$tmp/u/r.pmclog" -p "$root_busy" -d 1)"
+matrix "U: own setuid-root process" "deny EACCES" "$(rec "$U" "$tmp/u/s.pmclog" -p "$usuid" -d 1)"
+matrix "U: own non-dumpable process" "deny EACCES" "$(rec "$U" "$tmp/u/n.pmclog" -p "$unodump" -d 1)"
+grep -q "not dumpable" "$tmp/u/n.pmclog.err" &&
+	ok "U -p non-dumpable: the refusal says why" || bad "non-dumpable message: $(cat "$tmp/u/n.pmclog.err")"
+matrix "U: own process and another's in one request" "deny EACCES" \
+	"$(rec "$U" "$tmp/u/m.pmclog" -p "$upid,$vpid" -d 1)"
+matrix "U: a pid that does not exist" "deny ESRCH" "$(rec "$U" "$tmp/u/x.pmclog" -p 4194000 -d 1)"
+# A command that execs a setuid program: the start is allowed (the command is U's),
+# but the kernel detaches the counters at that exec: no sample of the setuid program.
+matrix "U: -- setuid CMD starts" "allow" "$(rec "$U" "$tmp/u/scmd.pmclog" -- "$tmp/suidbusy" 1)"
+n=$("$hwpmc" dump --json "$tmp/u/scmd.pmclog" 2> /dev/null | grep -c '"type":"callchain"')
+matrix "U: -- setuid CMD: samples of the setuid program" "0" "$n"
+
+# --- what an allowed user session holds: U's process only, user mode only
+check_user_log() { # check_user_log FILE PID NAME
+	"$hwpmc" dump --json "$1" > "$1.json" 2> /dev/null
+	python3 - "$1.json" "$2" "$3" << 'EOF' | fold "$3"
+import json, sys
+path, pid, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+recs = [json.loads(l) for l in open(path) if l.startswith("{")]
+cc = [r for r in recs if r.get("type") == "callchain"]
+def check(c, m): print(("ok - " if c else "not ok - ") + m)
+check(len(cc) > 0, "%d samples" % len(cc))
+check(all(r["pid"] == pid for r in cc), "every sample is of pid %d (%s)" % (pid, sorted({r["pid"] for r in cc})[:5]))
+kpcs = sum(1 for r in cc for p in r["pc"] if int(p, 16) >= 0xffff800000000000)
+check(kpcs == 0, "no kernel PC in any chain (%d)" % kpcs)
+check(all(r.get("user") for r in cc), "every sample is user mode")
+kmaps = [r for r in recs if r.get("type") == "map-in" and r["pid"] == -1]
+check(not kmaps, "no kernel MAP_IN (%d)" % len(kmaps))
+pids = {r["pid"] for r in recs if r.get("type") in ("map-in", "proc-create", "thr-create", "proc-exec")}
+check(pids <= {pid}, "bookkeeping of pid %d only (%s)" % (pid, sorted(pids)[:5]))
+check(recs[-1].get("summary") is not None and any(r.get("type") == "closelog" for r in recs), "ends with CLOSELOG")
+EOF
+}
+check_user_log "$tmp/u/own.pmclog" "$upid" "U -p own log"
+# The session's note says it was made user-mode only.
+r=$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$upid]}")" --fd "$tmp/u/note.pmclog:w")
+echo "$r" | grep -q "user mode only" && ok "U start: the reply notes 'user mode only'" ||
+	bad "U start reply has no user-mode note: $r"
+[[ ! -e "$tmp/u/own.pmclog.kallsyms" ]] && ok "U: no kernel symbols file left beside the log" ||
+	bad "U: a kallsyms file was written: $(ls -l "$tmp/u/own.pmclog.kallsyms")"
+
+# --- events
+matrix "U: kernel-mode event (cpu-clock:k)" "deny EACCES" \
+	"$(rec "$U" "$tmp/u/k.pmclog" -e cpu-clock:k -p "$upid" -d 1)"
+matrix "U: user-mode event (cpu-clock:u)" "allow" "$(rec "$U" "$tmp/u/uu.pmclog" -e cpu-clock:u -p "$upid" -d 1)"
+matrix "U: tracepoint event" "deny EACCES" \
+	"$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$upid], \"events\": [\"tracepoint/config=1/\"]}")" --fd "$tmp/u/t.pmclog:w" | verdict)"
+matrix "root: kernel-mode event (cpu-clock:k)" "allow" "$(rec root "$tmp/rk.pmclog" -e cpu-clock:k -a -d 1)"
+
+# --- the admin group
+matrix "A (admin group): system-wide (-a)" "allow" "$(rec "$A" "$tmp/a/a.pmclog" -a -d 1)"
+n=$("$hwpmc" dump --json "$tmp/a/a.pmclog" 2> /dev/null | python3 -c '
+import json, sys
+print(sum(1 for l in sys.stdin if l.startswith("{") and any(int(p, 16) >= 0xffff800000000000 for p in json.loads(l).get("pc", []))) > 0)')
+matrix "A: system-wide log has kernel PCs" "True" "$n"
+matrix "A: other user's process" "allow" "$(rec "$A" "$tmp/a/v.pmclog" -p "$vpid" -d 1)"
+matrix "A: detached session" "allow" "$(as "$A" $ctl "$sock" "$(start_req '{"output": "state"}')" | verdict)"
+
+# --- sessions of others
+r=$($ctl "$sock" "$(start_req '{"output": "state"}')")
+rs=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"])')
+matrix "root: detached session" "allow" "$(echo "$r" | verdict)"
+matrix "U: detached session" "deny EPERM" "$(as "$U" $ctl "$sock" "$(start_req '{"output": "state"}')" | verdict)"
+matrix "U: stop root's session" "deny ENOENT" \
+	"$(as "$U" $ctl "$sock" "{\"id\": 3, \"cmd\": \"stop\", \"args\": {\"session\": $rs}}" | verdict)"
+matrix "U: status of root's session" "deny ENOENT" \
+	"$(as "$U" $ctl "$sock" "{\"id\": 3, \"cmd\": \"status\", \"args\": {\"session\": $rs}}" | verdict)"
+n=$(as "$U" $ctl "$sock" '{"id": 3, "cmd": "status"}' | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["sessions"]))')
+matrix "U: status lists others' sessions" "0" "$n"
+n=$(as "$A" $ctl "$sock" '{"id": 3, "cmd": "status"}' | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["sessions"]) >= 2)')
+matrix "A: status lists every session" "True" "$n"
+matrix "A: stop root's session" "allow" \
+	"$(as "$A" $ctl "$sock" "{\"id\": 3, \"cmd\": \"stop\", \"args\": {\"session\": $rs}}" | verdict)"
+# U's own session, held open by U's client, is U's to stop and V's to not see.
+as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$upid]}")" --fd "$tmp/u/held.pmclog:w" --wait 20 > "$tmp/u/held.out" &
+held=$!
+for _ in $(seq 50); do [[ -s "$tmp/u/held.out" ]] && break; sleep 0.1; done
+us=$(head -1 "$tmp/u/held.out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"])')
+[[ -n "$us" ]] && ok "U holds session $us" || bad "U's held session did not start: $(cat "$tmp/u/held.out")"
+matrix "V: stop U's session" "deny ENOENT" \
+	"$(as "$V" $ctl "$sock" "{\"id\": 3, \"cmd\": \"stop\", \"args\": {\"session\": ${us:-0}}}" | verdict)"
+as "$U" $ctl "$sock" "{\"id\": 3, \"cmd\": \"status\"}" | sed "s/^/# U status: /" | cut -c1-300
+matrix "U: stop its own session" "allow" \
+	"$(as "$U" $ctl "$sock" "{\"id\": 3, \"cmd\": \"stop\", \"args\": {\"session\": ${us:-0}}}" | verdict)"
+pkill -u "$U" -f held.pmclog; wait $held; echo "# held: $(cat "$tmp/u/held.out")"; grep "session $us" "$tmp/daemon.log" | sed "s/^/# /"
+
+# --- outputs: only the client's own fds, open for writing
+matrix "U: output names a path" "deny EINVAL" \
+	"$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"/etc/shadow\", \"pids\": [$upid]}")" | verdict)"
+matrix "U: -o a file U cannot write (/root/x)" "deny EACCES" "$(rec "$U" /root/hwpmc-sec-$tag.pmclog -p "$upid" -d 1)"
+[[ ! -e /root/hwpmc-sec-$tag.pmclog ]] && ok "U -o /root/...: nothing created" || { bad "a file appeared in /root"; rm -f /root/hwpmc-sec-$tag.pmclog; }
+sum0=$(md5sum < /etc/passwd)
+matrix "U: a read-only fd (/etc/passwd) as output" "deny EBADF" \
+	"$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$upid]}")" --fd /etc/passwd:r | verdict)"
+matrix "U: an O_PATH fd (/etc/shadow) as output" "deny EBADF" \
+	"$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$upid]}")" --fd /etc/shadow:path | verdict)"
+[[ "$(md5sum < /etc/passwd)" == "$sum0" ]] && ok "/etc/passwd unchanged" || bad "/etc/passwd changed"
+matrix "U: no fd with output fd" "deny EBADF" \
+	"$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$upid]}")" | verdict)"
+st=$(stat -c '%a %U' "$tmp/state")
+[[ $st == "750 root" ]] && ok "the daemon made its state dir 0750 root" || bad "state dir: $st"
+chmod 1777 "$tmp/state"
+matrix "root: detached session, state dir writable by others" "deny EACCES" \
+	"$($ctl "$sock" "$(start_req '{"output": "state"}')" | verdict)"
+chmod 0750 "$tmp/state"
+
+# --- limits
+matrix "U: -F 5000 above user_max_freq 2000" "deny ERANGE" "$(rec "$U" "$tmp/u/f.pmclog" -F 5000 -p "$upid" -d 1)"
+grep -q "user_max_freq" "$tmp/u/f.pmclog.err" && ok "the refusal names user_max_freq" || bad "-F message: $(cat "$tmp/u/f.pmclog.err")"
+matrix "U: -c 100000 cpu-clock period (10 kHz) above user_max_freq" "deny ERANGE" \
+	"$(rec "$U" "$tmp/u/c2.pmclog" -c 100000 -p "$upid" -d 1)"
+matrix "root: -F 5000" "allow" "$(rec root "$tmp/f.pmclog" -F 5000 -p "$upid" -d 1)"
+matrix "U: ring_pages 4096 above user_max_ring_pages" "deny ERANGE" \
+	"$(rec "$U" "$tmp/u/rp.pmclog" --ring-pages 4096 -p "$upid" -d 1)"
+matrix "U: stack 65528 above user_max_stack_bytes" "deny ERANGE" \
+	"$(rec "$U" "$tmp/u/sb.pmclog" --call-graph dwarf,65528 -p "$upid" -d 1)"
+matrix "U: depth 300 above user_max_depth" "deny ERANGE" "$(rec "$U" "$tmp/u/d.pmclog" --depth 300 -p "$upid" -d 1)"
+# Two sessions held, the third refused.
+hp=()
+for h in h1 h2; do
+	as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$upid]}")" --fd "$tmp/u/$h.pmclog:w" --wait 30 > "$tmp/u/$h.out" &
+	hp+=($!)
+done
+for _ in $(seq 100); do [[ -s "$tmp/u/h1.out" && -s "$tmp/u/h2.out" ]] && break; sleep 0.1; done
+matrix "U: a third session (user_max_sessions 2)" "deny EBUSY" "$(rec "$U" "$tmp/u/third.pmclog" -p "$upid" -d 1)"
+pkill -u "$U" -f 'h[12].pmclog'; wait "${hp[@]}"
+out=$(as "$U" $ctl "$sock" --conns 5 --hold 0.5)
+matrix "U: 5 connections (user_max_clients 4): refused" "1" "$(echo "$out" | grep -c '^refused.*user_max_clients')"
+out=$(as "$A" $ctl "$sock" --conns 6 --hold 0.5)
+matrix "A: 6 connections: refused" "0" "$(echo "$out" | grep -c '^refused')"
+out=$(as "$U" $ctl "$sock" --idle 6)
+matrix "U: an idle client (client_idle_timeout 3) is disconnected" "True" \
+	"$(echo "$out" | python3 -c 'import json,sys; r = json.load(sys.stdin); print(r["closed"] and "idle" in r["got"] and r["after"] < 5.5)')"
+
+kill -0 "$dpid" 2> /dev/null && ok "the daemon is alive after the matrix" || bad "the daemon died: $(tail -5 "$tmp/daemon.log")"
+grep -E "ERROR|AddressSanitizer|runtime error" "$tmp/daemon.log" && bad "errors in the daemon's log" || ok "no errors in the daemon's log"
+cp "$tmp/daemon.log" /tmp/sec-daemon.log 2> /dev/null
+kill -TERM "$dpid"; wait "$dpid"; rc=$?; dpid=
+[[ $rc == 0 ]] && ok "daemon exits 0 on SIGTERM" || bad "daemon exit status $rc"
+echo "$pass passed, $fail failed"
+[[ $fail == 0 ]]
