@@ -2,7 +2,7 @@
 # Thin wrapper around meson; see README.md.
 BUILD := build
 
-.PHONY: all build check demo clean bootstrap
+.PHONY: all build check demo fuzz clean bootstrap
 
 all: build
 
@@ -25,6 +25,23 @@ check: bootstrap
 # 5 s into demo.pmclog, and reports it (top list, call graph, demo.svg).
 demo: bootstrap build
 	@BUILD=$(BUILD) scripts/demo
+
+# Builds the libFuzzer harnesses in $(BUILD) and runs each for FUZZ_SECONDS in
+# $(BUILD)/fuzz/NAME, seeded from tests/fuzz/corpus/NAME (or the test data); the
+# corpus grows there, not in the repository.  Fails if any harness crashed (its
+# input is kept as $(BUILD)/fuzz/NAME/crash-*).
+FUZZ_SECONDS ?= 600
+FUZZ_HARNESSES ?= reader report ctl config event
+fuzz: build
+	@failed=0; for h in $(FUZZ_HARNESSES); do \
+		case $$h in reader|report) seed="tests/data -"; dict= ;; \
+			*) seed="- tests/fuzz/corpus/$$h"; dict=tests/fuzz/$$h.dict ;; esac; \
+		[ -f "$$dict" ] || dict=; \
+		set -- $$seed; \
+		FUZZ_WORK=$(BUILD)/fuzz/$$h tests/fuzz/smoke.sh $(BUILD)/tests/fuzz/fuzz-$$h \
+			$$1 $(FUZZ_SECONDS) $$2 $$dict || failed=$$((failed + 1)); \
+	done; \
+	echo "fuzz: $$failed of $(words $(FUZZ_HARNESSES)) harnesses failed"; [ $$failed = 0 ]
 
 clean:
 	rm -rf $(BUILD) build-asan demo.pmclog demo.pmclog.kallsyms demo.svg build.setup.log build.ninja.log build-asan.setup.log build-asan.ninja.log
