@@ -10,10 +10,16 @@
  *   Requests are NDJSON lines of at most CTL_MESSAGE_MAX bytes; a longer line
  *   gets an error reply and is skipped to its newline, the connection lives on.
  *   Output fds arrive with SCM_RIGHTS and wait in the client's fd queue until the
- *   `start` request that consumes them; the daemon never opens a client-named
- *   path.  Until the authorization of issue 6 lands, only root may start
- *   sessions; other users are refused with EPERM.
- *
+ *   `start` request that consumes them (fds no request took are closed); the
+ *   daemon never opens a client-named path.  Every client is judged once, at
+ *   accept, from SO_PEERCRED + SO_PEERGROUPS (admin or not, daemon-auth.c); a
+ *   start's args are validated under that client's limits by
+ *   daemon_start_parse() (daemon-request.c), and a non-admin's targets are
+ *   checked before the counters open and again, through
+ *   session_params.authorize, before anything is enabled or logged
+ *   (docs/security.md).  The loop wakes at least every second (or at half the
+ *   watchdog interval) to send WATCHDOG=1 and to drop idle clients.
+
  *   Kernel symbols: a start with "kallsyms": "fd" brings a second fd (fds in
  *   order: log, kallsyms); a detached session gets <log>.kallsyms of ours.  Main
  *   decides here whether the session can have kernel samples and whether
@@ -1009,6 +1015,7 @@ static void session_done(struct session *s)
 
 static int setup_socket(void)
 {
+	char tmp[sizeof(cfg.socket_path) + 24];
 	const char *lfds = getenv("LISTEN_FDS"), *lpid = getenv("LISTEN_PID");
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd, r;
@@ -1032,9 +1039,16 @@ static int setup_socket(void)
 		listen_fd = fd;
 		return 0;
 	}
-	if (strlen(cfg.socket_path) >= sizeof(sa.sun_path))
+	/*
+	 * Bound under a temporary name, given its mode, group and backlog, and only
+	 * then renamed into place: a client that sees the path can connect (no
+	 * ECONNREFUSED window while the group is looked up) and can never find it
+	 * with a mode wider than configured.
+	 */
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", cfg.socket_path, (int)getpid());
+	if (strlen(tmp) >= sizeof(sa.sun_path))
 		return log_error_errno(-ENAMETOOLONG, "socket path '%s'", cfg.socket_path);
-	memcpy(sa.sun_path, cfg.socket_path, strlen(cfg.socket_path));
+	memcpy(sa.sun_path, tmp, strlen(tmp));
 	{
 		char dir[sizeof(cfg.socket_path)], *slash;
 
@@ -1048,25 +1062,26 @@ static int setup_socket(void)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return log_error_errno(-errno, "socket");
-	(void)unlink(cfg.socket_path);
+	(void)unlink(tmp);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		r = -errno;
 		close(fd);
-		return log_error_errno(r, "bind '%s'", cfg.socket_path);
+		return log_error_errno(r, "bind '%s'", tmp);
 	}
-	(void)chmod(cfg.socket_path, cfg.socket_mode);
+	(void)chmod(tmp, cfg.socket_mode);
 	{
 		/* The admin group may connect through a 0660 socket (as hwpmcd.socket's SocketGroup). */
 		gid_t g = admin_gid();
 
-		if (g != (gid_t)-1 && chown(cfg.socket_path, (uid_t)-1, g) < 0)
+		if (g != (gid_t)-1 && chown(tmp, (uid_t)-1, g) < 0)
 			log_warn("cannot give the socket '%s' to group '%s': %s", cfg.socket_path,
 				 cfg.admin_group, strerror(errno));
 	}
-	if (listen(fd, SOMAXCONN) < 0) {
+	if (listen(fd, SOMAXCONN) < 0 || rename(tmp, cfg.socket_path) < 0) {
 		r = -errno;
+		(void)unlink(tmp);
 		close(fd);
-		return log_error_errno(r, "listen");
+		return log_error_errno(r, "listen on '%s'", cfg.socket_path);
 	}
 	listen_fd = fd;
 	listen_owned = true;
