@@ -220,5 +220,5 @@ else
 fi
 kill -TERM "$dpid" 2> /dev/null || true; wait_exit "$dpid" 10 || true; dpid=
 
-echo "# $pass passed, $fail failed"
+echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

@@ -21,9 +21,14 @@ ctl="/usr/bin/python3 $src/tests/integration/ctl_req.py"
 tag=$$
 U=hwpmct$tag V=hwpmcv$tag A=hwpmca$tag G=hwpmcg$tag
 users_cleanup() {
-	pkill -9 -u "$U" 2> /dev/null; pkill -9 -u "$V" 2> /dev/null; pkill -9 -u "$A" 2> /dev/null
+	# -U: by real uid too (the setuid busy program runs with euid 0).
+	for u in "$U" "$V" "$A"; do pkill -9 -u "$u" 2> /dev/null; pkill -9 -U "$u" 2> /dev/null; done
+	for p in ${upid:-} ${vpid:-} ${unodump:-} ${usuid:-}; do kill -9 "$p" 2> /dev/null; done
 	sleep 0.2
-	for u in "$U" "$V" "$A"; do userdel "$u" 2> /dev/null; done
+	for u in "$U" "$V" "$A"; do
+		for _ in $(seq 30); do ! id "$u" > /dev/null 2>&1 && break; userdel "$u" 2> /dev/null || sleep 0.1; done
+		id "$u" > /dev/null 2>&1 && echo "# warning: could not remove the test user $u" >&2
+	done
 	groupdel "$G" 2> /dev/null
 	[[ -n "${root_busy:-}" ]] && kill -9 "$root_busy" 2> /dev/null
 	harness_cleanup
