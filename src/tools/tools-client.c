@@ -375,6 +375,8 @@ void tools_record_usage(FILE *out)
 		"Record samples through the hwpmcd daemon into a pmclog file.  Without a\n"
 		"target it samples every CPU (-a); with -- CMD it starts CMD and samples it\n"
 		"and everything it starts.  Stops on Ctrl-C, after -d SECONDS, or when CMD exits.\n"
+		"Users outside the daemon's admin group (root and group hwpmc by default) may\n"
+		"record only their own processes (-p PID or -- CMD), in user mode only.\n"
 		"\n"
 		"  -e, --event EV      event(s), comma-separated or repeated (default cpu-clock):\n"
 		"                      cpu-clock, task-clock, cycles, instructions, rHEX,\n"
@@ -861,7 +863,8 @@ void tools_start_usage(FILE *out)
 		"\n"
 		"Start a detached (continuous) session: the daemon writes it into a new file in\n"
 		"its state directory (/var/lib/hwpmcd by default) and keeps it running after\n"
-		"this command returns, until 'hwpmc stop ID'.  Root only.  The options are those\n"
+		"this command returns, until 'hwpmc stop ID'.  Root and the daemon's admin\n"
+		"group (hwpmcd.conf admin_group, default hwpmc) only.  The options are those\n"
 		"of 'hwpmc record' (see 'hwpmc record --help'); -o, -d, -q, --kallsyms-out and\n"
 		"-- CMD do not apply.  The kernel symbols go beside the log (LOG.kallsyms)\n"
 		"unless --no-kallsyms.\n");
