@@ -20,6 +20,9 @@
 #include <sys/types.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
 
 /* util_hex_digit: the value of hexadecimal digit @c (either case), or -1. */
 static inline int util_hex_digit(int c)

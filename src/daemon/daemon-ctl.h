@@ -100,6 +100,9 @@ struct daemon_start {
 	size_t ring_bytes;   /* ring memory per CPU (pages + the header page) */
 };
 
+/* daemon_ring_bytes: the memory of one CPU's ring of @ring_pages (+ its header page). */
+size_t daemon_ring_bytes(uint32_t ring_pages);
+
 /*
  * daemon_start_parse: validate the args of a start from @who under @cfg and the
  * kernel's limits (@maxrate Hz, @maxstack frames; 0: unknown) into @p (zeroed

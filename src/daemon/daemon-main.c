@@ -72,7 +72,7 @@ static int listen_fd = -1;
 static bool listen_owned; /* we created the socket file (not socket activation) */
 static struct client *clients;
 static size_t nclients;
-static struct session *sessions[64];
+static struct session *sessions[DAEMON_SESSIONS_MAX];
 static size_t nsessions;
 static int next_session_id = 1;
 static bool arg_foreground;
@@ -109,8 +109,6 @@ static void notify(const char *msg)
 	close(fd);
 }
 
-#define MIN_INT(a, b) ((a) < (b) ? (a) : (b))
-
 /* $WATCHDOG_USEC when it is meant for us ($WATCHDOG_PID unset or ours), else 0. */
 static uint64_t watchdog_usec(void)
 {
@@ -126,9 +124,18 @@ static uint64_t watchdog_usec(void)
 
 /* ---- replies ---- */
 
-static void client_send(struct client *c, json_t *msg)
+static uint64_t mono_ns(void)
 {
-	char *s = json_dumps(msg, JSON_COMPACT);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One message line to @fd (consumes @msg). */
+static void send_line(int fd, json_t *msg)
+{
+	char *s = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
 	size_t n;
 
 	json_decref(msg);
@@ -137,8 +144,13 @@ static void client_send(struct client *c, json_t *msg)
 	n = strlen(s);
 	s[n] = '\n';
 	/* A client that does not read its replies may lose them, never block us. */
-	(void)send(c->fd, s, n + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	(void)send(fd, s, n + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 	free(s);
+}
+
+static void client_send(struct client *c, json_t *msg)
+{
+	send_line(c->fd, msg);
 }
 
 static json_t *reply_ok(json_int_t id)
@@ -182,24 +194,28 @@ static const char *errno_name(int err)
 	}
 }
 
-static void reply_error(struct client *c, json_int_t id, int err, const char *fmt, ...)
+/* {"id", "ok": false, "error": {"errno", "message"}}; @id < 0: "id": null. */
+static json_t *error_json(json_int_t id, int err, const char *msg)
 {
 	json_t *r = json_object(), *e = json_object();
+
+	json_object_set_new(r, "id", id >= 0 ? json_integer(id) : json_null());
+	json_object_set_new(r, "ok", json_false());
+	json_object_set_new(e, "errno", json_string(errno_name(err)));
+	json_object_set_new(e, "message", json_string(msg));
+	json_object_set_new(r, "error", e);
+	return r;
+}
+
+static void reply_error(struct client *c, json_int_t id, int err, const char *fmt, ...)
+{
 	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (id >= 0)
-		json_object_set_new(r, "id", json_integer(id));
-	else
-		json_object_set_new(r, "id", json_null());
-	json_object_set_new(r, "ok", json_false());
-	json_object_set_new(e, "errno", json_string(errno_name(err)));
-	json_object_set_new(e, "message", json_string(msg));
-	json_object_set_new(r, "error", e);
-	client_send(c, r);
+	client_send(c, error_json(id, err, msg));
 }
 
 /* ---- sessions ---- */
@@ -262,12 +278,7 @@ static json_t *session_json(struct session *s)
 {
 	json_t *o = json_object(), *st = json_object(), *types = json_object(), *cpus = json_array();
 	int state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-	uint64_t end = s->end_ns ? s->end_ns : 0;
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if (!end)
-		end = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	uint64_t end = s->end_ns ? s->end_ns : mono_ns();
 	json_object_set_new(o, "session", json_integer(s->id));
 	json_object_set_new(o, "uid", json_integer(s->uid));
 	json_object_set_new(o, "state", json_string(session_state_name(state)));
@@ -403,8 +414,7 @@ static uint64_t ring_bytes_all(void)
 	uint64_t b = 0;
 
 	for (size_t i = 0; i < nsessions; i++)
-		b += (uint64_t)sessions[i]->ncoll * ((uint64_t)sessions[i]->p.cfg.ring_pages + 1) *
-		     (uint64_t)sysconf(_SC_PAGESIZE);
+		b += (uint64_t)sessions[i]->ncoll * daemon_ring_bytes(sessions[i]->p.cfg.ring_pages);
 	return b;
 }
 
@@ -814,14 +824,6 @@ static void client_free(struct client *c)
 	nclients--;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The admin group's gid now ((gid_t)-1 if it does not exist: then only root). */
 static gid_t admin_gid(void)
 {
@@ -834,20 +836,9 @@ static gid_t admin_gid(void)
 }
 
 /* A refusal for a connection we do not keep: one error line, then close. */
-static void refuse_connection(int fd, const char *errno_str, const char *msg)
+static void refuse_connection(int fd, int err, const char *msg)
 {
-	json_t *r = json_pack("{s:n,s:b,s:{s:s,s:s}}", "id", "ok", 0, "error", "errno", errno_str,
-			      "message", msg);
-	char *t = r ? json_dumps(r, JSON_COMPACT) : NULL;
-
-	if (t) {
-		size_t n = strlen(t);
-
-		t[n] = '\n';
-		(void)send(fd, t, n + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-	}
-	free(t);
-	json_decref(r);
+	send_line(fd, error_json(-1, err, msg));
 	close(fd);
 }
 
@@ -867,7 +858,7 @@ static void client_accept(void)
 	if (fd < 0)
 		return;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-		refuse_connection(fd, "EPROTO", "cannot read the peer's credentials");
+		refuse_connection(fd, -EPROTO, "cannot read the peer's credentials");
 		return;
 	}
 	/* The groups the client had when it connected: what it is, not what it could be. */
@@ -879,20 +870,20 @@ static void client_accept(void)
 	if (nclients >= cfg.max_clients) {
 		snprintf(msg, sizeof(msg), "too many clients: the daemon serves %zu, its maximum "
 			 "(max_clients)", nclients);
-		refuse_connection(fd, "EBUSY", msg);
+		refuse_connection(fd, -EBUSY, msg);
 		return;
 	}
 	if (!admin && mine >= cfg.user_max_clients) {
 		snprintf(msg, sizeof(msg), "too many clients of uid %u: %zu connections, the most for "
 			 "users outside group '%s' (user_max_clients)", (unsigned)cred.uid, mine,
 			 cfg.admin_group);
-		refuse_connection(fd, "EBUSY", msg);
+		refuse_connection(fd, -EBUSY, msg);
 		return;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c || !(c->buf = malloc(CTL_MESSAGE_MAX + 1))) {
 		free(c);
-		refuse_connection(fd, "ENOMEM", "out of memory");
+		refuse_connection(fd, -ENOMEM, "out of memory");
 		return;
 	}
 	c->fd = fd;
@@ -1206,7 +1197,7 @@ int main(int argc, char **argv)
 	log_info("listening on %s", listen_owned ? cfg.socket_path : "the socket systemd passed");
 	notify("READY=1\nSTATUS=listening");
 	wd_usec = watchdog_usec();
-	tick_ms = wd_usec ? (int)MIN_INT((uint64_t)1000, wd_usec / 2000) : 1000;
+	tick_ms = wd_usec ? (int)MIN((uint64_t)1000, wd_usec / 2000) : 1000;
 	if (tick_ms < 1)
 		tick_ms = 1;
 

@@ -25,11 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon-ctl.h"
 #include "hwpmcd/common.h"
-
-#define MIN_U32(a, b) ((a) < (b) ? (a) : (b))
 
 int daemon_request_parse(const char *line, size_t len, struct daemon_request *rq, char *err,
 			 size_t errlen)
@@ -221,6 +220,13 @@ static int user_rules(json_t *args, const struct daemon_config *cfg, const struc
 	return 0;
 }
 
+size_t daemon_ring_bytes(uint32_t ring_pages)
+{
+	long pagesize = sysconf(_SC_PAGESIZE);
+
+	return ((size_t)ring_pages + 1) * (size_t)(pagesize > 0 ? pagesize : 4096);
+}
+
 int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 		       const struct daemon_who *who, uint64_t maxrate, uint32_t maxstack,
 		       struct session_params *p, struct daemon_start *st, char *err,
@@ -235,7 +241,6 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 	json_t *v;
 	json_int_t x;
 	int has_depth, has_stack, has_ring, has_freq, has_period, r;
-	long pagesize = 4096;
 
 	memset(p, 0, sizeof(*p));
 	memset(st, 0, sizeof(*st));
@@ -319,11 +324,11 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 			ratelim = cfg->user_max_freq;
 	}
 
-	p->cfg.depth = admin ? cfg->depth : MIN_U32(cfg->depth, cfg->user_max_depth);
-	p->cfg.stack_bytes = admin ? cfg->stack_bytes : MIN_U32(cfg->stack_bytes,
+	p->cfg.depth = admin ? cfg->depth : MIN(cfg->depth, cfg->user_max_depth);
+	p->cfg.stack_bytes = admin ? cfg->stack_bytes : MIN(cfg->stack_bytes,
 							      cfg->user_max_stack_bytes);
 	p->unwind_cache_bytes = (size_t)cfg->unwind_cache_mb << 20;
-	p->cfg.ring_pages = admin ? cfg->ring_pages : MIN_U32(cfg->ring_pages, cfg->user_max_ring_pages);
+	p->cfg.ring_pages = admin ? cfg->ring_pages : MIN(cfg->ring_pages, cfg->user_max_ring_pages);
 	p->cfg.freq = COLL_FREQ_DEFAULT;
 	if ((has_depth = get_int(args, "depth", 1, COLL_DEPTH_MAX, &x, err, errlen)) < 0)
 		return has_depth;
@@ -367,7 +372,7 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 	}
 	if (p->cfg.callgraph == COLL_CG_DWARF && !has_ring && p->cfg.ring_pages < 1024) {
 		/* A dwarf sample carries its stack snapshot: give the ring room for it (4 MiB). */
-		p->cfg.ring_pages = admin ? 1024 : MIN_U32(1024u, cfg->user_max_ring_pages);
+		p->cfg.ring_pages = admin ? 1024 : MIN(1024u, cfg->user_max_ring_pages);
 	}
 	if ((has_freq = get_int(args, "freq", 1, INT32_MAX, &x, err, errlen)) < 0)
 		return has_freq;
@@ -393,6 +398,6 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 			return over_limit(err, errlen, cfg, "the sample rate (Hz)", f, ratelim,
 					  "user_max_freq");
 	}
-	st->ring_bytes = ((size_t)p->cfg.ring_pages + 1) * (size_t)pagesize;
+	st->ring_bytes = daemon_ring_bytes(p->cfg.ring_pages);
 	return 0;
 }
