@@ -624,6 +624,17 @@ static void *session_worker(void *arg)
 		struct epoll_event e = { .events = EPOLLIN, .data.u64 = UINT64_MAX };
 
 		(void)epoll_ctl(ep, EPOLL_CTL_ADD, s->stop_efd, &e);
+		/*
+		 * Edge-triggered: the ring fd of a per-process session reports EPOLLHUP
+		 * for good once its task (and every task that inherited its counters)
+		 * has exited, and level-triggered that would wake this loop without end
+		 * (~17,000 empty rounds a second).  An edge comes with every wakeup of
+		 * the ring (the watermark), which is what the loop needs; a hung-up fd
+		 * cannot be dropped instead, as the other threads' counters of that CPU
+		 * still write into its ring and wake it.  Each round drains every
+		 * ring, so no edge can be missed for good.
+		 */
+		e.events = EPOLLIN | EPOLLET;
 		for (size_t i = 0; i < s->ncoll; i++) {
 			e.data.u64 = i;
 			(void)epoll_ctl(ep, EPOLL_CTL_ADD, coll_cpu__fd(s->coll[i]), &e);

@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -145,12 +146,12 @@ static int conn_send(struct conn *c, const char *cmd, json_t *args, const int *f
 	return 0;
 }
 
-/* Read one JSON line, waiting at most @timeout_ms (-1: forever).  0 on timeout. */
-static int conn_read_line(struct conn *c, int timeout_ms, json_t **ret)
+/* Read one JSON line, waiting on @pfd[0] (the socket) and the other @pfd at most @timeout_ms. */
+static int conn_read_line_poll(struct conn *c, int timeout_ms, struct pollfd *pfd, size_t npfd,
+			       json_t **ret)
 {
 	for (;;) {
 		char *nl = memchr(c->buf, '\n', c->len);
-		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 		ssize_t n;
 		int k;
 
@@ -167,10 +168,10 @@ static int conn_read_line(struct conn *c, int timeout_ms, json_t **ret)
 		}
 		if (c->len == CTL_MESSAGE_MAX)
 			return -EMSGSIZE;
-		k = poll(&pfd, 1, timeout_ms);
+		k = poll(pfd, npfd, timeout_ms);
 		if (k < 0)
 			return errno == EINTR ? 0 : -errno;
-		if (k == 0)
+		if (k == 0 || !(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			return 0;
 		n = read(c->fd, c->buf + c->len, CTL_MESSAGE_MAX - c->len);
 		if (n < 0)
@@ -179,6 +180,36 @@ static int conn_read_line(struct conn *c, int timeout_ms, json_t **ret)
 			return -ECONNRESET;
 		c->len += (size_t)n;
 	}
+}
+
+/*
+ * Read one JSON line, waiting at most @timeout_ms (-1: forever).  0 on timeout,
+ * or when one of the @nwake fds in @wake (pidfds of the profiled processes) is
+ * readable: the caller looks at them at once instead of at its next tick.
+ */
+static int conn_read_line_or(struct conn *c, int timeout_ms, const int *wake, size_t nwake,
+			     json_t **ret)
+{
+	struct pollfd one, *pfd = &one;
+	int r;
+
+	if (nwake > 0) {
+		pfd = calloc(nwake + 1, sizeof(*pfd));
+		if (!pfd)
+			return -ENOMEM;
+	}
+	pfd[0] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+	for (size_t i = 0; i < nwake; i++)
+		pfd[1 + i] = (struct pollfd){ .fd = wake[i], .events = POLLIN };
+	r = conn_read_line_poll(c, timeout_ms, pfd, nwake + 1, ret);
+	if (pfd != &one)
+		free(pfd);
+	return r;
+}
+
+static int conn_read_line(struct conn *c, int timeout_ms, json_t **ret)
+{
+	return conn_read_line_or(c, timeout_ms, NULL, 0, ret);
 }
 
 /* A request with @nfds fds and its reply (events that arrive meanwhile are kept). */
@@ -354,6 +385,93 @@ static bool pid_alive(pid_t pid)
 	return !(rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
 }
 
+/*
+ * The processes `record` waits for, each with a pidfd that becomes readable when
+ * it exits, so that the recording ends when the target does, not at the next
+ * once-a-second tick.  A pid whose pidfd cannot be had (already gone: ESRCH)
+ * counts as exited; one with a pidfd that fired is reaped from the set (a
+ * readable pidfd stays readable) and counts as exited from then on.
+ */
+struct watch {
+	pid_t *pids;   /* every process watched */
+	bool *gone;    /* per pid: its pidfd fired, or it could not be had because it is gone */
+	int *fds;      /* the pidfds still open (n of them), for poll */
+	pid_t *fdpids; /* the pid of each fds[i] */
+	size_t n, npids, cap;
+};
+
+/* Room for @n pids; 0 or -ENOMEM (then watch_alive() asks /proc about every pid). */
+static int watch_init(struct watch *w, size_t n)
+{
+	w->pids = calloc(n, sizeof(*w->pids));
+	w->gone = calloc(n, sizeof(*w->gone));
+	w->fds = calloc(n, sizeof(*w->fds));
+	w->fdpids = calloc(n, sizeof(*w->fdpids));
+	w->cap = n;
+	return w->pids && w->gone && w->fds && w->fdpids ? 0 : -ENOMEM;
+}
+
+static void watch_add(struct watch *w, pid_t pid)
+{
+	int fd;
+
+	if (w->npids == w->cap || !w->pids || !w->gone || !w->fds || !w->fdpids)
+		return;
+	w->pids[w->npids] = pid;
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	w->gone[w->npids++] = fd < 0 && errno == ESRCH;
+	if (fd >= 0) {
+		w->fds[w->n] = fd;
+		w->fdpids[w->n++] = pid;
+	}
+}
+
+/* Close the pidfds that fired (their processes exited) and mark those pids gone. */
+static void watch_reap(struct watch *w)
+{
+	for (size_t i = 0; i < w->n;) {
+		struct pollfd pfd = { .fd = w->fds[i], .events = POLLIN };
+
+		if (poll(&pfd, 1, 0) != 1) {
+			i++;
+			continue;
+		}
+		for (size_t j = 0; j < w->npids; j++)
+			if (w->pids[j] == w->fdpids[i])
+				w->gone[j] = true;
+		close(w->fds[i]);
+		w->fds[i] = w->fds[w->n - 1];
+		w->fdpids[i] = w->fdpids[w->n - 1];
+		w->n--;
+	}
+}
+
+/* Whether @pid still runs: its pidfd has not fired (or, without one, /proc says so). */
+static bool watch_alive(const struct watch *w, pid_t pid)
+{
+	for (size_t j = 0; j < w->npids; j++) {
+		if (w->pids[j] != pid)
+			continue;
+		if (w->gone[j])
+			return false;
+		for (size_t i = 0; i < w->n; i++)
+			if (w->fdpids[i] == pid)
+				return true;
+	}
+	return pid_alive(pid);
+}
+
+static void watch_exit(struct watch *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		close(w->fds[i]);
+	free(w->pids);
+	free(w->gone);
+	free(w->fds);
+	free(w->fdpids);
+	memset(w, 0, sizeof(*w));
+}
+
 /* Remove @path if it is still the regular file we opened (@st); a device stays. */
 static void remove_ours(const char *path, const struct stat *st)
 {
@@ -479,6 +597,7 @@ int tools_record_main(int argc, char **argv)
 	bool child_done = false, tty = isatty(STDERR_FILENO), created = false, targets_gone = false;
 	bool failed = false; /* the session ended by itself in state "error" */
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct watch watch = { 0 };
 
 	bool detach = strcmp(argv[0], "start") == 0;
 
@@ -735,6 +854,14 @@ int tools_record_main(int argc, char **argv)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (pids && watch_init(&watch, json_array_size(pids)) == 0) {
+		size_t k;
+		json_t *pv;
+
+		/* With a command, pids holds just the child. */
+		json_array_foreach(pids, k, pv)
+			watch_add(&watch, (pid_t)json_integer_value(pv));
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		json_t *ev = c.pending_event;
@@ -750,7 +877,7 @@ int tools_record_main(int argc, char **argv)
 			if ((duration - el) * 1000 < wait_ms)
 				wait_ms = (duration - el) > 0 ? (int)((duration - el) * 1000) + 1 : 0;
 		}
-		if (!ev && conn_read_line(&c, wait_ms, &ev) < 0) {
+		if (!ev && conn_read_line_or(&c, wait_ms, watch.fds, watch.n, &ev) < 0) {
 			log_error("record: lost the connection to the daemon (it stopped or crashed); "
 				  "the log ends with what it wrote: check it with 'hwpmc dump'");
 			goto done;
@@ -770,6 +897,8 @@ int tools_record_main(int argc, char **argv)
 			break;
 		}
 		json_decref(ev);
+		/* A target's pidfd said it exited: look now, not at the next tick. */
+		watch_reap(&watch);
 		if (child > 0 && !child_done && waitpid(child, &status, WNOHANG) == child)
 			child_done = true;
 		if (child < 0 && pids && !targets_gone) {
@@ -778,7 +907,7 @@ int tools_record_main(int argc, char **argv)
 			json_t *pv;
 
 			json_array_foreach(pids, k, pv)
-				alive += pid_alive((pid_t)json_integer_value(pv));
+				alive += watch_alive(&watch, (pid_t)json_integer_value(pv));
 			targets_gone = alive == 0;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -852,6 +981,7 @@ done:
 	json_decref(events);
 	json_decref(cpus);
 	json_decref(pids);
+	watch_exit(&watch);
 	return ret;
 }
 

@@ -271,6 +271,26 @@ r = ask(s, b'{"id": 9, "cmd": "status"}\n'); assert r["ok"] and r["sessions"] ==
 PY
 "$hwpmc" status > /dev/null && ok "daemon still serves after the abuse" || bad "daemon gone after protocol abuse"
 
+# 7b. A session whose target exited: its hung-up perf fds must not wake the daemon
+# without end (level-triggered EPOLLHUP made ~17,000 empty rounds a second).  The
+# bound counts wakeups, not time: a spinning worker makes thousands however slow
+# the machine, an idle one about ten a second (its 100 ms tick) plus main's.
+if command -v strace > /dev/null; then
+	sleep 0.3 &
+	spid=$!
+	sid=$("$hwpmc" start -g -p "$spid" 2> "$tmp/spin.err" | sed -n 's/^session \([0-9]*\):.*/\1/p')
+	wait "$spid"
+	sleep 0.3
+	timeout -s INT 2 strace -f -qq -c -e trace=epoll_wait -o "$tmp/spin.strace" -p "$dpid" 2> /dev/null
+	"$hwpmc" stop "$sid" > /dev/null 2>&1
+	calls=$(awk '$NF == "epoll_wait" { print $4 }' "$tmp/spin.strace")
+	if [[ -n "$sid" && -n "$calls" ]] && (( calls < 200 )); then
+		ok "a session whose target exited leaves the daemon idle ($calls epoll_wait calls in 2 s)"
+	else bad "target exited: ${calls:-no} epoll_wait calls in 2 s (session '${sid}': $(cat "$tmp/spin.err"))"; fi
+else
+	echo "# strace is not installed: the idle-after-exit check was skipped"
+fi
+
 # 8. SIGTERM during a recording: the log is closed, the daemon exits 0.
 "$hwpmc" record -q -a -o "$tmp/term.pmclog" &
 rpid=$!
