@@ -121,6 +121,14 @@ uint32_t coll_sample_pcs(const struct rec_sample *s, uint64_t *pcs, uint32_t max
 /* coll_sample_chain: the same without the IP fallback (0 PCs for an empty chain). */
 uint32_t coll_sample_chain(const struct rec_sample *s, uint64_t *pcs, uint32_t max);
 
+/*
+ * coll_sample_user_ip: the user-mode PC at which the sampled thread was stopped:
+ * the IP of a user-mode sample, else the IP of its user registers (dwarf mode),
+ * else the first user entry of its call chain (fp mode), else 0 (unknown: a kernel
+ * thread, or a kernel-mode sample of a session without call chains).  Any thread.
+ */
+uint64_t coll_sample_user_ip(const struct rec_sample *s);
+
 /* /proc/sys/kernel/perf_event_max_sample_rate and perf_event_max_stack, or 0 if unreadable. */
 uint64_t coll_max_sample_rate(void);
 uint32_t coll_max_stack(void);

@@ -8,7 +8,7 @@
  *   struct maplog       the model: which objects each process has announced and
  *                       where its executable mappings are
  *   maplog__new(), __free(), __scan_kernel(), __scan_procs(), __record(),
- *   __find_map(), __stats(), maplog_open_mapped(), maplog_kernel_slide()
+ *   __sample(), __find_map(), __stats(), maplog_open_mapped(), maplog_kernel_slide()
  *
  * IMPLEMENTATION NOTES
  *   maplog turns what /proc shows at session start and the side-band records of
@@ -16,8 +16,11 @@
  *   11.1: PROC_CREATE, THR_CREATE, MAP_IN, MAP_OUT, PROCFORK, SYSEXIT, THR_EXIT,
  *   through the callbacks of maplog_ops, so that it needs no pmclog code.  An
  *   object is announced once per process (keyed by device and inode, so a
- *   second executable segment of the same file adds nothing); exec forgets the
- *   process's objects after MAP_OUT(0, 2^64-1).  MAP_IN pl_start follows the one
+ *   second executable segment of the same file adds nothing).  An exec keeps the
+ *   old image's ranges, in the model and in the log, until the process shows that
+ *   it runs the new image (maplog__sample(), a fork, a mapping over them): the
+ *   samples taken while the kernel loads the new image still carry the old
+ *   image's user registers.  Then one MAP_OUT per old object removes them.  MAP_IN pl_start follows the one
  *   rule of 11.5 (maplog-elf.h), computed from the file opened through
  *   /proc/PID/map_files/ (or /proc/PID/root/PATH), whose device and inode must
  *   match the mapping's; a file that cannot be opened or does not match falls
@@ -107,9 +110,21 @@ int maplog__scan_procs(struct maplog *m, uint64_t time, const pid_t *pids, size_
 int maplog__record(struct maplog *m, const struct rec *r);
 
 /*
+ * maplog__sample: a sample of process @pid was taken in user mode (@user_mode) or
+ * in the kernel with user IP @user_ip (0: unknown).  While an exec of @pid is
+ * pending, a sample that shows the new image running (user mode, or a user IP
+ * outside the old image) ends it: MAP_OUT for each object of the old image.
+ * Call it for every sample, before the sample's PCs are resolved.  Returns 0 or
+ * the callback's negative errno.
+ */
+int maplog__sample(struct maplog *m, uint64_t time, int32_t pid, bool user_mode, uint64_t user_ip);
+
+/*
  * maplog__find_map: the executable mapping of process @pid that holds @addr, or
- * NULL (unknown process or no such mapping).  The result is borrowed: valid until
- * the next call that changes the model (maplog__record(), __scan_procs()); its
+ * NULL (unknown process or no such mapping); while an exec is pending, the old
+ * image's ranges answer what the new image's do not.  The result is borrowed: valid
+ * until the next call that changes the model (maplog__record(), __sample(),
+ * __scan_procs()); its
  * path stays valid until maplog__free().  No allocation, no syscall.
  */
 const struct maplog_map *maplog__find_map(const struct maplog *m, int32_t pid, uint64_t addr);

@@ -62,6 +62,14 @@ enum unwind_outcome {
 	UNWIND_ERROR,	  /* libunwind failed otherwise, or a register set we cannot use */
 	UNWIND_NO_REGS,	  /* no user registers (kernel thread) */
 	UNWIND_DEPTH,	  /* stopped at the caller's max */
+	/*
+	 * The kernel copied no byte of the user stack (dyn_size 0): a kernel-mode
+	 * sample inside execve() after the old address space was replaced, or of a
+	 * task whose address space is gone (exit).  Only the sampled IP is known.
+	 */
+	UNWIND_NO_STACK,
+	/* unwind info reads memory below the stack pointer, which no snapshot holds */
+	UNWIND_BELOW_SP,
 	UNWIND_OUTCOME_MAX
 };
 
@@ -69,6 +77,7 @@ struct unwind_stats {
 	uint64_t samples;		       /* unwind_ctx__unwind() calls that got a result */
 	uint64_t outcomes[UNWIND_OUTCOME_MAX]; /* samples by outcome */
 	uint64_t fp_steps;		       /* frame-pointer fallbacks taken */
+	uint64_t epilogue_regs; /* registers read live: popped by an epilogue, slot under SP */
 	uint64_t own_tables;		       /* search tables built from .eh_frame (no hdr) */
 	uint64_t elf_opened;		       /* images opened and parsed */
 	uint64_t elf_evicted;		       /* images dropped by the byte budget */

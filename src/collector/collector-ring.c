@@ -798,6 +798,19 @@ uint32_t coll_sample_chain(const struct rec_sample *s, uint64_t *pcs, uint32_t m
 	return n;
 }
 
+uint64_t coll_sample_user_ip(const struct rec_sample *s)
+{
+	if (s->mode == REC_MODE_USER)
+		return s->ip;
+	/* sample_regs_user is COLL_REGS_USER_MASK: IP is perf's register 8, the 9th value. */
+	if (s->regs_abi != 0 && s->nr_regs > 8)
+		return s->regs[8];
+	for (uint32_t i = 0; i + 1 < s->nr_callchain; i++)
+		if (s->callchain[i] == (uint64_t)PERF_CONTEXT_USER)
+			return s->callchain[i + 1] < (uint64_t)PERF_CONTEXT_MAX ? s->callchain[i + 1] : 0;
+	return 0;
+}
+
 uint32_t coll_sample_pcs(const struct rec_sample *s, uint64_t *pcs, uint32_t max)
 {
 	uint32_t n = coll_sample_chain(s, pcs, max);

@@ -261,6 +261,7 @@ static void publish_unwind(struct session *s)
 	for (int i = 0; i < UNWIND_OUTCOME_MAX; i++)
 		__atomic_store_n(&s->stats.unwind[i], us->outcomes[i], __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.fp_steps, us->fp_steps, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stats.epilogue_regs, us->epilogue_regs, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.own_tables, us->own_tables, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.elf_opened, us->elf_opened, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.elf_evicted, us->elf_evicted, __ATOMIC_RELAXED);
@@ -525,6 +526,11 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 			ST_ADD(s, unknown_id, 1);
 			return 0;
 		}
+		/* A sample that shows a new image running ends its exec (maplog.h). */
+		k = maplog__sample(s->ml, r->time, (int32_t)r->pid, r->u.sample.mode == REC_MODE_USER,
+				   coll_sample_user_ip(&r->u.sample));
+		if (k < 0)
+			return k;
 		if (s->uw)
 			npc = dwarf_pcs(s, r, pcs, s->p.cfg.depth);
 		else

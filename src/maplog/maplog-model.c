@@ -13,7 +13,9 @@
  *   PROCFORK and the kernel reports no MMAP2 for inherited mappings.  An exited
  *   process is forgotten at its EXIT record (a tombstone in the table): the
  *   session merges records in time order, so no sample of it comes later, and a
- *   storm of short-lived processes does not grow the model.  pl_start results are cached by (device,
+ *   storm of short-lived processes does not grow the model.  An exec moves the
+ *   process's ranges to p->old, where they answer lookups and stay in the log
+ *   until exec_retire() (the exec is over) writes one MAP_OUT per old object.  pl_start results are cached by (device,
  *   inode, file offset) as the constant addr - pl_start, so each object's ELF
  *   headers are read once per session, not once per process.
  *   Each process also has its executable mappings as a sorted array of
@@ -61,6 +63,13 @@ struct maplog_proc {
 	size_t nobjs, capobjs;
 	struct maplog_map *maps; /* executable ranges, sorted by start, disjoint */
 	size_t nmaps, capmaps;
+	/*
+	 * The ranges of the image an exec replaced, kept while the exec may still be
+	 * running: until the process shows that it runs the new image (see
+	 * exec_retire()).  Sorted and disjoint like maps; nold 0 when none.
+	 */
+	struct maplog_map *old;
+	size_t nold, capold;
 };
 
 /* One interned path (a chain of a hash table that lives as long as the maplog). */
@@ -117,6 +126,7 @@ void maplog__free(struct maplog *m)
 		if (m->procs[i].pid > 0) {
 			free(m->procs[i].objs);
 			free(m->procs[i].maps);
+			free(m->procs[i].old);
 		}
 	}
 	for (size_t i = 0; i < STR_HASH_SIZE; i++) {
@@ -189,6 +199,7 @@ static void proc_forget(struct maplog *m, struct maplog_proc *p)
 {
 	free(p->objs);
 	free(p->maps);
+	free(p->old);
 	memset(p, 0, sizeof(*p));
 	p->pid = SLOT_DEAD;
 	m->stats.tracked--;
@@ -291,20 +302,33 @@ static int maps_reserve(struct maplog_proc *p, size_t extra)
 	return 0;
 }
 
-/* Index of the first range whose end is above @addr (p->nmaps if none). */
-static size_t maps_lower(const struct maplog_proc *p, uint64_t addr)
+/* Index of the first of the @n sorted ranges @v whose end is above @addr (@n if none). */
+static size_t ranges_lower(const struct maplog_map *v, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nmaps;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->maps[mid].end <= addr)
+		if (v[mid].end <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+static size_t maps_lower(const struct maplog_proc *p, uint64_t addr)
+{
+	return ranges_lower(p->maps, p->nmaps, addr);
+}
+
+/* The range of the @n sorted ranges @v that holds @addr, or NULL. */
+static const struct maplog_map *ranges_find(const struct maplog_map *v, size_t n, uint64_t addr)
+{
+	size_t i = ranges_lower(v, n, addr);
+
+	return i < n && v[i].start <= addr ? &v[i] : NULL;
 }
 
 /*
@@ -375,14 +399,113 @@ static int note_range(struct maplog *m, struct maplog_proc *p, uint64_t start, u
 const struct maplog_map *maplog__find_map(const struct maplog *m, int32_t pid, uint64_t addr)
 {
 	const struct maplog_proc *p = proc_find(m, pid);
-	size_t i;
+	const struct maplog_map *r;
 
 	if (!p || pid <= 0)
 		return NULL;
-	i = maps_lower(p, addr);
-	if (i < p->nmaps && p->maps[i].start <= addr)
-		return &p->maps[i];
-	return NULL;
+	r = ranges_find(p->maps, p->nmaps, addr);
+	/* During an exec, the user registers of a sample still point into the old image. */
+	return r ? r : ranges_find(p->old, p->nold, addr);
+}
+
+/*
+ * Whether a mapping of @path is a file that pmcstat can open, so that its object
+ * gets a MAP_IN ([vdso], anonymous JIT code and memfd: no; paths pmclog cannot
+ * hold: no, counted by the caller).
+ */
+static bool is_file_path(const char *path)
+{
+	return path[0] == '/' && strncmp(path, "/memfd:", 7) != 0 && strncmp(path, "//anon", 6) != 0;
+}
+
+static bool is_announced_path(const char *path)
+{
+	return is_file_path(path) && strlen(path) < 1024;
+}
+
+/*
+ * The span of the old image's object that range @i of p->old belongs to: from
+ * the lowest start to the highest end of the old ranges of the same file.  A
+ * reader places an object over all its executable sections, which may cross the
+ * gaps between its executable mappings, so a MAP_OUT must cover the span.
+ */
+static void old_span(const struct maplog_proc *p, size_t i, uint64_t *ret_lo, uint64_t *ret_hi)
+{
+	uint64_t lo = p->old[i].start, hi = p->old[i].end;
+
+	for (size_t j = 0; j < p->nold; j++) {
+		if (p->old[j].dev != p->old[i].dev || p->old[j].inode != p->old[i].inode ||
+		    p->old[j].path != p->old[i].path)
+			continue;
+		if (p->old[j].start < lo)
+			lo = p->old[j].start;
+		if (p->old[j].end > hi)
+			hi = p->old[j].end;
+	}
+	*ret_lo = lo;
+	*ret_hi = hi;
+}
+
+/* Whether [start, end) overlaps the span of an object of the old image. */
+static bool old_overlaps(const struct maplog_proc *p, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < p->nold; i++) {
+		uint64_t lo, hi;
+
+		old_span(p, i, &lo, &hi);
+		if (start < hi && end > lo)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The exec of @p is over: the process runs the new image (a user-mode sample, a
+ * kernel-mode sample whose user registers are outside the old image, a fork or
+ * new thread, a mapping over the old image, another exec).  The old image's
+ * objects leave the log with one MAP_OUT per object span (the new image's MAP_INs
+ * are in place already, so no MAP_OUT(0, 2^64-1) here), and leave the model.
+ */
+static int exec_retire(struct maplog *m, uint64_t time, struct maplog_proc *p)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < p->nold && r == 0; i++) {
+		uint64_t lo, hi;
+		bool first = true;
+
+		if (!is_announced_path(p->old[i].path))
+			continue;
+		/* One MAP_OUT per object: only at the object's first range. */
+		for (size_t j = 0; j < i && first; j++)
+			first = !(p->old[j].dev == p->old[i].dev &&
+				  p->old[j].inode == p->old[i].inode && p->old[j].path == p->old[i].path);
+		if (!first)
+			continue;
+		old_span(p, i, &lo, &hi);
+		r = m->ops->map_out(m->ctx, time, p->pid, lo, hi);
+		if (r == 0)
+			m->stats.map_out++;
+	}
+	p->nold = 0;
+	if (m->ops->maps_changed)
+		m->ops->maps_changed(m->ctx, p->pid);
+	return r;
+}
+
+int maplog__sample(struct maplog *m, uint64_t time, int32_t pid, bool user_mode, uint64_t user_ip)
+{
+	struct maplog_proc *p = pid > 0 ? proc_find(m, pid) : NULL;
+
+	if (!p || p->nold == 0)
+		return 0;
+	/*
+	 * A kernel-mode sample whose user IP lies in the old image (or is unknown)
+	 * is still inside execve(): keep the old image for it.
+	 */
+	if (!user_mode && (user_ip == 0 || ranges_find(p->old, p->nold, user_ip)))
+		return 0;
+	return exec_retire(m, time, p);
 }
 
 static void set_name(char *dst, const char *src)
@@ -495,18 +618,24 @@ static int note_mapping(struct maplog *m, uint64_t time, int32_t pid, uint64_t s
 	r = proc_get(m, pid, &p);
 	if (r < 0)
 		return r;
+	if (p->nold && old_overlaps(p, start, end)) {
+		/* Never two objects over one address in the log: the old image goes first. */
+		r = exec_retire(m, time, p);
+		if (r < 0)
+			return r;
+	}
 	clean_path(rawpath[0] ? rawpath : "//anon", path, sizeof(path));
 	r = note_range(m, p, start, end, pgoff, path, dev, inode);
 	if (r < 0)
 		return r;
-	if (path[0] != '/' || strncmp(path, "/memfd:", 7) == 0 || strncmp(path, "//anon", 6) == 0) {
+	if (!is_file_path(path)) {
 		/* [vdso], anonymous JIT code, memfd: no file for pmcstat to open. */
 		m->stats.anon_exec++;
 		return 0;
 	}
 	if (obj_known(p, dev, inode))
 		return 0;
-	if (strlen(path) >= 1024) {
+	if (!is_announced_path(path)) {
 		m->stats.path_too_long++;
 		return obj_add(p, dev, inode);
 	}
@@ -795,13 +924,29 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 		if (r < 0)
 			return r;
 		if (rec->u.comm.exec) {
-			/* The old image is gone: pmcstat drops every range, then new MAP_INs. */
-			r = m->ops->map_out(m->ctx, rec->time, pid, 0, UINT64_MAX);
-			if (r < 0)
-				return r;
-			m->stats.map_out++;
-			p->nobjs = 0;
+			/*
+			 * The kernel reports the exec once the old address space is gone,
+			 * but until the new image starts, the samples of the exec (the
+			 * loading of the new image takes milliseconds) carry the user
+			 * registers of the old one.  So its ranges stay, as p->old, both
+			 * here (for the unwinder) and in the log (no MAP_OUT yet), until
+			 * exec_retire(); the new image is announced afresh meanwhile.
+			 */
+			struct maplog_map *t = p->old;
+			size_t tc = p->capold;
+
+			if (p->nold) {
+				r = exec_retire(m, rec->time, p); /* a second exec before any sample */
+				if (r < 0)
+					return r;
+			}
+			p->old = p->maps;
+			p->nold = p->nmaps;
+			p->capold = p->capmaps;
+			p->maps = t;
+			p->capmaps = tc;
 			p->nmaps = 0;
+			p->nobjs = 0;
 			p->exited = false;
 			if (m->ops->maps_changed)
 				m->ops->maps_changed(m->ctx, pid);
@@ -819,12 +964,19 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 		return r;
 	case REC_FORK:
 		parent = proc_find(m, (int32_t)rec->u.task.ppid);
+		if (parent && parent->nold) {
+			/* Only a process that runs its new image forks or makes threads. */
+			r = exec_retire(m, rec->time, parent);
+			if (r < 0)
+				return r;
+		}
 		if (pid != (int32_t)rec->u.task.ppid) {
 			/* A new process: it starts as a copy of its parent. */
 			p = proc_find(m, pid);
 			if (p) {
 				p->nobjs = 0; /* a reused pid */
 				p->nmaps = 0;
+				p->nold = 0;
 				p->exited = false;
 			} else {
 				r = proc_get(m, pid, &p);

@@ -73,6 +73,10 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define ENTRY_SPAN 64
 /* A read this far past a full snapshot means the snapshot was too small. */
 #define TRUNC_SLACK (1u << 20)
+/* A read this far below SP is a stack slot under SP, not a stray address. */
+#define BELOW_SP_SPAN (64u << 10)
+/* Callee-saved registers whose slots an epilogue may have popped already. */
+#define EPILOGUE_REGS 6
 /* UNW_X86_64_RAX .. UNW_X86_64_RIP */
 #define NREGS 17
 
@@ -126,6 +130,14 @@ struct walk {
 	const uint8_t *stack;
 	uint64_t sp, dyn; /* the snapshot is [sp, sp + dyn) */
 	bool full;	  /* dyn == requested size: the kernel had more stack to give */
+	bool no_stack;	  /* a snapshot was asked for, and the kernel copied nothing */
+	/*
+	 * Slots below SP whose values are the live registers (see epilogue_note()):
+	 * after the pops of an epilogue, the CFI still places the restored registers
+	 * in their old slots, which are under SP now and in no snapshot.
+	 */
+	uint64_t popped_addr[EPILOGUE_REGS], popped_val[EPILOGUE_REGS];
+	unsigned int npopped;
 	uint64_t reg[NREGS];
 	const struct maplog_map *last_map;
 	struct unwind_aspace *asp;
@@ -161,6 +173,23 @@ static bool snap_read(const struct walk *w, uint64_t addr, uint64_t *ret_val)
 static bool past_full_snapshot(const struct walk *w, uint64_t addr)
 {
 	return w->full && addr >= w->sp && addr - w->sp < w->dyn + TRUNC_SLACK;
+}
+
+/*
+ * Why a read at @addr that nothing could serve failed, judged by where it lies
+ * relative to the snapshot: just past a full one (truncated), in the part the
+ * kernel could not copy at all (no-stack), below the stack pointer (below-sp,
+ * e.g. CFI that reads a slot under SP), or elsewhere (no-map).
+ */
+static enum unwind_outcome stack_miss(const struct walk *w, uint64_t addr)
+{
+	if (past_full_snapshot(w, addr))
+		return UNWIND_TRUNCATED;
+	if (w->no_stack && addr >= w->sp && addr - w->sp < TRUNC_SLACK)
+		return UNWIND_NO_STACK;
+	if (addr < w->sp && w->sp - addr <= BELOW_SP_SPAN)
+		return UNWIND_BELOW_SP;
+	return UNWIND_NO_MAP;
 }
 
 static const struct maplog_map *walk_find_map(struct walk *w, uint64_t addr)
@@ -249,6 +278,12 @@ static bool walk_read(struct walk *w, uint64_t addr, uint64_t *ret_val)
 
 	if (snap_read(w, addr, ret_val))
 		return true;
+	for (unsigned int i = 0; i < w->npopped; i++) {
+		if (w->popped_addr[i] == addr) {
+			*ret_val = w->popped_val[i];
+			return true;
+		}
+	}
 	if (addr >= UNWIND_OWN_TABLE_ADDR && w->own_table) {
 		/* The image's own search table (see struct unwind_image), zero-padded. */
 		uint64_t off = addr - UNWIND_OWN_TABLE_ADDR;
@@ -290,7 +325,7 @@ static bool walk_read(struct walk *w, uint64_t addr, uint64_t *ret_val)
 	if (r == -ESTALE)
 		walk_fail(w, UNWIND_REPLACED);
 	else
-		walk_fail(w, past_full_snapshot(w, addr) ? UNWIND_TRUNCATED : UNWIND_NO_MAP);
+		walk_fail(w, stack_miss(w, addr));
 	return false;
 }
 
@@ -564,11 +599,79 @@ static enum unwind_outcome fallback_step(struct walk *w, unw_addr_space_t as, un
 	return UNWIND_OUTCOME_MAX;
 }
 
+/*
+ * Whether the code at @ip ends an epilogue: nothing but pops of callee-saved
+ * registers (rbx, rbp, r12..r15), then a return.  Read from the image.
+ */
+static bool at_epilogue_end(struct walk *w, uint64_t ip)
+{
+	uint8_t code[16];
+	uint64_t a, b;
+
+	if (!walk_read(w, ip, &a) || !walk_read(w, ip + 8, &b)) {
+		w->failed = false; /* a probe, not a step: its failure is no outcome */
+		return false;
+	}
+	memcpy(code, &a, 8);
+	memcpy(code + 8, &b, 8);
+	for (size_t i = 0; i < sizeof(code); i++) {
+		uint8_t op = code[i];
+
+		if (op == 0x5b || op == 0x5d) /* pop %rbx, pop %rbp */
+			continue;
+		if (op == 0x41 && i + 1 < sizeof(code) && code[i + 1] >= 0x5c && code[i + 1] <= 0x5f) {
+			i++; /* pop %r12 .. %r15 */
+			continue;
+		}
+		if (op == 0xf3 && i + 1 < sizeof(code) && code[i + 1] == 0xc3)
+			return true; /* repz ret */
+		return op == 0xc3 || op == 0xc2; /* ret, ret imm16 */
+	}
+	return false;
+}
+
+/*
+ * After the first step: a sample taken in an epilogue, after some pops and
+ * before the return, has the popped registers' save slots below SP (the CFI still
+ * names them: GCC emits no .cfi_restore there), and a caller that needs one of
+ * them (its CFA is rbp + 16, say) would read under SP.  The values in those slots
+ * are the live registers, just popped: serve such reads from the sample's
+ * registers.  Only at the end of an epilogue (pops, then ret), where nothing can
+ * have changed a popped register since: elsewhere a slot under SP may be a
+ * red-zone save whose register has changed since, and the read fails as it
+ * should.
+ */
+static void epilogue_note(struct walk *w, unw_cursor_t *c, const uint64_t *live, uint64_t sp0)
+{
+	static const int regs[EPILOGUE_REGS] = { UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
+						 UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15 };
+	bool checked = false;
+
+	for (unsigned int i = 0; i < EPILOGUE_REGS; i++) {
+		unw_save_loc_t loc;
+
+		if (unw_get_save_loc(c, regs[i], &loc) < 0 || loc.type != UNW_SLT_MEMORY ||
+		    loc.u.addr >= sp0 || sp0 - loc.u.addr > 8 * EPILOGUE_REGS)
+			continue;
+		if (!checked) {
+			if (!at_epilogue_end(w, live[UNW_X86_64_RIP]))
+				return;
+			checked = true;
+		}
+		w->popped_addr[w->npopped] = loc.u.addr;
+		w->popped_val[w->npopped++] = live[regs[i]];
+		w->u->stats.epilogue_regs++;
+	}
+}
+
 static enum unwind_outcome walk_run(struct walk *w, unw_addr_space_t as, uint64_t *pcs,
 				    uint32_t max, uint32_t *n)
 {
 	unw_cursor_t c;
-	uint64_t sp = w->reg[UNW_X86_64_RSP];
+	uint64_t sp = w->reg[UNW_X86_64_RSP], live[NREGS];
+	bool first = true;
+
+	memcpy(live, w->reg, sizeof(live));
 
 	/* libunwind's per-IP cache marks free slots with IP 0: never look 0 up. */
 	if (w->reg[UNW_X86_64_RIP] == 0)
@@ -596,6 +699,10 @@ static enum unwind_outcome walk_run(struct walk *w, unw_addr_space_t as, uint64_
 			return w->failed ? w->fail : UNWIND_ERROR;
 		if (r == 0)
 			return UNWIND_COMPLETE;
+		if (first) {
+			first = false;
+			epilogue_note(w, &c, live, w->sp);
+		}
 		ip = cursor_reg(&c, UNW_REG_IP);
 		nsp = cursor_reg(&c, UNW_X86_64_RSP);
 		/* Every caller's frame is above its callee's: anything else is a loop. */
@@ -646,6 +753,7 @@ int unwind_ctx__unwind(struct unwind_ctx *u, int32_t pid, const struct rec_sampl
 		/* The kernel never reports more valid bytes than it copied; clamp if it did. */
 		w.dyn = s->stack_dyn_size < s->stack_size ? s->stack_dyn_size : s->stack_size;
 		w.full = s->stack_dyn_size >= s->stack_size;
+		w.no_stack = s->stack_size > 0 && w.dyn == 0;
 	} else {
 		w.full = true; /* no snapshot: every stack read runs out of it */
 	}
@@ -731,6 +839,7 @@ const char *unwind_outcome_name(enum unwind_outcome o)
 		[UNWIND_NO_INFO] = "no-info",	[UNWIND_NO_MAP] = "no-map",
 		[UNWIND_REPLACED] = "replaced", [UNWIND_ERROR] = "error",
 		[UNWIND_NO_REGS] = "no-regs",	[UNWIND_DEPTH] = "depth",
+		[UNWIND_NO_STACK] = "no-stack", [UNWIND_BELOW_SP] = "below-sp",
 	};
 
 	if ((unsigned int)o >= UNWIND_OUTCOME_MAX)

@@ -183,16 +183,19 @@ START_TEST(test_lifecycle)
 				 "proc_create 30 1000000001 0 ?",
 				 "thr_create 1000000001 1000000001 0 ?" }, 3);
 
-	/* exec: everything out, a new name, the objects announced again. */
+	/*
+	 * exec: a new name; the old image stays until the new one runs, and a mapping
+	 * of the new image over it sends it out (one MAP_OUT per object span) first.
+	 */
 	r = mk(REC_COMM, NOPID + 2, NOPID + 2, 40);
 	r.u.comm.exec = true;
 	r.u.comm.comm = "true";
 	ck_assert_int_eq(maplog__record(m, &r), 0);
 	r = mmap_rec(NOPID + 2, 0x7f0000001000, 0x1000, 5, 100, "/usr/lib/libx.so");
 	ck_assert_int_eq(maplog__record(m, &r), 0);
-	expect((const char *[]){ "map_out 1000000001 0x0 0xffffffffffffffff",
-				 "proc_create 40 1000000001 0 true",
+	expect((const char *[]){ "proc_create 40 1000000001 0 true",
 				 "thr_create 1000000001 1000000001 0 true",
+				 "map_out 1000000001 0x7f0000001000 0x7f0000006000",
 				 "map_in 1000000001 0x7f0000000000 /usr/lib/libx.so" }, 4);
 
 	/* A rename of a thread, then exits. */
@@ -433,14 +436,15 @@ START_TEST(test_ranges)
 	ck_assert_int_eq(nchanged, 1);
 	ck_assert_int_eq(changed[0], (int)(NOPID + 2));
 
-	/* exec drops the child's ranges, not the parent's. */
+	/* exec drops the child's ranges once it runs the new image, never the parent's. */
 	r = mk(REC_COMM, NOPID + 2, NOPID + 2, 40);
 	r.u.comm.exec = true;
 	r.u.comm.comm = "true";
 	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_int_eq(maplog__sample(m, 41, (int32_t)(NOPID + 2), true, 0x99000), 0);
 	ck_assert_str_eq(range_at(m, NOPID + 2, 0x10000), "none");
 	ck_assert_str_eq(range_at(m, NOPID, 0x10000), "10000-18000 1000 1 /a pid 999999999");
-	ck_assert_int_eq(nchanged, 2);
+	ck_assert_int_eq(nchanged, 3);
 
 	/* exit drops them, and the path pointer of a lookup made before stays valid. */
 	{
@@ -452,11 +456,93 @@ START_TEST(test_ranges)
 		ck_assert_str_eq(range_at(m, NOPID, 0x10000), "none");
 		ck_assert_str_eq(path, "/a");
 	}
-	ck_assert_int_eq(nchanged, 3);
-	ck_assert_int_eq(changed[2], (int)NOPID);
+	ck_assert_int_eq(nchanged, 4);
+	ck_assert_int_eq(changed[3], (int)NOPID);
 	/* The kernel's pid and pids never seen have no ranges. */
 	ck_assert_ptr_null(maplog__find_map(m, -1, 0xffffffff81000000));
 	ck_assert_ptr_null(maplog__find_map(m, 12345, 0x10000));
+	maplog__free(m);
+}
+END_TEST
+
+/*
+ * An exec (issue 12): the samples the kernel takes while it loads the new image
+ * carry the old image's user registers, so the old ranges answer lookups and
+ * stay in the log until the process shows that it runs the new image.
+ */
+START_TEST(test_exec_window)
+{
+	struct maplog *m;
+	struct rec r;
+
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops, NULL, &m), 0);
+	r = mk(REC_FORK, NOPID, NOPID, 5);
+	r.u.task.ppid = 1;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	/* The old image: an executable (two executable mappings) and a library. */
+	r = range_rec(NOPID, 0x555500001000, 0x1000, 0x1000, 1, "/bin/old");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = range_rec(NOPID, 0x555500005000, 0x1000, 0x5000, 1, "/bin/old");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = range_rec(NOPID, 0x7f0000010000, 0x10000, 0x10000, 2, "/lib/libc.so");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = range_rec(NOPID, 0x7fff00000000, 0x2000, 0, 0, "[vdso]");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ncalls = 0;
+
+	r = mk(REC_COMM, NOPID, NOPID, 20);
+	r.u.comm.exec = true;
+	r.u.comm.comm = "new";
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	expect((const char *[]){ "proc_create 20 999999999 0 new",
+				 "thr_create 999999999 999999999 0 new" }, 2);
+	/* The kernel maps the new executable and its interpreter: the old image stays. */
+	r = range_rec(NOPID, 0x560000001000, 0x4000, 0x1000, 3, "/bin/new");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = range_rec(NOPID, 0x7f1000001000, 0x20000, 0x1000, 4, "/lib/ld.so");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	expect((const char *[]){ "map_in 999999999 0x560000000000 /bin/new",
+				 "map_in 999999999 0x7f1000000000 /lib/ld.so" }, 2);
+	ck_assert_str_eq(range_at(m, NOPID, 0x7f0000010040),
+			 "7f0000010000-7f0000020000 10000 2 /lib/libc.so pid 999999999");
+	ck_assert_str_eq(range_at(m, NOPID, 0x560000002000),
+			 "560000001000-560000005000 1000 3 /bin/new pid 999999999");
+	/* Kernel-mode samples inside execve(), user IP in the old libc or unknown: nothing. */
+	ck_assert_int_eq(maplog__sample(m, 21, (int32_t)NOPID, false, 0x7f0000010040), 0);
+	ck_assert_int_eq(maplog__sample(m, 22, (int32_t)NOPID, false, 0), 0);
+	/* Other processes' samples change nothing either. */
+	ck_assert_int_eq(maplog__sample(m, 22, 12345, true, 0x7f0000010040), 0);
+	expect(NULL, 0);
+	ck_assert_str_eq(range_at(m, NOPID, 0x555500005000),
+			 "555500005000-555500006000 5000 1 /bin/old pid 999999999");
+	/* A kernel-mode sample at the new entry point: the exec is over. */
+	ck_assert_int_eq(maplog__sample(m, 23, (int32_t)NOPID, false, 0x7f1000001100), 0);
+	expect((const char *[]){ "map_out 999999999 0x555500001000 0x555500006000",
+				 "map_out 999999999 0x7f0000010000 0x7f0000020000" }, 2);
+	ck_assert_str_eq(range_at(m, NOPID, 0x7f0000010040), "none");
+	ck_assert_str_eq(range_at(m, NOPID, 0x7f1000001100),
+			 "7f1000001000-7f1000021000 1000 4 /lib/ld.so pid 999999999");
+	ck_assert_int_eq(maplog__sample(m, 24, (int32_t)NOPID, true, 0x7f1000001100), 0);
+	expect(NULL, 0);
+
+	/* A second exec; a fork of the process ends it too (only running code forks). */
+	r = mk(REC_COMM, NOPID, NOPID, 30);
+	r.u.comm.exec = true;
+	r.u.comm.comm = "third";
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ncalls = 0;
+	ck_assert_str_eq(range_at(m, NOPID, 0x560000001000),
+			 "560000001000-560000005000 1000 3 /bin/new pid 999999999");
+	r = mk(REC_FORK, NOPID + 1, NOPID + 1, 31);
+	r.u.task.ppid = NOPID;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	expect((const char *[]){ "map_out 999999999 0x560000001000 0x560000005000",
+				 "map_out 999999999 0x7f1000001000 0x7f1000021000",
+				 "procfork 999999999 1000000000", "proc_create 31 1000000000 0 third",
+				 "thr_create 1000000000 1000000000 0 third" }, 5);
+	ck_assert_str_eq(range_at(m, NOPID, 0x560000001000), "none");
+	ck_assert_str_eq(range_at(m, NOPID + 1, 0x560000001000), "none");
 	maplog__free(m);
 }
 END_TEST
@@ -566,6 +652,7 @@ int main(void)
 	tcase_add_test(tc, test_kernel_maps);
 	tcase_add_test(tc, test_storm_forgets);
 	tcase_add_test(tc, test_ranges);
+	tcase_add_test(tc, test_exec_window);
 	tcase_add_test(tc, test_ranges_many);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -1601,6 +1601,160 @@ START_TEST(test_entry_frame)
 }
 END_TEST
 
+/*
+ * Two hand-written leaves for the slots-under-SP cases, each called with
+ * (regs[20], stack buffer, bytes): they store the registers in perf's order as
+ * at label 1 (IP = that label), copy @bytes of the stack from SP without a call
+ * (rep movsb), and return.
+ *
+ * unwt_epi ends like a GCC function with a frame pointer: push rbp / mov rsp,rbp /
+ * pop rbp, with no .cfi_restore after the pop, so at its ret the CFI still puts
+ * the caller's rbp at CFA-16, 8 bytes under SP, where no snapshot reaches.  Its
+ * caller finds its own frame through rbp (CFA = rbp + 16).
+ *
+ * unwt_redzone saves rbp in the red zone (under SP), then changes rbp: at label 1
+ * (not an epilogue) the saved value is not the live register, so the unwinder
+ * must not use the live one: the walk stops with "below-sp".
+ */
+__asm__(".text\n"
+	/* the body both leaves share */
+	".macro UNWT_STORE_COPY\n"
+	"\tmovq %rax, 0(%rdi)\n\tmovq %rbx, 8(%rdi)\n\tmovq %rcx, 16(%rdi)\n"
+	"\tmovq %rdx, 24(%rdi)\n\tmovq %rsi, 32(%rdi)\n\tmovq %rdi, 40(%rdi)\n"
+	"\tmovq %rbp, 48(%rdi)\n\tmovq %rsp, 56(%rdi)\n\tleaq 1f(%rip), %rax\n"
+	"\tmovq %rax, 64(%rdi)\n\tmovq %r8, 96(%rdi)\n\tmovq %r9, 104(%rdi)\n"
+	"\tmovq %r10, 112(%rdi)\n\tmovq %r11, 120(%rdi)\n\tmovq %r12, 128(%rdi)\n"
+	"\tmovq %r13, 136(%rdi)\n\tmovq %r14, 144(%rdi)\n\tmovq %r15, 152(%rdi)\n"
+	"\tmovq %rdx, %rcx\n\tmovq %rsi, %rdi\n\tmovq %rsp, %rsi\n\trep movsb\n"
+	".endm\n"
+	".globl unwt_epi\n.type unwt_epi, @function\nunwt_epi:\n"
+	"\t.cfi_startproc\n"
+	"\tpushq %rbp\n\t.cfi_def_cfa_offset 16\n\t.cfi_offset %rbp, -16\n"
+	"\tmovq %rsp, %rbp\n\t.cfi_def_cfa_register %rbp\n"
+	"\tpopq %rbp\n\t.cfi_def_cfa %rsp, 8\n"
+	"\tUNWT_STORE_COPY\n"
+	"1:\tret\n"
+	"\t.cfi_endproc\n.size unwt_epi, .-unwt_epi\n"
+	".globl unwt_redzone\n.type unwt_redzone, @function\nunwt_redzone:\n"
+	"\t.cfi_startproc\n"
+	"\tmovq %rbp, -8(%rsp)\n\t.cfi_offset %rbp, -16\n"
+	"\txorl %ebp, %ebp\n"
+	"\tUNWT_STORE_COPY\n"
+	"1:\tmovq -8(%rsp), %rbp\n\t.cfi_restore %rbp\n"
+	"\tret\n"
+	"\t.cfi_endproc\n.size unwt_redzone, .-unwt_redzone\n");
+
+void unwt_epi(uint64_t *regs, void *buf, uint64_t bytes);
+void unwt_redzone(uint64_t *regs, void *buf, uint64_t bytes);
+
+#define UNWT_FP_FN __attribute__((noipa, optimize("no-omit-frame-pointer")))
+
+/* How many bytes of the stack above @sp may be copied (the stack mapping's end). */
+static uint64_t stack_room(struct capture *c, uint64_t sp)
+{
+	uint64_t top = 0;
+
+	maps_load(&c->maps);
+	for (size_t i = 0; i < c->maps.n; i++)
+		if (sp >= c->maps.m[i].start && sp < c->maps.m[i].end)
+			top = c->maps.m[i].end;
+	/* The leaf's own frame lies below ours: leave room for it. */
+	return top - sp < STACK_BYTES - 256 ? top - sp : STACK_BYTES - 256;
+}
+
+/* Callers with a frame pointer: their CFA is rbp + 16. */
+UNWT_FP_FN static void unwt_epi_caller(struct capture *c, bool redzone)
+{
+	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	uint64_t n = stack_room(c, here);
+
+	if (redzone)
+		unwt_redzone(c->regs, c->buf + 1, n);
+	else
+		unwt_epi(c->regs, c->buf + 1, n);
+	c->regs[9] = 0x246;
+	c->regs[10] = 0x33;
+	c->regs[11] = 0x2b;
+	c->dyn = n;
+	g_sink++;
+}
+
+UNWT_FN static void unwt_epi_outer(struct capture *c, bool redzone)
+{
+	unwt_epi_caller(c, redzone);
+	g_sink++;
+}
+
+/* A sample in an epilogue, after pop %rbp, before ret: the caller's rbp is the live one. */
+START_TEST(test_epilogue)
+{
+	static const char *const want[] = { "unwt_epi", "unwt_epi_caller", "unwt_epi_outer",
+					    "test_epilogue_fn" };
+	struct capture *c = capture_new();
+	uint64_t pcs[MAXPCS];
+	enum unwind_outcome o;
+	struct rec_sample s;
+	struct unwind_ctx *u;
+	struct names *nm = names_new();
+	int n;
+
+	unwt_epi_outer(c, false);
+	sample_from(&s, c);
+	u = ctx_new(0, &c->maps);
+	n = do_unwind(u, &s, pcs, MAXPCS, &o);
+	symbolize(pcs, n, nm);
+	names_print("epilogue", nm, o);
+	check_self_tail(nm, names_expect(nm, want, 4), o);
+	ck_assert_uint_ge(unwind_ctx__stats(u)->epilogue_regs, 1);
+	ck_assert_uint_eq(unwind_ctx__stats(u)->fp_steps, 0);
+	unwind_ctx__free(u);
+
+	/* A slot under SP whose register changed since (a red-zone save): no guess. */
+	memset(c, 0, sizeof(*c));
+	unwt_epi_outer(c, true);
+	sample_from(&s, c);
+	u = ctx_new(0, &c->maps);
+	n = do_unwind(u, &s, pcs, MAXPCS, &o);
+	symbolize(pcs, n, nm);
+	names_print("red zone", nm, o);
+	ck_assert_str_eq(unwind_outcome_name(o), "below-sp");
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(names_expect(nm, (const char *const[]){ "unwt_redzone", "unwt_epi_caller" },
+				      2), 2);
+	ck_assert_uint_eq(unwind_ctx__stats(u)->epilogue_regs, 0);
+	unwind_ctx__free(u);
+	free(nm);
+	free(c);
+}
+END_TEST
+
+/* The kernel copied no stack (inside execve() after the address space was replaced). */
+START_TEST(test_no_stack)
+{
+	struct capture *c = capture_new();
+	uint64_t pcs[8];
+	enum unwind_outcome o;
+	struct rec_sample s;
+	struct unwind_ctx *u;
+
+	unwt_run_qsort(c);
+	sample_from(&s, c);
+	s.mode = REC_MODE_KERNEL;
+	s.stack_dyn_size = 0;
+	u = ctx_new(0, &c->maps);
+	ck_assert_int_eq(do_unwind(u, &s, pcs, 8, &o), 1);
+	ck_assert_uint_eq(pcs[0], c->regs[8]);
+	ck_assert_str_eq(unwind_outcome_name(o), "no-stack");
+	/* No snapshot asked for at all is not that: the walk ran out of one. */
+	s.stack = NULL;
+	s.stack_size = 0;
+	ck_assert_int_eq(do_unwind(u, &s, pcs, 8, &o), 1);
+	ck_assert_str_eq(unwind_outcome_name(o), "truncated");
+	unwind_ctx__free(u);
+	free(c);
+}
+END_TEST
+
 static void log_hook(int prio, const char *msg, void *userdata)
 {
 	(void)userdata;
@@ -1642,6 +1796,8 @@ static Suite *unwind_suite(void)
 	tcase_add_test(tc, test_fp_fallback);
 	tcase_add_test(tc, test_vdso);
 	tcase_add_test(tc, test_entry_frame);
+	tcase_add_test(tc, test_epilogue);
+	tcase_add_test(tc, test_no_stack);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("signal");
