@@ -12,9 +12,10 @@ declare -A allowed=(
 	[common]="log.h common.h"
 	[pmclog]="pmclog.h pmclog-format.h"
 	[collector]="collector.h collector-event.h record.h"
-	[maplog]="maplog.h maplog-elf.h maplog-proc.h maplog-sym.h record.h"
+	[maplog]="maplog.h maplog-elf.h maplog-proc.h record.h"
+	[report]="report.h report-sym.h maplog-elf.h pmclog.h pmclog-format.h"
 	[unwind]="unwind.h record.h maplog.h"
-	[tools]="pmclog.h pmclog-format.h maplog.h maplog-elf.h maplog-sym.h record.h ctl-protocol.h"
+	[tools]="pmclog.h pmclog-format.h maplog.h maplog-elf.h report.h report-sym.h record.h ctl-protocol.h"
 	[daemon]="*"
 )
 # Foreign headers that only some modules may include.
@@ -22,8 +23,8 @@ declare -A owner=(
 	["linux/perf_event.h"]="collector"
 	["libunwind"]="unwind"
 	["jansson.h"]="daemon tools"
-	["libelf.h"]="maplog unwind"
-	["gelf.h"]="maplog unwind"
+	["libelf.h"]="maplog unwind report"
+	["gelf.h"]="maplog unwind report"
 	["systemd/"]="daemon"
 	["bpf/"]="daemon collector"
 )

@@ -37,7 +37,7 @@
 
 #include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
-#include "hwpmcd/maplog-sym.h"
+#include "hwpmcd/report-sym.h"
 #include "tools-report.h"
 
 #define TOOLS_REP_READ_CHUNK	(64u << 10)
@@ -293,7 +293,7 @@ static void image_open_info(struct tools_report *r, struct tools_rep_image *img)
 	else
 		snprintf(path, sizeof(path), "%s%s", r->o.symfs ? r->o.symfs : "", img->path);
 	/* Never open a device or FIFO a hostile log names (a watchdog acts when opened). */
-	fd = maplog_open_regular(path, NULL);
+	fd = report_open_regular(path, NULL);
 	if (fd < 0) {
 		img->info_err = fd;
 		return;
@@ -355,7 +355,7 @@ static struct tools_rep_image *image_get(struct tools_report *r, const char *pat
 
 static void image_load_syms(struct tools_report *r, struct tools_rep_image *img)
 {
-	struct maplog_sym_opts so = { .symfs = r->o.symfs, .debugdir = r->o.debugdir };
+	struct report_sym_opts so = { .symfs = r->o.symfs, .debugdir = r->o.debugdir };
 	char path[4096];
 
 	img->syms_tried = true;
@@ -363,9 +363,9 @@ static void image_load_syms(struct tools_report *r, struct tools_rep_image *img)
 		return;
 	if (img->kernel && !strchr(img->path, '/')) {
 		snprintf(path, sizeof(path), "/boot/kernel/%s", img->path);
-		(void)maplog_symtab__open(path, &so, &img->syms);
+		(void)report_symtab__open(path, &so, &img->syms);
 	} else {
-		(void)maplog_symtab__open(img->path, &so, &img->syms);
+		(void)report_symtab__open(img->path, &so, &img->syms);
 	}
 }
 
@@ -499,11 +499,11 @@ static uint32_t resolve_in(struct tools_report *r, const struct tools_rep_range 
 {
 	struct tools_rep_image *img = rg->img;
 	uint64_t link = look - rg->bias;
-	const struct maplog_sym *s;
+	const struct report_sym *s;
 
 	if (!img->syms_tried)
 		image_load_syms(r, img);
-	s = img->syms ? maplog_symtab__lookup(img->syms, link) : NULL;
+	s = img->syms ? report_symtab__lookup(img->syms, link) : NULL;
 	if (!s)
 		return func_intern(r, TOOLS_REP_F_NOSYM, img, NULL, NULL, link);
 	return func_intern(r, img->kernel ? TOOLS_REP_F_KERNEL : TOOLS_REP_F_USER, img, NULL,
@@ -523,7 +523,7 @@ static uint32_t resolve_kernel(struct tools_report *r, uint64_t look)
 		load_kallsyms(r);
 	}
 	if (r->ksyms) {
-		const struct maplog_sym *s = maplog_symtab__lookup(r->ksyms, look);
+		const struct report_sym *s = report_symtab__lookup(r->ksyms, look);
 
 		if (s)
 			return func_intern(r, TOOLS_REP_F_KERNEL, NULL, s->module, s->name,
@@ -1130,21 +1130,21 @@ static int on_record(struct tools_report *r, const struct plog_record *rec)
 /* Kernel symbols ------------------------------------------------------------ */
 
 /* The run-time _stext of a kallsyms table (aliases at one address keep one name). */
-static const struct maplog_sym *ksyms_stext(const struct maplog_symtab *t)
+static const struct report_sym *ksyms_stext(const struct report_symtab *t)
 {
-	const struct maplog_sym *s = maplog_symtab__find(t, "_stext");
+	const struct report_sym *s = report_symtab__find(t, "_stext");
 
-	return s ? s : maplog_symtab__find(t, "_text");
+	return s ? s : report_symtab__find(t, "_text");
 }
 
 static void load_kallsyms(struct tools_report *r)
 {
 	char path[1100];
-	const struct maplog_sym *st;
+	const struct report_sym *st;
 	int e;
 
 	if (r->o.kallsyms) {
-		e = maplog_symtab__kallsyms(r->o.kallsyms, &r->ksyms);
+		e = report_symtab__kallsyms(r->o.kallsyms, &r->ksyms);
 		if (e < 0) {
 			log_warn(
 				"%s: cannot read kernel symbols: %s; kernel PCs print as addresses",
@@ -1156,12 +1156,12 @@ static void load_kallsyms(struct tools_report *r)
 		snprintf(r->ksyms_source, sizeof(r->ksyms_source), "%s", r->o.kallsyms);
 	} else if (strcmp(r->file, "-") != 0 &&
 		   snprintf(path, sizeof(path), "%s.kallsyms", r->file) < (int)sizeof(path) &&
-		   access(path, R_OK) == 0 && maplog_symtab__kallsyms(path, &r->ksyms) == 0) {
+		   access(path, R_OK) == 0 && report_symtab__kallsyms(path, &r->ksyms) == 0) {
 		snprintf(r->ksyms_source, sizeof(r->ksyms_source), "%s", path);
-	} else if (r->have_kslide && maplog_symtab__kallsyms("/proc/kallsyms", &r->ksyms) == 0) {
+	} else if (r->have_kslide && report_symtab__kallsyms("/proc/kallsyms", &r->ksyms) == 0) {
 		st = ksyms_stext(r->ksyms);
 		if (!st || st->start - 0xffffffff81000000ull != r->kslide) {
-			maplog_symtab__free(r->ksyms);
+			report_symtab__free(r->ksyms);
 			r->ksyms = NULL;
 			snprintf(r->ksyms_note, sizeof(r->ksyms_note),
 				 "none: /proc/kallsyms is of another boot (pass --kallsyms FILE)");
@@ -1307,7 +1307,7 @@ void tools_report_free(struct tools_report *r)
 			struct tools_rep_image *img = r->iht[i];
 
 			r->iht[i] = img->hnext;
-			maplog_symtab__free(img->syms);
+			report_symtab__free(img->syms);
 			free(img->shown);
 			free(img->path);
 			free(img);
@@ -1334,7 +1334,7 @@ void tools_report_free(struct tools_report *r)
 		}
 	}
 	free(r->tht);
-	maplog_symtab__free(r->ksyms);
+	report_symtab__free(r->ksyms);
 	free(r->chain);
 	free(r->pcc);
 	free(r->stamp);

@@ -23,7 +23,7 @@
 #include <stdio.h>
 
 #include "hwpmcd/maplog-elf.h"
-#include "hwpmcd/maplog-sym.h"
+#include "hwpmcd/report-sym.h"
 #include "hwpmcd/pmclog.h"
 
 #define TOOLS_REP_KERNEL_MIN 0xffff800000000000ull
@@ -44,7 +44,7 @@ struct tools_rep_image {
 	bool kernel;	  /* announced for pid -1 */
 	int info_err;	  /* 0: info is valid; else why the file could not be read */
 	struct maplog_elf_info info;
-	struct maplog_symtab *syms; /* loaded at the first PC that needs it */
+	struct report_symtab *syms; /* loaded at the first PC that needs it */
 	bool syms_tried;
 	uint64_t pcs;	    /* PCs resolved into this image */
 	uint64_t pcs_nosym; /* of them without a symbol */
@@ -148,7 +148,7 @@ struct tools_report {
 	struct tools_rep_image **iht;
 	size_t ihtcap, nimages, images_missing;
 	/* kernel symbols */
-	struct maplog_symtab *ksyms;
+	struct report_symtab *ksyms;
 	bool ksyms_tried;
 	char ksyms_source[1100];
 	char ksyms_note[256];

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * maplog-sym.c: the function symbols of an ELF image (with its separate debug file)
+ * report-sym.c: the function symbols of an ELF image (with its separate debug file)
  * or of a kallsyms file, sorted once and looked up by binary search.
  *
  * PUBLIC INTERFACES
- *   maplog_symtab__open(), maplog_symtab__kallsyms(), maplog_symtab__free(),
- *   maplog_symtab__lookup(), maplog_symtab__find(), maplog_symtab__nsyms(),
- *   maplog_symtab__sym(), maplog_symtab__info(), maplog_symtab__source(),
- *   maplog_symtab__debug_path(), maplog_sym_source_name()
- *   (see include/hwpmcd/maplog-sym.h)
+ *   report_symtab__open(), report_symtab__kallsyms(), report_symtab__free(),
+ *   report_symtab__lookup(), report_symtab__find(), report_symtab__nsyms(),
+ *   report_symtab__sym(), report_symtab__info(), report_symtab__source(),
+ *   report_symtab__debug_path(), report_sym_source_name()
+ *   (see include/hwpmcd/report-sym.h)
  *
  * IMPLEMENTATION NOTES
  *   Building goes through a "builder": a growing array of raw entries (start, size,
@@ -17,7 +17,7 @@
  *   before we return; the kallsyms path reads the whole file into one buffer, ends
  *   every name in place with a NUL and uses the buffer itself as the pool, so parsing
  *   120k lines costs no allocation per line.  The builder is then sorted (by start,
- *   then by preference), each run of equal starts becomes one struct maplog_sym, and
+ *   then by preference), each run of equal starts becomes one struct report_sym, and
  *   only the kept names (and each distinct module name once per run of equal module
  *   names) are copied into the final pool of the symtab, so the symtab holds no
  *   bytes it does not need.
@@ -45,7 +45,7 @@
  *   the top is the open function with the greatest start.  The table has at most
  *   2n + 1 segments and exists only for tables with overlaps.
  *
- *   Hostile files.  Every file is opened by maplog_open_regular(): refused with
+ *   Hostile files.  Every file is opened by report_open_regular(): refused with
  *   -ENOEXEC unless it is a regular file, and never opened for reading otherwise,
  *   so neither a FIFO (blocks) nor a device (acts when opened) is touched.  libelf reads with
  *   ELF_C_READ (pread(2), no SIGBUS on a file truncated under us) and checks
@@ -88,7 +88,7 @@
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
-#include "hwpmcd/maplog-sym.h"
+#include "hwpmcd/report-sym.h"
 
 #define DEFAULT_DEBUGDIR "/usr/lib/debug"
 /* The most a last function of size 0 holds. */
@@ -127,14 +127,14 @@ struct sym_seg {
 	size_t idx; /* into syms[], or NO_SYM for a gap */
 };
 
-struct maplog_symtab {
-	struct maplog_sym *syms; /* n functions, sorted by strictly increasing start */
+struct report_symtab {
+	struct report_sym *syms; /* n functions, sorted by strictly increasing start */
 	size_t n;
 	char *pool;	      /* every name and module string of syms[] */
 	struct sym_seg *segs; /* only if functions overlap, else NULL */
 	size_t nsegs;
 	struct maplog_elf_info info;
-	enum maplog_sym_source source;
+	enum report_sym_source source;
 	char *debug_path;
 };
 
@@ -267,9 +267,9 @@ static int cmp_raw(const void *pa, const void *pb, void *arg)
 /* ---- ranges and lookup -------------------------------------------------------------- */
 
 /* The end (exclusive) of the addresses syms[i] holds; see the file comment. */
-static uint64_t sym_end(const struct maplog_symtab *t, size_t i)
+static uint64_t sym_end(const struct report_symtab *t, size_t i)
 {
-	const struct maplog_sym *s = &t->syms[i];
+	const struct report_sym *s = &t->syms[i];
 	uint64_t end;
 
 	if (s->size == 0) {
@@ -295,7 +295,7 @@ static void seg_emit(struct sym_seg *segs, size_t *k, uint64_t start, size_t idx
  * function) or to the end of the top of the stack (popped in the next turn), so there
  * are at most 2n + 1 turns and segments.
  */
-static int build_segments(struct maplog_symtab *t)
+static int build_segments(struct report_symtab *t)
 {
 	struct sym_seg *segs;
 	size_t *stack;
@@ -349,7 +349,7 @@ static int build_segments(struct maplog_symtab *t)
 	return 0;
 }
 
-const struct maplog_sym *maplog_symtab__lookup(const struct maplog_symtab *t, uint64_t addr)
+const struct report_sym *report_symtab__lookup(const struct report_symtab *t, uint64_t addr)
 {
 	size_t lo = 0, hi;
 
@@ -398,7 +398,7 @@ static bool new_module(const struct builder *b, size_t mod, size_t prev_mod)
  * Sort and dedupe the builder into t->syms and t->pool (see the file comment), then
  * build the segments if needed.  The builder keeps its memory; the caller frees it.
  */
-static int symtab_build(struct maplog_symtab *t, struct builder *b)
+static int symtab_build(struct report_symtab *t, struct builder *b)
 {
 	size_t m = 0, bytes = 0, prev_mod = NO_MODULE;
 	size_t k = 0, used = 0;
@@ -430,7 +430,7 @@ static int symtab_build(struct maplog_symtab *t, struct builder *b)
 	prev_mod = NO_MODULE;
 	for (size_t i = 0; i < b->n; i++) {
 		const struct raw_sym *r = &b->v[i];
-		struct maplog_sym *s;
+		struct report_sym *s;
 
 		if (i > 0 && r->start == b->v[i - 1].start) {
 			/* An alias: only its size counts (the largest known one wins). */
@@ -470,7 +470,7 @@ static int symtab_build(struct maplog_symtab *t, struct builder *b)
  * us.  Without /proc, the O_PATH fstat() and an O_NONBLOCK open whose fstat()
  * must show the same inode do the same (a FIFO swapped in cannot block).
  */
-int maplog_open_regular(const char *path, uint64_t *ret_size)
+int report_open_regular(const char *path, uint64_t *ret_size)
 {
 	struct stat st, st2;
 	char self[64];
@@ -509,7 +509,7 @@ int maplog_open_regular(const char *path, uint64_t *ret_size)
 static int open_regular(const char *path, int *ret_fd, off_t *ret_size)
 {
 	uint64_t size;
-	int fd = maplog_open_regular(path, &size);
+	int fd = report_open_regular(path, &size);
 
 	if (fd < 0)
 		return fd;
@@ -851,12 +851,12 @@ static int try_debug_file(const char *dpath, const struct maplog_elf_info *img,
 }
 
 /*
- * Look for the separate debug file in gdb's order (see maplog-sym.h).  Returns 1 with
+ * Look for the separate debug file in gdb's order (see report-sym.h).  Returns 1 with
  * *ret_source and *ret_path (malloc'ed) set if one was used, 0 if none, or -ENOMEM.
  */
 static int find_debug(const struct sym_paths *sp, const struct maplog_elf_info *img,
 		      const struct debuglink *dl, struct builder *b,
-		      enum maplog_sym_source *ret_source, char **ret_path)
+		      enum report_sym_source *ret_source, char **ret_path)
 {
 	char p[PATH_MAX];
 	int r;
@@ -872,7 +872,7 @@ static int find_debug(const struct sym_paths *sp, const struct maplog_elf_info *
 			if (r < 0)
 				return r;
 			if (r > 0) {
-				*ret_source = MAPLOG_SYM_DEBUG_BUILDID;
+				*ret_source = REPORT_SYM_DEBUG_BUILDID;
 				goto found;
 			}
 		}
@@ -897,7 +897,7 @@ static int find_debug(const struct sym_paths *sp, const struct maplog_elf_info *
 		if (r < 0)
 			return r;
 		if (r > 0) {
-			*ret_source = MAPLOG_SYM_DEBUG_LINK;
+			*ret_source = REPORT_SYM_DEBUG_LINK;
 			goto found;
 		}
 	}
@@ -918,15 +918,15 @@ static int trimmed_len(const char *s)
 	return n > INT_MAX ? INT_MAX : (int)n;
 }
 
-int maplog_symtab__open(const char *path, const struct maplog_sym_opts *opts,
-			struct maplog_symtab **ret_t)
+int report_symtab__open(const char *path, const struct report_sym_opts *opts,
+			struct report_symtab **ret_t)
 {
-	struct maplog_symtab *t = NULL;
+	struct report_symtab *t = NULL;
 	struct builder b = { 0 };
 	struct elf_file f = { .fd = -1 };
 	struct debuglink dl = { .present = false };
 	struct sym_paths sp;
-	enum maplog_sym_source source;
+	enum report_sym_source source;
 	char ipath[PATH_MAX];
 	char *dpath = NULL;
 	const char *slash;
@@ -970,19 +970,19 @@ int maplog_symtab__open(const char *path, const struct maplog_sym_opts *opts,
 	/* The search below opens one file at a time; the image is done with. */
 	elf_file_close(&f);
 	if (has_symtab) {
-		source = MAPLOG_SYM_SYMTAB;
+		source = REPORT_SYM_SYMTAB;
 	} else {
 		r = find_debug(&sp, &t->info, &dl, &b, &source, &dpath);
 		if (r < 0)
 			goto err;
 		if (r == 0)
-			source = MAPLOG_SYM_DYNSYM;
+			source = REPORT_SYM_DYNSYM;
 	}
 	r = symtab_build(t, &b);
 	if (r < 0)
 		goto err;
 	if (t->n == 0) {
-		source = MAPLOG_SYM_NONE;
+		source = REPORT_SYM_NONE;
 		free(dpath);
 		dpath = NULL;
 	}
@@ -995,7 +995,7 @@ err:
 	elf_file_close(&f);
 	builder_exit(&b);
 	free(dpath);
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 	return r;
 }
 
@@ -1147,9 +1147,9 @@ static int parse_kallsyms(char *buf, size_t len, struct builder *b)
 	return kept > 0 ? 0 : -ENODATA;
 }
 
-int maplog_symtab__kallsyms(const char *path, struct maplog_symtab **ret_t)
+int report_symtab__kallsyms(const char *path, struct report_symtab **ret_t)
 {
-	struct maplog_symtab *t = NULL;
+	struct report_symtab *t = NULL;
 	struct builder b = { 0 };
 	off_t size = 0;
 	char *buf = NULL;
@@ -1181,19 +1181,19 @@ int maplog_symtab__kallsyms(const char *path, struct maplog_symtab **ret_t)
 	r = symtab_build(t, &b);
 	if (r < 0)
 		goto err;
-	t->source = MAPLOG_SYM_KALLSYMS;
+	t->source = REPORT_SYM_KALLSYMS;
 	builder_exit(&b);
 	*ret_t = t;
 	return 0;
 err:
 	builder_exit(&b);
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 	return r;
 }
 
 /* ---- accessors ---------------------------------------------------------------------- */
 
-void maplog_symtab__free(struct maplog_symtab *t)
+void report_symtab__free(struct report_symtab *t)
 {
 	if (!t)
 		return;
@@ -1204,7 +1204,7 @@ void maplog_symtab__free(struct maplog_symtab *t)
 	free(t);
 }
 
-const struct maplog_sym *maplog_symtab__find(const struct maplog_symtab *t, const char *name)
+const struct report_sym *report_symtab__find(const struct report_symtab *t, const char *name)
 {
 	if (!t || !name)
 		return NULL;
@@ -1214,45 +1214,45 @@ const struct maplog_sym *maplog_symtab__find(const struct maplog_symtab *t, cons
 	return NULL;
 }
 
-size_t maplog_symtab__nsyms(const struct maplog_symtab *t)
+size_t report_symtab__nsyms(const struct report_symtab *t)
 {
 	return t ? t->n : 0;
 }
 
-const struct maplog_sym *maplog_symtab__sym(const struct maplog_symtab *t, size_t i)
+const struct report_sym *report_symtab__sym(const struct report_symtab *t, size_t i)
 {
 	if (!t || i >= t->n)
 		return NULL;
 	return &t->syms[i];
 }
 
-const struct maplog_elf_info *maplog_symtab__info(const struct maplog_symtab *t)
+const struct maplog_elf_info *report_symtab__info(const struct report_symtab *t)
 {
 	return t ? &t->info : NULL;
 }
 
-enum maplog_sym_source maplog_symtab__source(const struct maplog_symtab *t)
+enum report_sym_source report_symtab__source(const struct report_symtab *t)
 {
-	return t ? t->source : MAPLOG_SYM_NONE;
+	return t ? t->source : REPORT_SYM_NONE;
 }
 
-const char *maplog_symtab__debug_path(const struct maplog_symtab *t)
+const char *report_symtab__debug_path(const struct report_symtab *t)
 {
 	return t ? t->debug_path : NULL;
 }
 
-const char *maplog_sym_source_name(enum maplog_sym_source s)
+const char *report_sym_source_name(enum report_sym_source s)
 {
-	static const char *const names[MAPLOG_SYM_SOURCE_MAX] = {
-		[MAPLOG_SYM_SYMTAB] = "symtab",
-		[MAPLOG_SYM_DEBUG_BUILDID] = "debug-buildid",
-		[MAPLOG_SYM_DEBUG_LINK] = "debuglink",
-		[MAPLOG_SYM_DYNSYM] = "dynsym",
-		[MAPLOG_SYM_NONE] = "none",
-		[MAPLOG_SYM_KALLSYMS] = "kallsyms",
+	static const char *const names[REPORT_SYM_SOURCE_MAX] = {
+		[REPORT_SYM_SYMTAB] = "symtab",
+		[REPORT_SYM_DEBUG_BUILDID] = "debug-buildid",
+		[REPORT_SYM_DEBUG_LINK] = "debuglink",
+		[REPORT_SYM_DYNSYM] = "dynsym",
+		[REPORT_SYM_NONE] = "none",
+		[REPORT_SYM_KALLSYMS] = "kallsyms",
 	};
 
-	if ((unsigned)s >= MAPLOG_SYM_SOURCE_MAX)
+	if ((unsigned)s >= REPORT_SYM_SOURCE_MAX)
 		return "unknown";
 	return names[s];
 }

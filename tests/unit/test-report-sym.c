@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test-maplog-sym.c: Check suite for src/maplog/maplog-sym.c (function symbols of ELF
+ * test-report-sym.c: Check suite for src/report/report-sym.c (function symbols of ELF
  * images and kallsyms files).
  *
  * The ELF cases use this executable itself: it defines non-inlined functions and
@@ -32,7 +32,7 @@
 
 #include "hwpmcd/common.h"
 #include "hwpmcd/maplog-elf.h"
-#include "hwpmcd/maplog-sym.h"
+#include "hwpmcd/report-sym.h"
 
 /*
  * For loops over thousands of entries: Check records every passing ck_assert() with a
@@ -356,7 +356,7 @@ static void prepare(void)
 static bool need_files(void)
 {
 	if (prep == PREP_SKIPPED) {
-		fprintf(stderr, "test-maplog-sym: skipping a case: %s\n", prep_why);
+		fprintf(stderr, "test-report-sym: skipping a case: %s\n", prep_why);
 		return false;
 	}
 	ck_assert_msg(prep == PREP_OK, "cannot make the test files: %s", prep_why);
@@ -398,10 +398,10 @@ static uint64_t link_addr(int (*fn)(int))
 	return (uint64_t)(uintptr_t)fn - load_bias();
 }
 
-static struct maplog_symtab *open_ok(const char *path, const struct maplog_sym_opts *opts)
+static struct report_symtab *open_ok(const char *path, const struct report_sym_opts *opts)
 {
-	struct maplog_symtab *t = NULL;
-	int r = maplog_symtab__open(path, opts, &t);
+	struct report_symtab *t = NULL;
+	int r = report_symtab__open(path, opts, &t);
 
 	ck_assert_msg(r == 0, "cannot open '%s': %d", path, r);
 	ck_assert_ptr_nonnull(t);
@@ -412,12 +412,12 @@ static struct maplog_symtab *open_ok(const char *path, const struct maplog_sym_o
  * The invariants of every table: strictly increasing starts, non-empty names, and
  * each function found at its own start (the greatest start <= it, which holds it).
  */
-static void check_table(const struct maplog_symtab *t, bool kallsyms)
+static void check_table(const struct report_symtab *t, bool kallsyms)
 {
-	size_t n = maplog_symtab__nsyms(t);
+	size_t n = report_symtab__nsyms(t);
 
 	for (size_t i = 0; i < n; i++) {
-		const struct maplog_sym *s = maplog_symtab__sym(t, i);
+		const struct report_sym *s = report_symtab__sym(t, i);
 
 		REQUIRE(s != NULL, "entry %zu missing", i);
 		REQUIRE(s->name != NULL && s->name[0] != '\0', "entry %zu: no name", i);
@@ -427,24 +427,24 @@ static void check_table(const struct maplog_symtab *t, bool kallsyms)
 			REQUIRE(s->size == 0, "entry %zu: kallsyms size %llu", i,
 				(unsigned long long)s->size);
 		if (i > 0)
-			REQUIRE(s->start > maplog_symtab__sym(t, i - 1)->start,
+			REQUIRE(s->start > report_symtab__sym(t, i - 1)->start,
 				"entry %zu: start %#llx not above the previous one", i,
 				(unsigned long long)s->start);
 		if (s->start != UINT64_MAX)
-			REQUIRE(maplog_symtab__lookup(t, s->start) == s,
+			REQUIRE(report_symtab__lookup(t, s->start) == s,
 				"entry %zu '%s' not found at its start", i, s->name);
 	}
-	ck_assert_ptr_null(maplog_symtab__sym(t, n));
-	ck_assert_ptr_nonnull(maplog_symtab__info(t));
+	ck_assert_ptr_null(report_symtab__sym(t, n));
+	ck_assert_ptr_nonnull(report_symtab__info(t));
 }
 
 /* The two tables hold the same functions. */
-static void check_same(const struct maplog_symtab *a, const struct maplog_symtab *b)
+static void check_same(const struct report_symtab *a, const struct report_symtab *b)
 {
-	ck_assert_uint_eq(maplog_symtab__nsyms(a), maplog_symtab__nsyms(b));
-	for (size_t i = 0; i < maplog_symtab__nsyms(a); i++) {
-		const struct maplog_sym *x = maplog_symtab__sym(a, i);
-		const struct maplog_sym *y = maplog_symtab__sym(b, i);
+	ck_assert_uint_eq(report_symtab__nsyms(a), report_symtab__nsyms(b));
+	for (size_t i = 0; i < report_symtab__nsyms(a); i++) {
+		const struct report_sym *x = report_symtab__sym(a, i);
+		const struct report_sym *y = report_symtab__sym(b, i);
 
 		REQUIRE(x->start == y->start && x->size == y->size && strcmp(x->name, y->name) == 0,
 			"entry %zu differs: '%s' %#llx+%llu, '%s' %#llx+%llu", i, x->name,
@@ -454,23 +454,23 @@ static void check_same(const struct maplog_symtab *a, const struct maplog_symtab
 }
 
 /* Look up @fn by its run-time address and check name, start and the function's ends. */
-static void check_fn(const struct maplog_symtab *t, int (*fn)(int), const char *name)
+static void check_fn(const struct report_symtab *t, int (*fn)(int), const char *name)
 {
 	uint64_t a = link_addr(fn);
-	const struct maplog_sym *s = maplog_symtab__lookup(t, a);
+	const struct report_sym *s = report_symtab__lookup(t, a);
 
 	ck_assert_msg(s != NULL, "'%s' not found at %#llx", name, (unsigned long long)a);
 	ck_assert_str_eq(s->name, name);
 	ck_assert_uint_eq(s->start, a);
 	ck_assert_ptr_null(s->module);
 	ck_assert_uint_gt(s->size, 0);
-	ck_assert_ptr_eq(maplog_symtab__lookup(t, a + s->size / 2), s);
-	ck_assert_ptr_eq(maplog_symtab__lookup(t, a + s->size - 1), s);
-	ck_assert_ptr_ne(maplog_symtab__lookup(t, a + s->size), s);
-	ck_assert_ptr_ne(maplog_symtab__lookup(t, a - 1), s);
+	ck_assert_ptr_eq(report_symtab__lookup(t, a + s->size / 2), s);
+	ck_assert_ptr_eq(report_symtab__lookup(t, a + s->size - 1), s);
+	ck_assert_ptr_ne(report_symtab__lookup(t, a + s->size), s);
+	ck_assert_ptr_ne(report_symtab__lookup(t, a - 1), s);
 }
 
-static void check_self_names(const struct maplog_symtab *t)
+static void check_self_names(const struct report_symtab *t)
 {
 	check_fn(t, sym_test_alpha, "sym_test_alpha");
 	check_fn(t, sym_test_beta, "sym_test_beta");
@@ -484,54 +484,54 @@ static void check_self_names(const struct maplog_symtab *t)
 
 START_TEST(test_self_symtab)
 {
-	struct maplog_symtab *t = open_ok(exe_path, NULL);
-	const struct maplog_elf_info *info = maplog_symtab__info(t);
-	const struct maplog_sym *s;
+	struct report_symtab *t = open_ok(exe_path, NULL);
+	const struct maplog_elf_info *info = report_symtab__info(t);
+	const struct report_sym *s;
 
-	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_SYMTAB);
-	ck_assert_ptr_null(maplog_symtab__debug_path(t));
+	ck_assert_int_eq(report_symtab__source(t), REPORT_SYM_SYMTAB);
+	ck_assert_ptr_null(report_symtab__debug_path(t));
 	ck_assert_uint_gt(info->build_id_len, 0);
 	ck_assert(info->has_exec_section);
-	ck_assert_uint_gt(maplog_symtab__nsyms(t), 10);
+	ck_assert_uint_gt(report_symtab__nsyms(t), 10);
 	check_table(t, false);
 	check_self_names(t);
 	/* Aliases that lost are gone; __find() sees only the kept names. */
-	s = maplog_symtab__find(t, "sym_test_beta");
+	s = report_symtab__find(t, "sym_test_beta");
 	ck_assert_ptr_nonnull(s);
 	ck_assert_uint_eq(s->start, link_addr(sym_test_beta));
-	ck_assert_ptr_null(maplog_symtab__find(t, "sym_dd_w"));
-	ck_assert_ptr_null(maplog_symtab__find(t, "sym_dd_l"));
-	ck_assert_ptr_null(maplog_symtab__find(t, "sym_dd2_ab"));
-	ck_assert_ptr_null(maplog_symtab__find(t, "sym_dd2_zzzz"));
-	ck_assert_ptr_null(maplog_symtab__find(t, "sym_dd3_l"));
-	ck_assert_ptr_null(maplog_symtab__find(t, "no_such_function_here"));
+	ck_assert_ptr_null(report_symtab__find(t, "sym_dd_w"));
+	ck_assert_ptr_null(report_symtab__find(t, "sym_dd_l"));
+	ck_assert_ptr_null(report_symtab__find(t, "sym_dd2_ab"));
+	ck_assert_ptr_null(report_symtab__find(t, "sym_dd2_zzzz"));
+	ck_assert_ptr_null(report_symtab__find(t, "sym_dd3_l"));
+	ck_assert_ptr_null(report_symtab__find(t, "no_such_function_here"));
 	/* Keep the functions called, so nothing about them is left to the optimizer. */
 	ck_assert_int_eq(sym_test_alpha(2) + sym_test_beta(20) + sym_dd_w(0) + sym_dd2_ab(0) +
 				 sym_dd3_weak_long(1) - sym_test_gamma(0),
 			 7 + 9 + 7 + 0x5a + 9);
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 }
 END_TEST
 
 START_TEST(test_self_proc_and_small)
 {
 	char small[PATH_MAX];
-	struct maplog_symtab *a, *b;
+	struct report_symtab *a, *b;
 
 	/* /proc/self/exe names the same file through a symlink. */
 	a = open_ok("/proc/self/exe", NULL);
 	b = open_ok(exe_path, NULL);
 	check_same(a, b);
-	maplog_symtab__free(a);
+	report_symtab__free(a);
 	if (need_files()) {
 		/* --strip-debug keeps .symtab: the same functions without DWARF. */
 		tpath(small, "small");
 		a = open_ok(small, NULL);
-		ck_assert_int_eq(maplog_symtab__source(a), MAPLOG_SYM_SYMTAB);
+		ck_assert_int_eq(report_symtab__source(a), REPORT_SYM_SYMTAB);
 		check_same(a, b);
-		maplog_symtab__free(a);
+		report_symtab__free(a);
 	}
-	maplog_symtab__free(b);
+	report_symtab__free(b);
 }
 END_TEST
 
@@ -543,65 +543,65 @@ static void bid_path(char buf[PATH_MAX], const char *debugdir_rel)
 }
 
 /* Open @img with @debugdir and check the source, the debug path and the names. */
-static void check_debug(const char *img, const char *debugdir, enum maplog_sym_source want,
+static void check_debug(const char *img, const char *debugdir, enum report_sym_source want,
 			const char *want_path)
 {
-	struct maplog_sym_opts opts = { .debugdir = debugdir };
+	struct report_sym_opts opts = { .debugdir = debugdir };
 	char small[PATH_MAX];
-	struct maplog_symtab *t, *ref;
+	struct report_symtab *t, *ref;
 
 	t = open_ok(img, &opts);
-	ck_assert_msg(maplog_symtab__source(t) == want, "'%s': source %s, not %s", img,
-		      maplog_sym_source_name(maplog_symtab__source(t)),
-		      maplog_sym_source_name(want));
+	ck_assert_msg(report_symtab__source(t) == want, "'%s': source %s, not %s", img,
+		      report_sym_source_name(report_symtab__source(t)),
+		      report_sym_source_name(want));
 	if (want_path)
-		ck_assert_str_eq(maplog_symtab__debug_path(t), want_path);
+		ck_assert_str_eq(report_symtab__debug_path(t), want_path);
 	else
-		ck_assert_ptr_null(maplog_symtab__debug_path(t));
+		ck_assert_ptr_null(report_symtab__debug_path(t));
 	check_table(t, false);
-	if (want == MAPLOG_SYM_DEBUG_BUILDID || want == MAPLOG_SYM_DEBUG_LINK) {
+	if (want == REPORT_SYM_DEBUG_BUILDID || want == REPORT_SYM_DEBUG_LINK) {
 		tpath(small, "small");
 		ref = open_ok(small, NULL);
 		check_same(t, ref);
 		check_self_names(t);
 		/* __info() describes the image, not the debug file. */
-		ck_assert_uint_eq(maplog_symtab__info(t)->build_id_len,
-				  maplog_symtab__info(ref)->build_id_len);
-		ck_assert_mem_eq(maplog_symtab__info(t)->build_id,
-				 maplog_symtab__info(ref)->build_id,
-				 maplog_symtab__info(ref)->build_id_len);
-		maplog_symtab__free(ref);
+		ck_assert_uint_eq(report_symtab__info(t)->build_id_len,
+				  report_symtab__info(ref)->build_id_len);
+		ck_assert_mem_eq(report_symtab__info(t)->build_id,
+				 report_symtab__info(ref)->build_id,
+				 report_symtab__info(ref)->build_id_len);
+		report_symtab__free(ref);
 	} else {
 		/* A stripped executable exports no functions, or only a few. */
-		ck_assert_ptr_null(maplog_symtab__find(t, "sym_test_alpha"));
-		ck_assert_uint_eq(maplog_symtab__nsyms(t) == 0,
-				  maplog_symtab__source(t) == MAPLOG_SYM_NONE);
+		ck_assert_ptr_null(report_symtab__find(t, "sym_test_alpha"));
+		ck_assert_uint_eq(report_symtab__nsyms(t) == 0,
+				  report_symtab__source(t) == REPORT_SYM_NONE);
 	}
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 }
 
-static bool fallback(enum maplog_sym_source s)
+static bool fallback(enum report_sym_source s)
 {
-	return s == MAPLOG_SYM_DYNSYM || s == MAPLOG_SYM_NONE;
+	return s == REPORT_SYM_DYNSYM || s == REPORT_SYM_NONE;
 }
 
 /* The source a stripped image without usable debug file gets (DYNSYM or NONE). */
-static enum maplog_sym_source stripped_source(void)
+static enum report_sym_source stripped_source(void)
 {
 	char img[PATH_MAX], empty[PATH_MAX];
-	struct maplog_sym_opts opts;
-	struct maplog_symtab *t;
-	enum maplog_sym_source s;
+	struct report_sym_opts opts;
+	struct report_symtab *t;
+	enum report_sym_source s;
 
 	tpath(img, "stripped");
 	tpath(empty, "empty");
 	ck_assert(mkdir(empty, 0755) == 0 || errno == EEXIST);
-	opts = (struct maplog_sym_opts){ .debugdir = empty };
+	opts = (struct report_sym_opts){ .debugdir = empty };
 	t = open_ok(img, &opts);
-	s = maplog_symtab__source(t);
+	s = report_symtab__source(t);
 	ck_assert(fallback(s));
-	ck_assert_ptr_null(maplog_symtab__debug_path(t));
-	maplog_symtab__free(t);
+	ck_assert_ptr_null(report_symtab__debug_path(t));
+	report_symtab__free(t);
 	return s;
 }
 
@@ -616,10 +616,10 @@ START_TEST(test_debug_buildid)
 	tpath(dd, "bid");
 	bid_path(bp, "bid");
 	place(dbg, bp);
-	check_debug(img, dd, MAPLOG_SYM_DEBUG_BUILDID, bp);
+	check_debug(img, dd, REPORT_SYM_DEBUG_BUILDID, bp);
 	/* A trailing slash on the debug directory changes nothing. */
 	tpath(dd, "bid/");
-	check_debug(img, dd, MAPLOG_SYM_DEBUG_BUILDID, bp);
+	check_debug(img, dd, REPORT_SYM_DEBUG_BUILDID, bp);
 	/* Without it: the fallback. */
 	(void)stripped_source();
 }
@@ -642,14 +642,14 @@ START_TEST(test_debug_link)
 	place(linked, img);
 	tpath(p, "l1/prog.debug");
 	place(dbg, p);
-	check_debug(img, dd, MAPLOG_SYM_DEBUG_LINK, p);
+	check_debug(img, dd, REPORT_SYM_DEBUG_LINK, p);
 
 	/* 2: in its .debug/ subdirectory. */
 	tpath(img, "l2/linked");
 	place(linked, img);
 	tpath(p, "l2/.debug/prog.debug");
 	place(dbg, p);
-	check_debug(img, dd, MAPLOG_SYM_DEBUG_LINK, p);
+	check_debug(img, dd, REPORT_SYM_DEBUG_LINK, p);
 
 	/* 3: under the debug directory, at the image's directory. */
 	tpath(img, "l3/linked");
@@ -657,13 +657,13 @@ START_TEST(test_debug_link)
 	tpath(dir3, "gdbg");
 	ck_assert_int_lt(snprintf(p, sizeof(p), "%s%s/l3/prog.debug", dir3, tmpdir), PATH_MAX);
 	place(dbg, p);
-	check_debug(img, dir3, MAPLOG_SYM_DEBUG_LINK, p);
+	check_debug(img, dir3, REPORT_SYM_DEBUG_LINK, p);
 
 	/* The image's directory comes before .debug/. */
 	tpath(img, "l2/linked");
 	tpath(p, "l2/prog.debug");
 	place(dbg, p);
-	check_debug(img, dd, MAPLOG_SYM_DEBUG_LINK, p);
+	check_debug(img, dd, REPORT_SYM_DEBUG_LINK, p);
 }
 END_TEST
 
@@ -685,16 +685,16 @@ START_TEST(test_debug_order)
 	tpath(dd, "bothdbg");
 	bid_path(bp, "bothdbg");
 	place(dbg, bp);
-	check_debug(img, dd, MAPLOG_SYM_DEBUG_BUILDID, bp);
+	check_debug(img, dd, REPORT_SYM_DEBUG_BUILDID, bp);
 
 	/* A build-id file that is not ELF is skipped; the debuglink then works. */
 	put_file(bp, "garbage\n", 8);
-	check_debug(img, dd, MAPLOG_SYM_DEBUG_LINK, p);
+	check_debug(img, dd, REPORT_SYM_DEBUG_LINK, p);
 	/* So is a FIFO there, without blocking. */
 	ck_assert_int_eq(unlink(bp), 0);
 	ck_assert_int_eq(mkfifo(bp, 0600), 0);
 	alarm(20);
-	check_debug(img, dd, MAPLOG_SYM_DEBUG_LINK, p);
+	check_debug(img, dd, REPORT_SYM_DEBUG_LINK, p);
 	alarm(0);
 }
 END_TEST
@@ -703,7 +703,7 @@ START_TEST(test_debug_mismatch)
 {
 	char img[PATH_MAX], dbg[PATH_MAX], linked[PATH_MAX], dd[PATH_MAX], p[PATH_MAX];
 	char bp[PATH_MAX], flip[PATH_MAX];
-	enum maplog_sym_source fb;
+	enum report_sym_source fb;
 	uint8_t *buf;
 	size_t len;
 
@@ -736,7 +736,7 @@ START_TEST(test_debug_mismatch)
 	check_debug(img, dd, fb, NULL);
 	/* ... and with the right file the link works. */
 	place(dbg, p);
-	check_debug(img, dd, MAPLOG_SYM_DEBUG_LINK, p);
+	check_debug(img, dd, REPORT_SYM_DEBUG_LINK, p);
 
 	/* The CRC matches, but both have build ids and they differ. */
 	tpath(img, "fl/linked-flip");
@@ -745,15 +745,15 @@ START_TEST(test_debug_mismatch)
 	tpath(dd, "bid2");
 	bid_path(bp, "bid2");
 	place(dbg, bp);
-	check_debug(img, dd, MAPLOG_SYM_DEBUG_BUILDID, bp);
+	check_debug(img, dd, REPORT_SYM_DEBUG_BUILDID, bp);
 }
 END_TEST
 
 START_TEST(test_symfs)
 {
 	char root[PATH_MAX], p[PATH_MAX], bp[PATH_MAX], small[PATH_MAX];
-	struct maplog_sym_opts opts;
-	struct maplog_symtab *t;
+	struct report_sym_opts opts;
+	struct report_symtab *t;
 	char rootslash[PATH_MAX + 1];
 
 	if (!need_files())
@@ -772,45 +772,45 @@ START_TEST(test_symfs)
 	place(p, bp);
 
 	/* The default debug directory, under the symfs root. */
-	opts = (struct maplog_sym_opts){ .symfs = root };
+	opts = (struct report_sym_opts){ .symfs = root };
 	t = open_ok("/usr/bin/prog", &opts);
-	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_DEBUG_BUILDID);
-	ck_assert_str_eq(maplog_symtab__debug_path(t), bp);
+	ck_assert_int_eq(report_symtab__source(t), REPORT_SYM_DEBUG_BUILDID);
+	ck_assert_str_eq(report_symtab__debug_path(t), bp);
 	check_self_names(t);
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 	/* A trailing slash on the root. */
 	(void)snprintf(rootslash, sizeof(rootslash), "%s/", root);
 	opts.symfs = rootslash;
 	t = open_ok("/usr/bin/prog", &opts);
-	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_DEBUG_BUILDID);
-	ck_assert_str_eq(maplog_symtab__debug_path(t), bp);
-	maplog_symtab__free(t);
+	ck_assert_int_eq(report_symtab__source(t), REPORT_SYM_DEBUG_BUILDID);
+	ck_assert_str_eq(report_symtab__debug_path(t), bp);
+	report_symtab__free(t);
 	/* An image with its own .symtab. */
 	opts.symfs = root;
 	t = open_ok("/usr/bin/full", &opts);
-	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_SYMTAB);
+	ck_assert_int_eq(report_symtab__source(t), REPORT_SYM_SYMTAB);
 	check_self_names(t);
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 	/* A debuglink under <symfs><debugdir>/<image directory>/. */
 	tpath(p, "prog.debug");
 	ck_assert_int_lt(snprintf(bp, sizeof(bp), "%s/dbg2/usr/bin/prog.debug", root), PATH_MAX);
 	place(p, bp);
 	opts.debugdir = "/dbg2";
 	t = open_ok("/usr/bin/lnk", &opts);
-	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_DEBUG_LINK);
-	ck_assert_str_eq(maplog_symtab__debug_path(t), bp);
+	ck_assert_int_eq(report_symtab__source(t), REPORT_SYM_DEBUG_LINK);
+	ck_assert_str_eq(report_symtab__debug_path(t), bp);
 	check_self_names(t);
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 	/* The image is looked up under the root only. */
-	ck_assert_int_eq(maplog_symtab__open(small, &opts, &t), -ENOENT);
+	ck_assert_int_eq(report_symtab__open(small, &opts, &t), -ENOENT);
 	/* "/" and "" are the real root. */
-	opts = (struct maplog_sym_opts){ .symfs = "/" };
+	opts = (struct report_sym_opts){ .symfs = "/" };
 	t = open_ok(small, &opts);
-	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_SYMTAB);
-	maplog_symtab__free(t);
+	ck_assert_int_eq(report_symtab__source(t), REPORT_SYM_SYMTAB);
+	report_symtab__free(t);
 	opts.symfs = "";
 	t = open_ok(small, &opts);
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 }
 END_TEST
 
@@ -818,44 +818,44 @@ END_TEST
 
 START_TEST(test_open_errors)
 {
-	struct maplog_symtab *t, *const sentinel = (struct maplog_symtab *)&rng_state;
+	struct report_symtab *t, *const sentinel = (struct report_symtab *)&rng_state;
 	char p[PATH_MAX];
 	uint8_t junk[256];
 
 	t = sentinel;
 	tpath(p, "no-such-file");
-	ck_assert_int_eq(maplog_symtab__open(p, NULL, &t), -ENOENT);
+	ck_assert_int_eq(report_symtab__open(p, NULL, &t), -ENOENT);
 	tpath(p, "no-such-dir/file");
-	ck_assert_int_eq(maplog_symtab__open(p, NULL, &t), -ENOENT);
-	ck_assert_int_eq(maplog_symtab__open(NULL, NULL, &t), -EINVAL);
-	ck_assert_int_eq(maplog_symtab__open("", NULL, &t), -EINVAL);
+	ck_assert_int_eq(report_symtab__open(p, NULL, &t), -ENOENT);
+	ck_assert_int_eq(report_symtab__open(NULL, NULL, &t), -EINVAL);
+	ck_assert_int_eq(report_symtab__open("", NULL, &t), -EINVAL);
 	/* A directory, a FIFO (without blocking: nobody ever writes to it), /dev/null. */
-	ck_assert_int_eq(maplog_symtab__open(tmpdir, NULL, &t), -ENOEXEC);
+	ck_assert_int_eq(report_symtab__open(tmpdir, NULL, &t), -ENOEXEC);
 	tpath(p, "fifo");
 	ck_assert_int_eq(mkfifo(p, 0600), 0);
 	alarm(20);
-	ck_assert_int_eq(maplog_symtab__open(p, NULL, &t), -ENOEXEC);
-	ck_assert_int_eq(maplog_symtab__kallsyms(p, &t), -ENOEXEC);
+	ck_assert_int_eq(report_symtab__open(p, NULL, &t), -ENOEXEC);
+	ck_assert_int_eq(report_symtab__kallsyms(p, &t), -ENOEXEC);
 	alarm(0);
-	ck_assert_int_eq(maplog_symtab__open("/dev/null", NULL, &t), -ENOEXEC);
+	ck_assert_int_eq(report_symtab__open("/dev/null", NULL, &t), -ENOEXEC);
 	/* Not ELF. */
 	tpath(p, "empty-file");
 	put_file(p, "", 0);
-	ck_assert_int_eq(maplog_symtab__open(p, NULL, &t), -ENOEXEC);
+	ck_assert_int_eq(report_symtab__open(p, NULL, &t), -ENOEXEC);
 	tpath(p, "text-file");
 	put_file(p, "#!/bin/sh\necho hello\n", 21);
-	ck_assert_int_eq(maplog_symtab__open(p, NULL, &t), -ENOEXEC);
+	ck_assert_int_eq(report_symtab__open(p, NULL, &t), -ENOEXEC);
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (uint8_t)rng();
 	put_file(p, junk, sizeof(junk));
-	ck_assert_int_eq(maplog_symtab__open(p, NULL, &t), -ENOEXEC);
+	ck_assert_int_eq(report_symtab__open(p, NULL, &t), -ENOEXEC);
 	/* Too long a path. */
 	{
 		static char longp[PATH_MAX + 16];
 
 		memset(longp, 'a', sizeof(longp) - 1);
 		longp[0] = '/';
-		ck_assert_int_eq(maplog_symtab__open(longp, NULL, &t), -ENAMETOOLONG);
+		ck_assert_int_eq(report_symtab__open(longp, NULL, &t), -ENAMETOOLONG);
 	}
 	/* Unreadable (root reads everything, so only as another user). */
 	if (geteuid() != 0 && need_files()) {
@@ -865,7 +865,7 @@ START_TEST(test_open_errors)
 		tpath(q, "unreadable");
 		place(p, q);
 		ck_assert_int_eq(chmod(q, 0), 0);
-		ck_assert_int_eq(maplog_symtab__open(q, NULL, &t), -EACCES);
+		ck_assert_int_eq(report_symtab__open(q, NULL, &t), -EACCES);
 	}
 	/* Outputs are written only on success. */
 	ck_assert_ptr_eq(t, sentinel);
@@ -874,20 +874,20 @@ END_TEST
 
 START_TEST(test_api)
 {
-	ck_assert_str_eq(maplog_sym_source_name(MAPLOG_SYM_SYMTAB), "symtab");
-	ck_assert_str_eq(maplog_sym_source_name(MAPLOG_SYM_DEBUG_BUILDID), "debug-buildid");
-	ck_assert_str_eq(maplog_sym_source_name(MAPLOG_SYM_DEBUG_LINK), "debuglink");
-	ck_assert_str_eq(maplog_sym_source_name(MAPLOG_SYM_DYNSYM), "dynsym");
-	ck_assert_str_eq(maplog_sym_source_name(MAPLOG_SYM_NONE), "none");
-	ck_assert_str_eq(maplog_sym_source_name(MAPLOG_SYM_KALLSYMS), "kallsyms");
-	ck_assert_str_eq(maplog_sym_source_name(MAPLOG_SYM_SOURCE_MAX), "unknown");
-	ck_assert_str_eq(maplog_sym_source_name((enum maplog_sym_source)99), "unknown");
-	maplog_symtab__free(NULL);
-	ck_assert_ptr_null(maplog_symtab__lookup(NULL, 0x1000));
-	ck_assert_ptr_null(maplog_symtab__find(NULL, "x"));
-	ck_assert_ptr_null(maplog_symtab__sym(NULL, 0));
-	ck_assert_uint_eq(maplog_symtab__nsyms(NULL), 0);
-	ck_assert_ptr_null(maplog_symtab__debug_path(NULL));
+	ck_assert_str_eq(report_sym_source_name(REPORT_SYM_SYMTAB), "symtab");
+	ck_assert_str_eq(report_sym_source_name(REPORT_SYM_DEBUG_BUILDID), "debug-buildid");
+	ck_assert_str_eq(report_sym_source_name(REPORT_SYM_DEBUG_LINK), "debuglink");
+	ck_assert_str_eq(report_sym_source_name(REPORT_SYM_DYNSYM), "dynsym");
+	ck_assert_str_eq(report_sym_source_name(REPORT_SYM_NONE), "none");
+	ck_assert_str_eq(report_sym_source_name(REPORT_SYM_KALLSYMS), "kallsyms");
+	ck_assert_str_eq(report_sym_source_name(REPORT_SYM_SOURCE_MAX), "unknown");
+	ck_assert_str_eq(report_sym_source_name((enum report_sym_source)99), "unknown");
+	report_symtab__free(NULL);
+	ck_assert_ptr_null(report_symtab__lookup(NULL, 0x1000));
+	ck_assert_ptr_null(report_symtab__find(NULL, "x"));
+	ck_assert_ptr_null(report_symtab__sym(NULL, 0));
+	ck_assert_uint_eq(report_symtab__nsyms(NULL), 0);
+	ck_assert_ptr_null(report_symtab__debug_path(NULL));
 }
 END_TEST
 
@@ -1035,18 +1035,18 @@ static Elf64_Sym *synth_sym(struct synth *e, size_t i)
 }
 
 /* Write @e to tmpdir/@name and open it; returns the result, *ret_t on success. */
-static int synth_open(const struct synth *e, const char *name, struct maplog_symtab **ret_t)
+static int synth_open(const struct synth *e, const char *name, struct report_symtab **ret_t)
 {
 	char p[PATH_MAX];
 
 	tpath(p, "%s", name);
 	put_file(p, e->buf, e->len);
-	return maplog_symtab__open(p, NULL, ret_t);
+	return report_symtab__open(p, NULL, ret_t);
 }
 
-static struct maplog_symtab *synth_table(const struct tsym *syms, size_t n, bool with_symtab)
+static struct report_symtab *synth_table(const struct tsym *syms, size_t n, bool with_symtab)
 {
-	struct maplog_symtab *t = NULL;
+	struct report_symtab *t = NULL;
 	struct synth e;
 
 	synth_build(&e, syms, n, with_symtab);
@@ -1056,9 +1056,9 @@ static struct maplog_symtab *synth_table(const struct tsym *syms, size_t n, bool
 	return t;
 }
 
-static void expect_at(const struct maplog_symtab *t, uint64_t addr, const char *name)
+static void expect_at(const struct report_symtab *t, uint64_t addr, const char *name)
 {
-	const struct maplog_sym *s = maplog_symtab__lookup(t, addr);
+	const struct report_sym *s = report_symtab__lookup(t, addr);
 
 	if (!name) {
 		REQUIRE(s == NULL, "%#llx: '%s', expected nothing", (unsigned long long)addr,
@@ -1084,11 +1084,11 @@ START_TEST(test_synth_filter)
 		{ .name = "f_dyn", .value = 0x4000, .size = 0x100, .type = STT_FUNC, .dyn = true },
 		FN("f_last0", 0x8000, 0),
 	};
-	struct maplog_symtab *t = synth_table(syms, ARRAY_SIZE(syms), true);
+	struct report_symtab *t = synth_table(syms, ARRAY_SIZE(syms), true);
 
-	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_SYMTAB);
-	ck_assert_uint_eq(maplog_symtab__nsyms(t), 5);
-	ck_assert_uint_eq(maplog_symtab__info(t)->e_type, ET_DYN);
+	ck_assert_int_eq(report_symtab__source(t), REPORT_SYM_SYMTAB);
+	ck_assert_uint_eq(report_symtab__nsyms(t), 5);
+	ck_assert_uint_eq(report_symtab__info(t)->e_type, ET_DYN);
 	expect_at(t, 0, NULL);
 	expect_at(t, 0x13ff, NULL);
 	expect_at(t, 0x1400, "ifunc");
@@ -1107,32 +1107,32 @@ START_TEST(test_synth_filter)
 	expect_at(t, 0x8fff, "f_last0");
 	expect_at(t, 0x9000, NULL);
 	expect_at(t, UINT64_MAX, NULL);
-	ck_assert_uint_eq(maplog_symtab__find(t, "f_sized")->size, 0x10);
-	ck_assert_uint_eq(maplog_symtab__find(t, "f_zero")->size, 0);
-	ck_assert_ptr_null(maplog_symtab__find(t, "obj"));
-	ck_assert_ptr_null(maplog_symtab__find(t, "undef_fn"));
-	maplog_symtab__free(t);
+	ck_assert_uint_eq(report_symtab__find(t, "f_sized")->size, 0x10);
+	ck_assert_uint_eq(report_symtab__find(t, "f_zero")->size, 0);
+	ck_assert_ptr_null(report_symtab__find(t, "obj"));
+	ck_assert_ptr_null(report_symtab__find(t, "undef_fn"));
+	report_symtab__free(t);
 
 	/* No .symtab and no debug file: .dynsym alone. */
 	t = synth_table(syms, ARRAY_SIZE(syms), false);
-	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_DYNSYM);
-	ck_assert_ptr_null(maplog_symtab__debug_path(t));
-	ck_assert_uint_eq(maplog_symtab__nsyms(t), 1);
+	ck_assert_int_eq(report_symtab__source(t), REPORT_SYM_DYNSYM);
+	ck_assert_ptr_null(report_symtab__debug_path(t));
+	ck_assert_uint_eq(report_symtab__nsyms(t), 1);
 	expect_at(t, 0x4080, "f_dyn");
 	expect_at(t, 0x3000, NULL);
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 
 	/* No functions at all. */
 	t = synth_table(syms, 5, true);
-	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_NONE);
-	ck_assert_uint_eq(maplog_symtab__nsyms(t), 0);
-	ck_assert_ptr_null(maplog_symtab__sym(t, 0));
-	ck_assert_ptr_null(maplog_symtab__find(t, "obj"));
+	ck_assert_int_eq(report_symtab__source(t), REPORT_SYM_NONE);
+	ck_assert_uint_eq(report_symtab__nsyms(t), 0);
+	ck_assert_ptr_null(report_symtab__sym(t, 0));
+	ck_assert_ptr_null(report_symtab__find(t, "obj"));
 	expect_at(t, 0x1000, NULL);
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 	t = synth_table(NULL, 0, false);
-	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_NONE);
-	maplog_symtab__free(t);
+	ck_assert_int_eq(report_symtab__source(t), REPORT_SYM_NONE);
+	report_symtab__free(t);
 }
 END_TEST
 
@@ -1146,7 +1146,7 @@ START_TEST(test_synth_edges)
 		FN("a", 0x1000, 0x10),
 		FN("z", 0xfffffffffffffff0ull, 0), /* last, size 0: saturated too */
 	};
-	struct maplog_symtab *t = synth_table(syms, ARRAY_SIZE(syms), true);
+	struct report_symtab *t = synth_table(syms, ARRAY_SIZE(syms), true);
 
 	expect_at(t, 0, NULL);
 	expect_at(t, 1, "low");
@@ -1154,12 +1154,12 @@ START_TEST(test_synth_edges)
 	expect_at(t, 0xfffffffffffff000ull, "top");
 	expect_at(t, UINT64_MAX - 1, "top");
 	expect_at(t, UINT64_MAX, NULL);
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 	t = synth_table(last0, ARRAY_SIZE(last0), true);
 	expect_at(t, 0xfffffffffffffff0ull, "z");
 	expect_at(t, UINT64_MAX - 1, "z");
 	expect_at(t, 0x1010, NULL);
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 }
 END_TEST
 
@@ -1192,7 +1192,7 @@ static const char *brute_lookup(const struct tsym *syms, size_t n, uint64_t addr
 	return best ? best->name : NULL;
 }
 
-static void check_against_brute(const struct maplog_symtab *t, const struct tsym *syms, size_t n,
+static void check_against_brute(const struct report_symtab *t, const struct tsym *syms, size_t n,
 				uint64_t addr)
 {
 	expect_at(t, addr, brute_lookup(syms, n, addr));
@@ -1203,7 +1203,7 @@ START_TEST(test_synth_overlap)
 	static struct tsym syms[80];
 	static char names[80][16];
 	size_t n = 0;
-	struct maplog_symtab *t;
+	struct report_symtab *t;
 
 #define ADD(nm, v, sz)                                                                             \
 	do {                                                                                       \
@@ -1238,7 +1238,7 @@ START_TEST(test_synth_overlap)
 	ADD("last0", 0x30000, 0);
 #undef ADD
 	t = synth_table(syms, n, true);
-	ck_assert_uint_eq(maplog_symtab__nsyms(t), n);
+	ck_assert_uint_eq(report_symtab__nsyms(t), n);
 	expect_at(t, 0xfff, NULL);
 	expect_at(t, 0x1000, "A");
 	expect_at(t, 0x1015, "B");
@@ -1279,7 +1279,7 @@ START_TEST(test_synth_overlap)
 			check_against_brute(t, syms, n, syms[i].value + syms[i].size + (uint64_t)d);
 		}
 	}
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 }
 END_TEST
 
@@ -1289,7 +1289,7 @@ START_TEST(test_synth_random)
 	enum { NSYM = 200 };
 	static struct tsym syms[NSYM];
 	static char names[NSYM][16];
-	struct maplog_symtab *t;
+	struct report_symtab *t;
 
 	for (int round = 0; round < 5; round++) {
 		size_t n = 0;
@@ -1312,7 +1312,7 @@ START_TEST(test_synth_random)
 			n++;
 		}
 		t = synth_table(syms, n, true);
-		ck_assert_uint_eq(maplog_symtab__nsyms(t), n);
+		ck_assert_uint_eq(report_symtab__nsyms(t), n);
 		for (size_t i = 0; i < n; i++) {
 			for (int d = -1; d <= 1; d++) {
 				check_against_brute(t, syms, n, syms[i].value + (uint64_t)d);
@@ -1322,7 +1322,7 @@ START_TEST(test_synth_random)
 		}
 		for (int k = 0; k < 2000; k++)
 			check_against_brute(t, syms, n, 0x1000 + rng() % 0x14000);
-		maplog_symtab__free(t);
+		report_symtab__free(t);
 	}
 }
 END_TEST
@@ -1395,8 +1395,8 @@ START_TEST(test_synth_dedupe)
 
 	/* Every rotation, and every rotation reversed: the result is the same. */
 	for (size_t rot = 0; rot < 2 * n; rot++) {
-		struct maplog_symtab *t;
-		const struct maplog_sym *s;
+		struct report_symtab *t;
+		const struct report_sym *s;
 
 		for (size_t i = 0; i < n; i++) {
 			size_t j = (i + rot) % n;
@@ -1404,8 +1404,8 @@ START_TEST(test_synth_dedupe)
 			syms[rot < n ? i : n - 1 - i] = base[j];
 		}
 		t = synth_table(syms, n, true);
-		ck_assert_uint_eq(maplog_symtab__nsyms(t), 6);
-		s = maplog_symtab__lookup(t, 0x2000);
+		ck_assert_uint_eq(report_symtab__nsyms(t), 6);
+		s = report_symtab__lookup(t, 0x2000);
 		ck_assert_str_eq(s->name, "gl_long");
 		/* The largest size of the aliases is kept. */
 		ck_assert_uint_eq(s->size, 0x40);
@@ -1416,9 +1416,9 @@ START_TEST(test_synth_dedupe)
 		expect_at(t, 0x5000, "same");
 		expect_at(t, 0x6000, "local_long");
 		expect_at(t, 0x7000, "uq_long");
-		ck_assert_ptr_null(maplog_symtab__find(t, "wk"));
-		ck_assert_ptr_null(maplog_symtab__find(t, "ab"));
-		maplog_symtab__free(t);
+		ck_assert_ptr_null(report_symtab__find(t, "wk"));
+		ck_assert_ptr_null(report_symtab__find(t, "ab"));
+		report_symtab__free(t);
 	}
 }
 END_TEST
@@ -1431,7 +1431,7 @@ START_TEST(test_synth_hostile)
 		FN("two", 0x2000, 0x10),
 		FN("three", 0x3000, 0x10),
 	};
-	struct maplog_symtab *t = NULL;
+	struct report_symtab *t = NULL;
 	struct synth e;
 
 #define FRESH() synth_build(&e, syms, ARRAY_SIZE(syms), true)
@@ -1440,7 +1440,7 @@ START_TEST(test_synth_hostile)
 		ck_assert_int_eq(synth_open(&e, "hostile", &t), (want));                           \
 		if ((want) == 0) {                                                                 \
 			check_table(t, false);                                                     \
-			maplog_symtab__free(t);                                                    \
+			report_symtab__free(t);                                                    \
 		}                                                                                  \
 		free(e.buf);                                                                       \
 	} while (0)
@@ -1503,8 +1503,8 @@ START_TEST(test_synth_hostile)
 	FRESH();
 	synth_shdr(&e, SEC_SYMTAB)->sh_size = 0;
 	ck_assert_int_eq(synth_open(&e, "hostile", &t), 0);
-	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_NONE);
-	maplog_symtab__free(t);
+	ck_assert_int_eq(report_symtab__source(t), REPORT_SYM_NONE);
+	report_symtab__free(t);
 	free(e.buf);
 	/* A huge symbol size is saturated, not wrapped. */
 	FRESH();
@@ -1513,7 +1513,7 @@ START_TEST(test_synth_hostile)
 	expect_at(t, 0x2000, "two");
 	expect_at(t, 0x2010, "one");
 	expect_at(t, UINT64_MAX - 1, "one");
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 	free(e.buf);
 #undef EXPECT
 #undef FRESH
@@ -1559,13 +1559,13 @@ static void find_layout(const uint8_t *buf, size_t len, struct layout *l)
 
 static int probe(const char *path)
 {
-	struct maplog_symtab *t = NULL;
-	int r = maplog_symtab__open(path, NULL, &t);
+	struct report_symtab *t = NULL;
+	int r = report_symtab__open(path, NULL, &t);
 
 	REQUIRE(r <= 0, "positive result %d", r);
 	if (r == 0) {
 		check_table(t, false);
-		maplog_symtab__free(t);
+		report_symtab__free(t);
 	}
 	return r;
 }
@@ -1677,7 +1677,7 @@ END_TEST
 START_TEST(test_hostile_debug)
 {
 	char dbg[PATH_MAX], img[PATH_MAX], dd[PATH_MAX], bp[PATH_MAX];
-	struct maplog_sym_opts opts;
+	struct report_sym_opts opts;
 	struct layout l;
 	uint8_t *buf, *mut;
 	size_t len;
@@ -1690,13 +1690,13 @@ START_TEST(test_hostile_debug)
 	tpath(dd, "hbid");
 	bid_path(bp, "hbid");
 	place(dbg, bp);
-	opts = (struct maplog_sym_opts){ .debugdir = dd };
+	opts = (struct report_sym_opts){ .debugdir = dd };
 	ck_assert(slurp(dbg, &buf, &len));
 	find_layout(buf, len, &l);
 	mut = malloc(len);
 	ck_assert_ptr_nonnull(mut);
 	for (int iter = 0; iter < 150; iter++) {
-		struct maplog_symtab *t = NULL;
+		struct report_symtab *t = NULL;
 		size_t cut;
 
 		memcpy(mut, buf, len);
@@ -1704,17 +1704,17 @@ START_TEST(test_hostile_debug)
 		/* Every 5th one is also truncated. */
 		cut = iter % 5 == 0 ? rng() % len : len;
 		put_file(bp, mut, cut);
-		ck_assert_int_eq(maplog_symtab__open(img, &opts, &t), 0);
+		ck_assert_int_eq(report_symtab__open(img, &opts, &t), 0);
 		check_table(t, false);
-		if (maplog_symtab__source(t) == MAPLOG_SYM_DEBUG_BUILDID) {
-			ck_assert_str_eq(maplog_symtab__debug_path(t), bp);
+		if (report_symtab__source(t) == REPORT_SYM_DEBUG_BUILDID) {
+			ck_assert_str_eq(report_symtab__debug_path(t), bp);
 			used++;
 		} else {
-			ck_assert(fallback(maplog_symtab__source(t)));
-			ck_assert_ptr_null(maplog_symtab__debug_path(t));
+			ck_assert(fallback(report_symtab__source(t)));
+			ck_assert_ptr_null(report_symtab__debug_path(t));
 			skipped++;
 		}
-		maplog_symtab__free(t);
+		report_symtab__free(t);
 	}
 	ck_assert_int_gt(used, 0);
 	ck_assert_int_gt(skipped, 0);
@@ -1744,18 +1744,18 @@ END_TEST
 
 /* ---- kallsyms ------------------------------------------------------------------------- */
 
-static int kallsyms_text(const char *text, size_t len, struct maplog_symtab **ret_t)
+static int kallsyms_text(const char *text, size_t len, struct report_symtab **ret_t)
 {
 	char p[PATH_MAX];
 
 	tpath(p, "kallsyms");
 	put_file(p, text, len);
-	return maplog_symtab__kallsyms(p, ret_t);
+	return report_symtab__kallsyms(p, ret_t);
 }
 
-static struct maplog_symtab *kallsyms_ok(const char *text)
+static struct report_symtab *kallsyms_ok(const char *text)
 {
-	struct maplog_symtab *t = NULL;
+	struct report_symtab *t = NULL;
 	int r = kallsyms_text(text, strlen(text), &t);
 
 	ck_assert_msg(r == 0, "kallsyms: %d for:\n%s", r, text);
@@ -1776,15 +1776,15 @@ static const char kallsyms_small[] = "ffffffff81000000 T startup_64\n"
 				     "ffffffffc0000800 b mod_bss\t[ext4]\n"
 				     "ffffffffc0002000 t mod_b_fn\t[xfs]\n";
 
-static void check_kallsyms_small(const struct maplog_symtab *t)
+static void check_kallsyms_small(const struct report_symtab *t)
 {
 	static const struct maplog_elf_info zero;
-	const struct maplog_sym *s, *s2;
+	const struct report_sym *s, *s2;
 
-	ck_assert_int_eq(maplog_symtab__source(t), MAPLOG_SYM_KALLSYMS);
-	ck_assert_ptr_null(maplog_symtab__debug_path(t));
-	ck_assert_mem_eq(maplog_symtab__info(t), &zero, sizeof(zero));
-	ck_assert_uint_eq(maplog_symtab__nsyms(t), 7);
+	ck_assert_int_eq(report_symtab__source(t), REPORT_SYM_KALLSYMS);
+	ck_assert_ptr_null(report_symtab__debug_path(t));
+	ck_assert_mem_eq(report_symtab__info(t), &zero, sizeof(zero));
+	ck_assert_uint_eq(report_symtab__nsyms(t), 7);
 	expect_at(t, 0xffffffff80ffffffull, NULL);
 	expect_at(t, 0xffffffff81000000ull, "_stext");
 	expect_at(t, 0xffffffff810000ffull, "_stext");
@@ -1794,57 +1794,57 @@ static void check_kallsyms_small(const struct maplog_symtab *t)
 	expect_at(t, 0xffffffff81000300ull, "weakfn");
 	/* The last kernel function extends to the first module function. */
 	expect_at(t, 0xffffffffbfffffffull, "last_kernel");
-	s = maplog_symtab__lookup(t, 0xffffffffc0001000ull);
+	s = report_symtab__lookup(t, 0xffffffffc0001000ull);
 	ck_assert_str_eq(s->name, "mod_a_fn");
 	ck_assert_str_eq(s->module, "ext4");
-	s2 = maplog_symtab__lookup(t, 0xffffffffc00010ffull);
+	s2 = report_symtab__lookup(t, 0xffffffffc00010ffull);
 	ck_assert_str_eq(s2->name, "mod_a_fn2");
 	ck_assert_str_eq(s2->module, "ext4");
 	/* One copy of a module name per run of functions of that module. */
 	ck_assert_ptr_eq(s->module, s2->module);
-	s = maplog_symtab__lookup(t, 0xffffffffc0002000ull + 4095);
+	s = report_symtab__lookup(t, 0xffffffffc0002000ull + 4095);
 	ck_assert_str_eq(s->name, "mod_b_fn");
 	ck_assert_str_eq(s->module, "xfs");
 	expect_at(t, 0xffffffffc0002000ull + 4096, NULL);
-	ck_assert_ptr_null(maplog_symtab__lookup(t, UINT64_MAX));
-	ck_assert_ptr_null(maplog_symtab__find(t, "_head"));
-	ck_assert_ptr_null(maplog_symtab__find(t, "startup_64"));
-	ck_assert_ptr_null(maplog_symtab__find(t, "some_data"));
-	ck_assert_ptr_null(maplog_symtab__find(t, "mod_bss"));
-	ck_assert_ptr_null(maplog_symtab__find(t, "last_kernel")->module);
-	ck_assert_str_eq(maplog_symtab__find(t, "mod_a_fn2")->module, "ext4");
+	ck_assert_ptr_null(report_symtab__lookup(t, UINT64_MAX));
+	ck_assert_ptr_null(report_symtab__find(t, "_head"));
+	ck_assert_ptr_null(report_symtab__find(t, "startup_64"));
+	ck_assert_ptr_null(report_symtab__find(t, "some_data"));
+	ck_assert_ptr_null(report_symtab__find(t, "mod_bss"));
+	ck_assert_ptr_null(report_symtab__find(t, "last_kernel")->module);
+	ck_assert_str_eq(report_symtab__find(t, "mod_a_fn2")->module, "ext4");
 }
 
 START_TEST(test_kallsyms_basic)
 {
-	struct maplog_symtab *t;
+	struct report_symtab *t;
 	char text[sizeof(kallsyms_small)];
 
 	t = kallsyms_ok(kallsyms_small);
 	check_kallsyms_small(t);
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 	/* Without the final newline. */
 	memcpy(text, kallsyms_small, sizeof(kallsyms_small));
 	text[strlen(text) - 1] = '\0';
 	t = kallsyms_ok(text);
 	check_kallsyms_small(t);
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 	/* 32-bit addresses, upper-case hex, a zero-address text symbol among real ones. */
 	t = kallsyms_ok("c1000000 T start\n"
 			"C10000A0 t Other\n"
 			"00000000 T hidden\n");
-	ck_assert_uint_eq(maplog_symtab__nsyms(t), 2);
+	ck_assert_uint_eq(report_symtab__nsyms(t), 2);
 	expect_at(t, 0xc10000a0, "Other");
 	expect_at(t, 0xc100009f, "start");
-	ck_assert_ptr_null(maplog_symtab__find(t, "hidden"));
-	maplog_symtab__free(t);
+	ck_assert_ptr_null(report_symtab__find(t, "hidden"));
+	report_symtab__free(t);
 	/* Names of bytes outside ASCII, and names that look like modules. */
 	t = kallsyms_ok("ffffffff81000000 T caf\xc3\xa9\n"
 			"ffffffff81000010 T [weird]\t[mod.x-1]\n");
-	ck_assert_str_eq(maplog_symtab__sym(t, 0)->name, "caf\xc3\xa9");
-	ck_assert_str_eq(maplog_symtab__sym(t, 1)->name, "[weird]");
-	ck_assert_str_eq(maplog_symtab__sym(t, 1)->module, "mod.x-1");
-	maplog_symtab__free(t);
+	ck_assert_str_eq(report_symtab__sym(t, 0)->name, "caf\xc3\xa9");
+	ck_assert_str_eq(report_symtab__sym(t, 1)->name, "[weird]");
+	ck_assert_str_eq(report_symtab__sym(t, 1)->module, "mod.x-1");
+	report_symtab__free(t);
 }
 END_TEST
 
@@ -1862,7 +1862,7 @@ START_TEST(test_kallsyms_dedupe)
 
 	for (size_t k = 0; k < ARRAY_SIZE(perm); k++) {
 		char text[512];
-		struct maplog_symtab *t;
+		struct report_symtab *t;
 
 		text[0] = '\0';
 		for (int i = 0; i < 4; i++)
@@ -1874,12 +1874,12 @@ START_TEST(test_kallsyms_dedupe)
 			     "ffffffff81000200 T aa\n"
 			     "ffffffff81000200 T abc\n");
 		t = kallsyms_ok(text);
-		ck_assert_uint_eq(maplog_symtab__nsyms(t), 3);
-		ck_assert_str_eq(maplog_symtab__sym(t, 0)->name, "bba");
-		ck_assert_str_eq(maplog_symtab__sym(t, 1)->name, "zz");
-		ck_assert_str_eq(maplog_symtab__sym(t, 2)->name, "aa");
-		ck_assert_ptr_null(maplog_symtab__sym(t, 2)->module);
-		maplog_symtab__free(t);
+		ck_assert_uint_eq(report_symtab__nsyms(t), 3);
+		ck_assert_str_eq(report_symtab__sym(t, 0)->name, "bba");
+		ck_assert_str_eq(report_symtab__sym(t, 1)->name, "zz");
+		ck_assert_str_eq(report_symtab__sym(t, 2)->name, "aa");
+		ck_assert_ptr_null(report_symtab__sym(t, 2)->module);
+		report_symtab__free(t);
 	}
 }
 END_TEST
@@ -1913,7 +1913,7 @@ START_TEST(test_kallsyms_errors)
 		"-fff T a\n",
 	};
 	static const char good[] = "ffffffff81000000 T good\n";
-	struct maplog_symtab *t, *const sentinel = (struct maplog_symtab *)&rng_state;
+	struct report_symtab *t, *const sentinel = (struct report_symtab *)&rng_state;
 	char text[256], p[PATH_MAX];
 
 	t = sentinel;
@@ -1944,9 +1944,9 @@ START_TEST(test_kallsyms_errors)
 	ck_assert_int_eq(kallsyms_text("ffffffff81000000 D data\nffffffff81000100 b bss\n", 47, &t),
 			 -ENODATA);
 	tpath(p, "no-such-kallsyms");
-	ck_assert_int_eq(maplog_symtab__kallsyms(p, &t), -ENOENT);
-	ck_assert_int_eq(maplog_symtab__kallsyms(tmpdir, &t), -ENOEXEC);
-	ck_assert_int_eq(maplog_symtab__kallsyms(NULL, &t), -EINVAL);
+	ck_assert_int_eq(report_symtab__kallsyms(p, &t), -ENOENT);
+	ck_assert_int_eq(report_symtab__kallsyms(tmpdir, &t), -ENOEXEC);
+	ck_assert_int_eq(report_symtab__kallsyms(NULL, &t), -EINVAL);
 	ck_assert_ptr_eq(t, sentinel);
 }
 END_TEST
@@ -1958,7 +1958,7 @@ START_TEST(test_kallsyms_large)
 	const uint64_t base = 0xffffffff81000000ull;
 	const uint64_t mbase = 0xffffffffc0000000ull;
 	char p[PATH_MAX];
-	struct maplog_symtab *t;
+	struct report_symtab *t;
 	FILE *f;
 	size_t ntext = 0;
 
@@ -1982,14 +1982,14 @@ START_TEST(test_kallsyms_large)
 			ntext++;
 	}
 	ck_assert_int_eq(fclose(f), 0);
-	ck_assert_int_eq(maplog_symtab__kallsyms(p, &t), 0);
-	ck_assert_uint_eq(maplog_symtab__nsyms(t), ntext);
+	ck_assert_int_eq(report_symtab__kallsyms(p, &t), 0);
+	ck_assert_uint_eq(report_symtab__nsyms(t), ntext);
 	check_table(t, true);
 	for (int k = 0; k < 5000; k++) {
 		size_t j = rng() % NLINES;
 		bool mod = j >= NLINES - 20000;
 		uint64_t a = (mod ? mbase + (j - (NLINES - 20000)) * 0x40 : base + j * 0x40) + 0x3f;
-		const struct maplog_sym *s = maplog_symtab__lookup(t, a);
+		const struct report_sym *s = report_symtab__lookup(t, a);
 		char want[64];
 
 		/* A data symbol's range belongs to the function before it. */
@@ -2008,30 +2008,30 @@ START_TEST(test_kallsyms_large)
 			REQUIRE(s->module == NULL, "%s: module '%s'", want, s->module);
 		}
 	}
-	maplog_symtab__free(t);
+	report_symtab__free(t);
 	ck_assert_int_eq(unlink(p), 0);
 }
 END_TEST
 
 START_TEST(test_kallsyms_proc)
 {
-	struct maplog_symtab *t = NULL;
-	int r = maplog_symtab__kallsyms("/proc/kallsyms", &t);
+	struct report_symtab *t = NULL;
+	int r = report_symtab__kallsyms("/proc/kallsyms", &t);
 
 	/* Unprivileged, kptr_restrict zeroes every address; without /proc, no file. */
 	ck_assert_msg(r == 0 || r == -ENODATA || r == -ENOENT || r == -EACCES, "/proc/kallsyms: %d",
 		      r);
 	if (r == 0) {
-		ck_assert_uint_gt(maplog_symtab__nsyms(t), 100);
+		ck_assert_uint_gt(report_symtab__nsyms(t), 100);
 		check_table(t, true);
-		maplog_symtab__free(t);
+		report_symtab__free(t);
 	}
 }
 END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("maplog-sym");
+	Suite *s = suite_create("report-sym");
 	TCase *tc_self = tcase_create("self");
 	TCase *tc_debug = tcase_create("debug-files");
 	TCase *tc_open = tcase_create("open");
@@ -2044,15 +2044,15 @@ int main(void)
 
 	n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
 	if (n <= 0) {
-		perror("test-maplog-sym: /proc/self/exe");
+		perror("test-report-sym: /proc/self/exe");
 		return 1;
 	}
 	exe_path[n] = '\0';
-	(void)snprintf(tmpdir, sizeof(tmpdir), "%s/test-maplog-sym-XXXXXX",
+	(void)snprintf(tmpdir, sizeof(tmpdir), "%s/test-report-sym-XXXXXX",
 		       getenv("TMPDIR") && strlen(getenv("TMPDIR")) < 128 ? getenv("TMPDIR")
 									  : "/tmp");
 	if (!mkdtemp(tmpdir)) {
-		perror("test-maplog-sym: mkdtemp");
+		perror("test-report-sym: mkdtemp");
 		return 1;
 	}
 
@@ -2099,7 +2099,7 @@ int main(void)
 	/* The objcopy-made files are made once, before any test runs, and removed at the end. */
 	prepare();
 	if (prep != PREP_OK)
-		fprintf(stderr, "test-maplog-sym: %s\n", prep_why);
+		fprintf(stderr, "test-report-sym: %s\n", prep_why);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * report-sym.h: the function symbols of an ELF image or of a kernel symbol file,
+ * sorted once and looked up by binary search (module report).
+ * PUBLIC INTERFACES
+ *   struct report_sym          one function: link-time start, size, raw name, module
+ *   struct report_sym_opts     where to look for images and their debug files
+ *   struct report_symtab       the functions of one image (or of the kernel)
+ *   report_symtab__open()      an image by the path a log names (symfs, build id, debuglink)
+ *   report_symtab__kallsyms()  a /proc/kallsyms-format file
+ *   report_symtab__lookup(), __find(), __nsyms(), __info(), __source(), __free()
+ *   report_open_regular()      open a file only if it is a regular one
+ * IMPLEMENTATION NOTES
+ *   An image is opened once, its functions copied out (start, size, offset of the
+ *   name in one string pool) and the ELF file closed again, so thousands of
+ *   images cost only their function tables.  Functions are STT_FUNC and
+ *   STT_GNU_IFUNC symbols with a section and a non-zero value, from .symtab (of
+ *   the image, or else of its separate debug file) merged with .dynsym; aliases
+ *   at one address keep one name (global before weak before local, then the
+ *   shorter, then the first in byte order), so results do not depend on table order.
+ *   Separate debug files: <symfs><debugdir>/.build-id/xx/rest.debug for the
+ *   image's GNU build id, then .gnu_debuglink's name in the image's directory,
+ *   its .debug/ subdirectory and <debugdir>/<image directory>/ (gdb's order); a
+ *   debug file is used only if its build id (when both have one) or its CRC32
+ *   (debuglink) matches.  Names are raw (mangled): demangling belongs to the
+ *   report, which demangles only what it prints.  Files are hostile data: every
+ *   offset, size and count is checked; a corrupt symbol table gives -ENOEXEC,
+ *   never a crash.  A symtab is immutable after it is built: any number of
+ *   threads may look up in it.
+ */
+#ifndef HWPMCD_REPORT_SYM_H
+#define HWPMCD_REPORT_SYM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hwpmcd/maplog-elf.h"
+
+/* One function.  Borrowed from its symtab: valid until report_symtab__free(). */
+struct report_sym {
+	uint64_t start;	    /* link-time address (kallsyms: run-time address) */
+	uint64_t size;	    /* bytes; 0 if unknown: then it extends to the next function */
+	const char *name;   /* raw symbol name as in the file, never NULL or empty */
+	const char *module; /* kallsyms: the module in brackets ("ext4"), NULL for the kernel;
+			       ELF: NULL */
+};
+
+struct report_sym_opts {
+	const char *symfs;    /* a root to find images and debug files under; NULL or "": "/" */
+	const char *debugdir; /* global debug directory; NULL: "/usr/lib/debug" */
+};
+
+/* Where a symtab's functions came from (report_symtab__source()). */
+enum report_sym_source {
+	REPORT_SYM_SYMTAB = 0,	 /* the image's own .symtab (with .dynsym merged) */
+	REPORT_SYM_DEBUG_BUILDID, /* a debug file found by build id */
+	REPORT_SYM_DEBUG_LINK,	 /* a debug file found by .gnu_debuglink */
+	REPORT_SYM_DYNSYM,	 /* only .dynsym (a stripped image without debug file) */
+	REPORT_SYM_NONE,	 /* the image has no function symbols at all */
+	REPORT_SYM_KALLSYMS,	 /* a kallsyms file */
+	REPORT_SYM_SOURCE_MAX
+};
+
+struct report_symtab;
+
+/*
+ * report_symtab__open: open the image @path (as a log names it: absolute, looked
+ * up as <symfs>@path) and read its maplog_elf_info (report_symtab__info()) and its
+ * functions, from its own tables or a separate debug file (see above).  @opts may
+ * be NULL (defaults).  Returns 0 and a new symtab (the caller frees it with
+ * report_symtab__free()), also for an image with no functions (source
+ * REPORT_SYM_NONE, 0 functions); or -ENOENT / -EACCES / another open(2) error
+ * (file not found), -ENOEXEC (not ELF, or corrupt headers or tables), -E2BIG (more
+ * PT_LOADs than maplog_elf_info holds), -ENOMEM.  Any thread.
+ */
+int report_symtab__open(const char *path, const struct report_sym_opts *opts,
+			struct report_symtab **ret_t);
+
+/*
+ * report_symtab__kallsyms: read a file in /proc/kallsyms format ("ADDR TYPE NAME
+ * [MODULE]" lines); text symbols (t, T, w, W) are kept.  Returns 0 and a new
+ * symtab (source REPORT_SYM_KALLSYMS; its __info() is all zero), or -ENOENT (no
+ * such file), -ENODATA (no text symbol with a non-zero address: kptr_restrict
+ * hid them), -EPROTO (a malformed line: hostile input is refused, not guessed),
+ * -ENOMEM.
+ */
+int report_symtab__kallsyms(const char *path, struct report_symtab **ret_t);
+
+void report_symtab__free(struct report_symtab *t);
+
+/*
+ * report_symtab__lookup: the function holding link-time address @addr, or NULL.
+ * A function with size 0 holds the addresses up to the next function's start; the
+ * last function of a table with size 0 holds at most 4096 bytes.  Borrowed result.
+ * O(log n), no allocation.
+ */
+const struct report_sym *report_symtab__lookup(const struct report_symtab *t, uint64_t addr);
+
+/* report_symtab__find: the first function named @name (exact raw name), or NULL. O(n). */
+const struct report_sym *report_symtab__find(const struct report_symtab *t, const char *name);
+
+size_t report_symtab__nsyms(const struct report_symtab *t);
+
+/* report_symtab__sym: the @i-th function (0 .. nsyms-1) in address order, or NULL. */
+const struct report_sym *report_symtab__sym(const struct report_symtab *t, size_t i);
+
+/* report_symtab__info: the ELF facts of the image itself (not of its debug file). */
+const struct maplog_elf_info *report_symtab__info(const struct report_symtab *t);
+
+enum report_sym_source report_symtab__source(const struct report_symtab *t);
+
+/* report_symtab__debug_path: the debug file the functions came from, or NULL. */
+const char *report_symtab__debug_path(const struct report_symtab *t);
+
+/*
+ * report_open_regular: open @path read-only if it is a regular file, without ever
+ * opening anything else (a device or FIFO named by a hostile log or debuglink:
+ * -ENOEXEC, nothing done to it).  Returns the fd (O_CLOEXEC; the caller closes it)
+ * with the file's size in *ret_size (if not NULL), or a negative errno.  Any thread.
+ */
+int report_open_regular(const char *path, uint64_t *ret_size);
+
+/* report_sym_source_name: "symtab", "debug-buildid", "debuglink", "dynsym", "none", "kallsyms". */
+const char *report_sym_source_name(enum report_sym_source s);
+
+#endif /* HWPMCD_REPORT_SYM_H */
