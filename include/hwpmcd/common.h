@@ -3,6 +3,7 @@
  * common.h: small helpers shared by every module (module common).
  *
  * PUBLIC INTERFACES
+ *   util_mix64(), util_hash_str(), util_grow(),
  *   util_write_all(), util_read_some(), util_escape(), util_parse_u64(),
  *   ARRAY_SIZE(), little-endian load/store helpers.
  *
@@ -69,6 +70,34 @@ static inline void util_put_le64(void *p, uint64_t v)
  * Returns 0, or a negative errno with *ret_written (if not NULL) set to the bytes
  * written before the error.
  */
+/* util_mix64: a 64-bit finalizer (murmur3's): spreads the bits of @x for hash tables. */
+static inline uint64_t util_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* util_hash_str: FNV-1a of the NUL-terminated @s. */
+static inline uint64_t util_hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
+/*
+ * util_grow: make the array @p of *@cap elements of @elem bytes hold at least
+ * @need, doubling from 16.  Returns the (possibly moved) array with *@cap
+ * updated, or NULL (out of memory; @p and *@cap unchanged, still valid).
+ */
+void *util_grow(void *p, size_t *cap, size_t need, size_t elem);
+
 int util_write_all(int fd, const void *buf, size_t len, size_t *ret_written);
 
 /* util_read_some: read(2) retrying EINTR.  Returns bytes read (0 at EOF) or -errno. */

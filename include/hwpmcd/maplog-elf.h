@@ -5,6 +5,7 @@
  *
  * PUBLIC INTERFACES
  *   struct maplog_phdr             one program header, host byte order, 64-bit fields
+ *   maplog_pl_start_v()            V of the pl_start rule (FreeBSD main's pi_vaddr)
  *   maplog_pl_start_from_phdrs()   the pl_start rule of pmclog-format.md 11.5, no libelf
  *   struct maplog_elf_info         ELF type, V, PT_LOADs, executable-section range, build id
  *   maplog_elf_info_fd(), maplog_elf_info_elf()   fill a struct maplog_elf_info
@@ -14,14 +15,19 @@
  * IMPLEMENTATION NOTES
  *   pmcstat places an image at run time with `pl_start - V` as its load bias, where V
  *   is its pi_vaddr (pmclog-format.md 10.2).  So a writer must send pl_start = bias +
- *   V, and this header is the one place that computes it.  The rule, for a mapping of
- *   file F at run-time address A with page-aligned file offset O:
+ *   V, and this header is the one place that computes it (the daemon's MAP_INs and
+ *   the report's placing of images both call maplog_pl_start_v()).  The rule of
+ *   FreeBSD main's pmcstat, for a mapping of file F at run-time address A with
+ *   page-aligned file offset O:
  *
  *     seg  = the PT_LOAD with floor(p_offset, pagesize) <= O < p_offset + p_filesz
  *     bias = A - (O + seg.p_vaddr - seg.p_offset)
- *     V    = 0 for ET_DYN and ET_REL; for ET_EXEC the p_vaddr & -p_align of the last
- *            PT_LOAD with PF_X and (p_offset & -p_align) == 0, else 0
+ *     V    = p_vaddr & -p_align of the first PT_LOAD with PF_X, for ET_EXEC and ET_DYN
+ *            alike (0 if there is none, and for ET_REL)
  *     pl_start = bias + V; ET_EXEC needs bias 0, ET_DYN and ET_REL a page-aligned bias
+ *
+ *   So pl_start is the run-time start of the first executable segment (rounded down
+ *   to its alignment), which is also what FreeBSD's kernel writes.
  *
  *   One refinement is needed to make `seg` unique.  LLD packs segments into the file
  *   without page-aligning their offsets, so the read-only headers segment, the text
@@ -89,6 +95,14 @@ struct maplog_elf_info {
 	size_t build_id_len; /* 0: no GNU build id note (or one longer than 20 bytes) */
 	uint8_t build_id[MAPLOG_BUILD_ID_MAX];
 };
+
+/*
+ * maplog_pl_start_v: V of the rule above for an ELF object of type @e_type with the
+ * program header table @ph (@n entries; only PT_LOAD entries are used): the
+ * p_vaddr & -p_align of the first PT_LOAD with PF_X for ET_EXEC and ET_DYN, else 0.
+ * Pure; any thread.
+ */
+uint64_t maplog_pl_start_v(uint16_t e_type, const struct maplog_phdr *ph, size_t n);
 
 /*
  * maplog_pl_start_from_phdrs: apply the rule above to the program header table @ph

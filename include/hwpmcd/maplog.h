@@ -8,7 +8,8 @@
  *   struct maplog       the model: which objects each process has announced and
  *                       where its executable mappings are
  *   maplog__new(), __free(), __scan_kernel(), __scan_procs(), __record(),
- *   __sample(), __find_map(), __stats(), maplog_open_mapped(), maplog_kernel_slide()
+ *   __sample(), __find_map(), __stats(), maplog_open_mapped(), maplog_kernel_slide(),
+ *   maplog_vdso_self()
  *
  * IMPLEMENTATION NOTES
  *   maplog turns what /proc shows at session start and the side-band records of
@@ -24,8 +25,8 @@
  *   rule of 11.5 (maplog-elf.h), computed from the file opened through
  *   /proc/PID/map_files/ (or /proc/PID/root/PATH), whose device and inode must
  *   match the mapping's; a file that cannot be opened or does not match falls
- *   back to the bias of a layout whose executable segment has p_vaddr ==
- *   p_offset (counted in the stats).
+ *   back to the mapping's start, which the rule gives whenever the executable
+ *   segment's p_align is the page size (counted in the stats).
  *
  *   Beside the bookkeeping, the model keeps each process's executable mappings
  *   (file-backed, [vdso] and anonymous) as sorted, non-overlapping address ranges
@@ -92,8 +93,8 @@ int maplog__new(const struct maplog_ops *ops, void *ctx, struct maplog **ret_m);
 void maplog__free(struct maplog *m);
 
 /*
- * maplog__scan_kernel: MAP_IN pid -1 for the kernel ("vmlinux", pl_start = the
- * KASLR slide) and every module with a readable .text address.  @procfs and
+ * maplog__scan_kernel: MAP_IN pid -1 for the kernel ("vmlinux", pl_start = the KASLR
+ * slide + V(vmlinux), V = 0xffffffff81000000 on x86-64: the run-time _text) and every module with a readable .text address.  @procfs and
  * @sysfs are roots (NULL: "/proc", "/sys").  Returns 0 or a negative errno.
  */
 int maplog__scan_kernel(struct maplog *m, uint64_t time, const char *procfs, const char *sysfs);
@@ -143,6 +144,14 @@ const struct maplog_stats *maplog__stats(const struct maplog *m);
  */
 int maplog_open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *path, uint64_t dev,
 		       uint64_t inode, uint64_t *ret_size);
+
+/*
+ * maplog_vdso_self: this process's vDSO image, which is the kernel's and the same
+ * in every 64-bit process on this kernel: its address (borrowed, valid for the
+ * life of the process) and size (its [vdso] mapping in /proc/self/maps).  0, or
+ * -ENOENT (no vDSO, as under valgrind), or an fopen(3) error.  Any thread.
+ */
+int maplog_vdso_self(const void **ret_image, size_t *ret_size);
 
 /*
  * maplog_kernel_slide: run-time _stext from @procfs/kallsyms minus the link-time

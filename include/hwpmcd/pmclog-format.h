@@ -82,6 +82,21 @@ enum plog_type {
 #define PLOG_F_NEEDS_LOGFILE 0x00020000u
 #define PLOG_F_ATTACH_DONE 0x00040000u
 
+/*
+ * PMCALLOCATE pl_event codes that every FreeBSD libpmc names, whatever the CPU type
+ * (pmclog-format.md 5.3): its reader fails on a code it cannot name.
+ */
+#define PLOG_EV_TSC_TSC 0x1000u
+
+/*
+ * hwpmcd's USERDATA word (pmclog-format.md 11.8), right after INITIALIZE: "HWR" and
+ * a version of the MAP_IN pl_start rule; 1 = FreeBSD main's rule (11.5).  A log
+ * without it, of CPU type GENERIC and hwpmcd's PMC ids, is of an earlier hwpmcd.
+ */
+#define PLOG_USERDATA_HWPMCD_MASK 0xffffff00u
+#define PLOG_USERDATA_HWPMCD_RULE 0x48575200u
+#define PLOG_USERDATA_HWPMCD_RULE_FREEBSD (PLOG_USERDATA_HWPMCD_RULE | 1u)
+
 /* CALLCHAIN pl_cpuflags: CPU in bits 31..16, flags in 15..0. */
 #define PLOG_CC_F_USERSPACE 0x0001u
 #define PLOG_CC_F_MULTIPART 0x0002u

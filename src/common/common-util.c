@@ -145,3 +145,19 @@ int util_parse_u64(const char *s, uint64_t *ret_v)
 	*ret_v = v;
 	return 0;
 }
+
+void *util_grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 16;
+	void *q;
+
+	if (need <= *cap)
+		return p;
+	while (n < need)
+		n *= 2;
+	q = realloc(p, n * elem);
+	if (!q)
+		return NULL;
+	*cap = n;
+	return q;
+}

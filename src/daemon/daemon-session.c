@@ -8,7 +8,8 @@
  *
  * IMPLEMENTATION NOTES
  *   Start (main thread): open every CPU's counters (so errors reach the client),
- *   write INITIALIZE and one PMCALLOCATEDYN per event, take T0 = now, enable the
+ *   write INITIALIZE, the USERDATA mark of the MAP_IN rule and one PMCALLOCATEDYN
+ *   per event, take T0 = now, enable the
  *   counters, then write the /proc scan and the kernel's MAP_INs with time stamp
  *   T0.  Every ring record is younger than T0, so the log's time stamps never go
  *   backwards; MMAP2 records that repeat what the scan saw are deduplicated by
@@ -868,6 +869,9 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 	cpuid_string(cpuid, sizeof(cpuid));
 	r = plog_writer__append_initialize(s->w, t0, PLOG_CPU_GENERIC, 1000000000, wall.tv_sec,
 					   wall.tv_nsec, cpuid);
+	/* Which MAP_IN rule this log follows (pmclog-format.md 11.8): readers skip USERDATA. */
+	if (r == 0)
+		r = plog_writer__append_userdata(s->w, t0, PLOG_USERDATA_HWPMCD_RULE_FREEBSD);
 	for (size_t i = 0; r == 0 && i < s->p.nevents; i++) {
 		uint32_t flags = PLOG_F_NEEDS_LOGFILE;
 

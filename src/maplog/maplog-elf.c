@@ -4,16 +4,17 @@
  * pl_start rule.
  *
  * PUBLIC INTERFACES
- *   maplog_pl_start_from_phdrs(), maplog_elf_info_fd(), maplog_elf_info_elf(),
+ *   maplog_pl_start_v(), maplog_pl_start_from_phdrs(), maplog_elf_info_fd(), maplog_elf_info_elf(),
  *   maplog_elf_info_pl_start(), maplog_elf_pl_start(), maplog_elf_pl_start_elf()
  *   (see include/hwpmcd/maplog-elf.h)
  *
  * IMPLEMENTATION NOTES
  *   The rule itself (pmclog-format.md 11.5) lives in maplog_pl_start_from_phdrs(),
  *   which works on a plain table so that it can be tested with hand-made tables; the
- *   libelf functions only copy the PT_LOADs out of the file and call it.  V is
- *   computed exactly as libpmcstat computes pi_vaddr, unsigned masks included: a
- *   p_align of 0 gives the mask 0, so such a PF_X segment qualifies with V = 0.
+ *   libelf functions only copy the PT_LOADs out of the file and call it.  V
+ *   (maplog_pl_start_v()) is computed exactly as FreeBSD main's libpmcstat computes
+ *   pi_vaddr, unsigned masks included: a p_align of 0 gives the mask 0, so such a
+ *   first PF_X segment gives V = 0.
  *
  *   Files are opened with ELF_C_READ, not ELF_C_READ_MMAP: libelf then reads with
  *   pread(2) what it needs, so a file that is truncated while we read it (a library
@@ -43,20 +44,16 @@ static bool is_pow2(uint64_t x)
 	return x != 0 && (x & (x - 1)) == 0;
 }
 
-/* V of the rule: libpmcstat's pi_vaddr, computed the same way. */
-static uint64_t rule_v(uint16_t e_type, const struct maplog_phdr *ph, size_t n)
+uint64_t maplog_pl_start_v(uint16_t e_type, const struct maplog_phdr *ph, size_t n)
 {
-	uint64_t v = 0;
-
-	if (e_type != ET_EXEC)
+	if (e_type != ET_EXEC && e_type != ET_DYN)
 		return 0;
-	/* The last qualifying segment wins, as in pmcstat's loop over the table. */
+	/* The first executable segment, as FreeBSD main's pmcstat takes pi_vaddr. */
 	for (size_t i = 0; i < n; i++) {
-		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
-		    (ph[i].p_offset & -ph[i].p_align) == 0)
-			v = ph[i].p_vaddr & -ph[i].p_align;
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X))
+			return ph[i].p_vaddr & -ph[i].p_align;
 	}
-	return v;
+	return 0;
 }
 
 /* A PT_LOAD whose file or address range wraps around is corrupt. */
@@ -129,7 +126,7 @@ int maplog_pl_start_from_phdrs(uint16_t e_type, const struct maplog_phdr *ph, si
 		return -EINVAL;
 	if (bias & (pagesize - 1))
 		return -EINVAL;
-	*ret_pl_start = bias + rule_v(e_type, ph, n);
+	*ret_pl_start = bias + maplog_pl_start_v(e_type, ph, n);
 	if (ret_bias)
 		*ret_bias = bias;
 	return 0;
@@ -221,7 +218,7 @@ static int read_loads(Elf *elf, struct maplog_elf_info *info)
 	r = check_loads(info->load, info->n_load);
 	if (r < 0)
 		return r;
-	info->v = rule_v(info->e_type, info->load, info->n_load);
+	info->v = maplog_pl_start_v(info->e_type, info->load, info->n_load);
 	return 0;
 }
 

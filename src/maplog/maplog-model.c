@@ -44,6 +44,10 @@
 #include "hwpmcd/maplog.h"
 
 #define PF_KTHREAD 0x00200000u
+/*
+ * The link address of an x86-64 kernel's _text and _stext, which is also V of the
+ * MAP_IN rule for vmlinux: its first PT_LOAD with PF_X starts there (2 MiB aligned).
+ */
 #define X86_64_LINK_STEXT 0xffffffff81000000ull
 
 struct maplog_obj {
@@ -578,9 +582,12 @@ static uint64_t compute_pl_start(struct maplog *m, int32_t pid, uint64_t start, 
 		close(fd);
 	}
 	if (r < 0) {
-		/* Without the file: the bias of a segment with p_vaddr == p_offset. */
+		/*
+		 * Without the file: the start of this, the object's first executable
+		 * mapping, which is what the rule gives whenever p_align is the page size.
+		 */
 		m->stats.elf_fallback++;
-		return start - pgoff;
+		return start;
 	}
 	c->used = true;
 	c->dev = dev;
@@ -682,8 +689,9 @@ int maplog__scan_kernel(struct maplog *m, uint64_t time, const char *procfs, con
 	FILE *f;
 	int r;
 
+	/* pl_start = slide + V(vmlinux): the run-time _text (11.6); slide 0 if hidden. */
 	(void)maplog_kernel_slide(procfs, &slide);
-	r = m->ops->map_in(m->ctx, time, MAPLOG_PID_KERNEL, slide, "vmlinux");
+	r = m->ops->map_in(m->ctx, time, MAPLOG_PID_KERNEL, X86_64_LINK_STEXT + slide, "vmlinux");
 	if (r < 0)
 		return r;
 	m->stats.map_in++;

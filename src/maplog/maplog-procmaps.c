@@ -4,6 +4,7 @@
  *
  * PUBLIC INTERFACES
  *   maplog_maps_parse_line() (see include/hwpmcd/maplog-proc.h)
+ *   maplog_vdso_self() (see include/hwpmcd/maplog.h)
  *
  * IMPLEMENTATION NOTES
  *   The fixed fields are parsed by hand rather than with sscanf() or strtoull(),
@@ -14,10 +15,18 @@
  *   entry is never left half-written.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "hwpmcd/common.h"
 #include "hwpmcd/maplog-proc.h"
+#include "hwpmcd/maplog.h"
+
+/* A vDSO is a few pages; a [vdso] mapping larger than this is not one we read. */
+#define VDSO_MAX_BYTES (1u << 20)
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -192,5 +201,36 @@ int maplog_maps_parse_line(const char *line, struct maplog_maps_entry *ret_entry
 	e.path[len] = '\0';
 	e.kind = classify(e.path, e.deleted);
 	*ret_entry = e;
+	return 0;
+}
+
+int maplog_vdso_self(const void **ret_image, size_t *ret_size)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0, size = 0;
+
+	if (base == 0)
+		return -ENOENT; /* valgrind gives its client none */
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		uint64_t start, end;
+
+		if (!strstr(line, "[vdso]"))
+			continue;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &start, &end) == 2 && start == base &&
+		    end > start && end - start <= VDSO_MAX_BYTES)
+			size = (size_t)(end - start);
+		break;
+	}
+	free(line);
+	(void)fclose(f);
+	if (size == 0)
+		return -ENOENT;
+	*ret_image = (const void *)(uintptr_t)base;
+	*ret_size = size;
 	return 0;
 }

@@ -69,9 +69,13 @@ void tools_report_usage(FILE *out)
 		"  --symfs DIR        find images (and debug files) under DIR, like pmcstat -r\n"
 		"  --kallsyms FILE    kernel symbols of the recording machine\n"
 		"  --debug-dir DIR    global debug directory (default /usr/lib/debug)\n"
-		"  --map-rule R       how MAP_IN starts place images: auto (default: hwpmcd's\n"
-		"                     bias+V for logs of cpu type GENERIC, FreeBSD kernel's\n"
-		"                     first-exec for others), bias-v, first-exec\n"
+		"  --vdso FILE        the vDSO image of the recording machine (default: the\n"
+		"                     FILE.vdso hwpmc record writes beside the log)\n"
+		"  --map-rule R       how MAP_IN starts place images: auto (default), freebsd\n"
+		"                     (FreeBSD main's rule: pl_start - V is the load bias, V the\n"
+		"                     first executable segment's p_vaddr & -p_align; hwpmcd's\n"
+		"                     logs say so, FreeBSD's follow it) or hwpmcd-1 (logs of\n"
+		"                     hwpmcd before that: V = 0 for shared objects and PIEs)\n"
 		"\n"
 		"Examples:\n"
 		"  hwpmc report demo.pmclog\n"
@@ -226,7 +230,8 @@ enum {
 	OPT_SYMFS,
 	OPT_KALLSYMS,
 	OPT_DEBUGDIR,
-	OPT_RULE
+	OPT_RULE,
+	OPT_VDSO
 };
 
 static void free_opts(struct tools_rep_opts *o)
@@ -269,6 +274,7 @@ int tools_report_main(int argc, char **argv)
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUGDIR },
 		{ "map-rule", required_argument, NULL, OPT_RULE },
+		{ "vdso", required_argument, NULL, OPT_VDSO },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -360,16 +366,18 @@ int tools_report_main(int argc, char **argv)
 		case OPT_DEBUGDIR:
 			r.o.debugdir = optarg;
 			break;
+		case OPT_VDSO:
+			r.o.vdso = optarg;
+			break;
 		case OPT_RULE:
 			if (strcmp(optarg, "auto") == 0)
-				r.o.rule = TOOLS_REP_RULE_AUTO;
-			else if (strcmp(optarg, "bias-v") == 0)
-				r.o.rule = TOOLS_REP_RULE_BIAS_V;
-			else if (strcmp(optarg, "first-exec") == 0)
-				r.o.rule = TOOLS_REP_RULE_FIRST_EXEC;
+				r.o.rule = REPORT_RULE_AUTO;
+			else if (strcmp(optarg, "freebsd") == 0 || strcmp(optarg, "first-exec") == 0)
+				r.o.rule = REPORT_RULE_FREEBSD;
+			else if (strcmp(optarg, "hwpmcd-1") == 0 || strcmp(optarg, "bias-v") == 0)
+				r.o.rule = REPORT_RULE_HWPMCD_V1;
 			else {
-				log_error("--map-rule: '%s' is not auto, bias-v or first-exec",
-					  optarg);
+				log_error("--map-rule: '%s' is not auto, freebsd or hwpmcd-1", optarg);
 				e = -EINVAL;
 			}
 			break;

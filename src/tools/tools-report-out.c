@@ -35,18 +35,17 @@ static double pct(uint64_t a, uint64_t b)
 void tools_report_print_header(struct tools_report *r, FILE *out)
 {
 	char when[64] = "?";
-	time_t t = (time_t)r->ts_sec;
+	time_t t = (time_t)r->m->ts_sec;
 	struct tm tm;
-	double span = r->tsc_freq ? (double)(r->last_tsc - r->first_tsc) / (double)r->tsc_freq : 0;
-	const char *cpu = plog_cpu_name(r->cpu_type);
+	double span = r->m->tsc_freq ? (double)(r->last_tsc - r->first_tsc) / (double)r->m->tsc_freq : 0;
+	const char *cpu = plog_cpu_name(r->m->cpu_type);
 
-	if (r->have_init && gmtime_r(&t, &tm))
+	if (r->m->have_init && gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	fprintf(out, "# hwpmc report of %s (%s)\n", r->file, r->status_msg);
-	fprintf(out, "# recorded %s for %.3f s; cpu %s, cpuid '%s'; MAP_IN rule %s\n", when, span,
-		cpu ? cpu : "?", r->cpuid,
-		r->rule == TOOLS_REP_RULE_FIRST_EXEC ? "first-exec (FreeBSD kernel)"
-						     : "bias+V (hwpmcd)");
+	fprintf(out, "# recorded %s for %.3f s; cpu %s, cpuid '%s'; MAP_IN rule %s (%s)\n", when,
+		span, cpu ? cpu : "?", r->m->cpuid, report_map_rule_name(r->m->rule),
+		r->m->rule_why);
 	fprintf(out, "# events:");
 	for (size_t i = 0; i < r->nev; i++)
 		fprintf(out, "%s %s %" PRIu64 " samples%s", i ? "," : "", r->ev[i].name,
@@ -59,14 +58,14 @@ void tools_report_print_header(struct tools_report *r, FILE *out)
 		r->samples, r->kept, r->filtered, r->no_frames, r->unannounced, r->dropnotify);
 	fprintf(out,
 		"# processes: %" PRIu64 " sampled, %zu in the log; images: %zu, %zu not readable\n",
-		r->sampled_pids, r->nprocs, r->nimages, r->images_missing);
+		r->sampled_pids, r->m->nprocs, r->m->nimages, r->m->images_missing);
 	fprintf(out,
 		"# PCs: %" PRIu64 ", %" PRIu64 " in no mapping ([unknown]), %" PRIu64
 		" in an image without symbol (image+0xoffset), %" PRIu64 " in the kernel (%" PRIu64
 		" without symbol)\n",
-		r->pcs, r->pcs_unknown, r->pcs_nosym, r->pcs_kernel, r->pcs_kernel_nosym);
-	fprintf(out, "# kernel symbols: %s%s%s\n", r->ksyms ? r->ksyms_source : "",
-		r->ksyms && r->ksyms_note[0] ? "; " : "", r->ksyms_note);
+		r->pcs, r->m->pcs_unknown, r->m->pcs_nosym, r->pcs_kernel, r->m->pcs_kernel_nosym);
+	fprintf(out, "# kernel symbols: %s%s%s\n", r->m->ksyms ? r->m->ksyms_source : "",
+		r->m->ksyms && r->m->ksyms_note[0] ? "; " : "", r->m->ksyms_note);
 }
 
 /* Top list ------------------------------------------------------------------ */
@@ -119,7 +118,7 @@ static struct top_row *top_rows(struct tools_report *r, const struct tools_rep_e
 static const char *shown_image(const struct tools_report *r, uint32_t f,
 			       const struct tools_rep_print_opts *po)
 {
-	const struct tools_rep_func *fn = &r->funcs[f];
+	const struct report_func *fn = &r->m->funcs[f];
 
 	if (fn->img && !po->full_paths)
 		return fn->img->base;
@@ -364,15 +363,15 @@ int tools_report_print_folded(struct tools_report *r, FILE *out)
 
 /* Flame graph ----------------------------------------------------------------- */
 
-static enum tools_flame_kind flame_kind(const struct tools_rep_func *f)
+static enum tools_flame_kind flame_kind(const struct report_func *f)
 {
 	switch (f->kind) {
-	case TOOLS_REP_F_KERNEL:
+	case REPORT_F_KERNEL:
 		return TOOLS_FLAME_KERNEL;
-	case TOOLS_REP_F_COMM:
+	case REPORT_F_COMM:
 		return TOOLS_FLAME_PROCESS;
-	case TOOLS_REP_F_NOSYM:
-	case TOOLS_REP_F_UNKNOWN:
+	case REPORT_F_NOSYM:
+	case REPORT_F_UNKNOWN:
 		return TOOLS_FLAME_UNKNOWN;
 	default:
 		return TOOLS_FLAME_USER;
@@ -422,10 +421,10 @@ int tools_report_write_flame(struct tools_report *r, FILE *out)
 			continue;
 		}
 		nodes[i].name = tools_report_func_name(r, n->func);
-		nodes[i].image = r->funcs[n->func].kind == TOOLS_REP_F_COMM
+		nodes[i].image = r->m->funcs[n->func].kind == REPORT_F_COMM
 					 ? NULL
 					 : tools_report_func_image(r, n->func);
-		nodes[i].kind = flame_kind(&r->funcs[n->func]);
+		nodes[i].kind = flame_kind(&r->m->funcs[n->func]);
 		nodes[n->parent].children[nodes[n->parent].nchildren++] = &nodes[i];
 	}
 	snprintf(title, sizeof(title), "%s: %" PRIu64 " samples", e->name, e->samples);
@@ -492,14 +491,14 @@ int tools_report_print_json(struct tools_report *r, FILE *out,
 			"reported", (json_int_t)r->kept, "filtered", (json_int_t)r->filtered,
 			"without_frames", (json_int_t)r->no_frames, "lost_dropnotify",
 			(json_int_t)r->dropnotify, "processes_sampled", (json_int_t)r->sampled_pids,
-			"processes", (json_int_t)r->nprocs, "images", (json_int_t)r->nimages,
-			"images_unreadable", (json_int_t)r->images_missing, "pcs",
-			(json_int_t)r->pcs, "pcs_unknown", (json_int_t)r->pcs_unknown, "pcs_nosym",
-			(json_int_t)r->pcs_nosym, "duration_s",
-			r->tsc_freq ? (double)(r->last_tsc - r->first_tsc) / (double)r->tsc_freq
+			"processes", (json_int_t)r->m->nprocs, "images", (json_int_t)r->m->nimages,
+			"images_unreadable", (json_int_t)r->m->images_missing, "pcs",
+			(json_int_t)r->pcs, "pcs_unknown", (json_int_t)r->m->pcs_unknown, "pcs_nosym",
+			(json_int_t)r->m->pcs_nosym, "duration_s",
+			r->m->tsc_freq ? (double)(r->last_tsc - r->first_tsc) / (double)r->m->tsc_freq
 				    : 0.0,
-			"start_unix_s", (json_int_t)r->ts_sec, "kernel_symbols",
-			r->ksyms ? r->ksyms_source : NULL);
+			"start_unix_s", (json_int_t)r->m->ts_sec, "kernel_symbols",
+			r->m->ksyms ? r->m->ksyms_source : NULL);
 	root = json_object();
 	if (!root || !evs || !hdr) {
 		json_decref(root);

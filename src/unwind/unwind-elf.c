@@ -37,7 +37,7 @@
  *   A file that shrinks while it is copied is refused (-ESTALE) like a changed one.
  *
  *   The vDSO is the same image for every process on one kernel, so the daemon's
- *   own (getauxval(AT_SYSINFO_EHDR), its extent from /proc/self/maps) is copied
+ *   own (maplog_vdso_self()) is copied
  *   once and serves every "[vdso]" mapping, loaded at that mapping's start.
  *
  *   Eviction runs when an image is added: least recently used images go until the
@@ -53,7 +53,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -66,7 +65,6 @@
 /* x86-64 pages: a mapping's pgoff is a multiple of this. */
 #define PAGE_BYTES 4096u
 /* Larger vDSO images do not exist; the bound keeps a strange maps line harmless. */
-#define VDSO_MAX_BYTES (1u << 20)
 
 /* .eh_frame_hdr pointer encodings (DWARF for x86-64 / LSB; libunwind's dwarf.h is private). */
 #define DW_EH_PE_absptr	  0x00
@@ -781,41 +779,14 @@ int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct maplog_map
 	return 0;
 }
 
-/* The size of this process's [vdso] mapping at @base, from /proc/self/maps; 0 if none. */
-static size_t vdso_size(uint64_t base)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	char *line = NULL;
-	size_t cap = 0, size = 0;
-
-	if (!f)
-		return 0;
-	while (getline(&line, &cap, f) > 0) {
-		uint64_t start, end;
-
-		if (!strstr(line, "[vdso]"))
-			continue;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &start, &end) == 2 && start == base &&
-		    end > start && end - start <= VDSO_MAX_BYTES)
-			size = (size_t)(end - start);
-		break;
-	}
-	free(line);
-	(void)fclose(f);
-	return size;
-}
-
 int unwind_images_init(struct unwind_ctx *u)
 {
-	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	const void *base;
 	struct unwind_image *img;
 	size_t size;
 
 	u->vdso = NULL;
-	if (base == 0)
-		return 0;
-	size = vdso_size(base);
-	if (size == 0)
+	if (maplog_vdso_self(&base, &size) < 0)
 		return 0;
 	img = calloc(1, sizeof(*img));
 	if (!img)
@@ -826,7 +797,7 @@ int unwind_images_init(struct unwind_ctx *u)
 		free(img);
 		return -ENOMEM;
 	}
-	memcpy(img->data, (const void *)(uintptr_t)base, size);
+	memcpy(img->data, base, size);
 	img->size = size;
 	if (unwind_image_parse(img) < 0) {
 		/* Without a parsable vDSO, "[vdso]" PCs are simply frames without info. */

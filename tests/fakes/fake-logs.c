@@ -31,7 +31,7 @@
 
 int fake_log_all_types(struct plog_writer *w)
 {
-	const uint32_t clk = PLOG_PMCID_SOFT_ANYCPU(0), raw = PLOG_PMCID_SOFT_ANYCPU(1);
+	const uint32_t clk = PLOG_PMCID_SOFT_ANYCPU(0), tsc = PLOG_PMCID_SOFT_ANYCPU(1);
 	static const uint64_t user_pcs[] = { 0x555555555149, 0x7ffff7da9d90, 0x555555555075 };
 	static const uint64_t merged_pcs[] = { 0xffffffff81a0c2d1, 0xffffffff81002b3c,
 					       0x7ffff7e8a1b2, 0x555555555075 };
@@ -42,7 +42,8 @@ int fake_log_all_types(struct plog_writer *w)
 					       PLOG_F_CALLCHAIN | PLOG_F_USERCALLCHAIN |
 						       PLOG_F_NEEDS_LOGFILE,
 					       "cpu-clock"));
-	TRY(plog_writer__append_pmcallocate(w, 1001, raw, 0x1c2, PLOG_F_CALLCHAIN, 100003));
+	/* The TSC: a code every FreeBSD libpmc names (its reader fails on others). */
+	TRY(plog_writer__append_pmcallocate(w, 1001, tsc, PLOG_EV_TSC_TSC, 0, 0));
 	TRY(plog_writer__append_proc_create(w, 1002, 2, PLOG_P_KPROC, "kthreadd"));
 	TRY(plog_writer__append_thr_create(w, 1002, 2, 2, PLOG_P_KPROC, "kthreadd"));
 	TRY(plog_writer__append_proc_create(w, 1002, 4242, 0, "demo"));
@@ -57,7 +58,7 @@ int fake_log_all_types(struct plog_writer *w)
 					  PLOG_CC_CPUFLAGS(3, PLOG_CC_F_USERSPACE), user_pcs, 3));
 	TRY(plog_writer__append_callchain(w, 1008, 4242, 100123, clk, PLOG_CC_CPUFLAGS(1, 0),
 					  merged_pcs, 4));
-	TRY(plog_writer__append_proccsw(w, 1009, raw, 4242, 100123, 12345));
+	TRY(plog_writer__append_proccsw(w, 1009, tsc, 4242, 100123, 12345));
 	TRY(plog_writer__append_procfork(w, 1010, 4242, 4243));
 	TRY(plog_writer__append_proc_create(w, 1010, 4243, 0, "demo"));
 	TRY(plog_writer__append_thr_create(w, 1010, 4243, 4243, 0, "demo"));
@@ -66,7 +67,7 @@ int fake_log_all_types(struct plog_writer *w)
 	TRY(plog_writer__append_map_out(w, 1011, 4243, 0, UINT64_MAX));
 	TRY(plog_writer__append_userdata(w, 1012, 0xdeadbeef));
 	TRY(plog_writer__append_dropnotify(w, 1013));
-	TRY(plog_writer__append_procexit(w, 1014, raw, 4243, 99));
+	TRY(plog_writer__append_procexit(w, 1014, tsc, 4243, 99));
 	TRY(plog_writer__append_thr_exit(w, 1014, 4243));
 	TRY(plog_writer__append_sysexit(w, 1014, 4243));
 	TRY(plog_writer__append_pmcdetach(w, 1015, clk, 4242));

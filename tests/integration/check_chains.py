@@ -7,10 +7,11 @@ usage: check_chains.py DUMP_JSON WORKLOAD COMM [--min-share F] [--alias PATH=FIL
 
 DUMP_JSON is `hwpmc dump --json` of a log recorded with -g from one corpus
 workload (tests/workloads/corpus); COMM is the process name of its samples.
-Every user PC is resolved the way pmcstat resolves it (pmclog-format.md 10 and
-11.5): the MAP_IN of the process whose object holds the PC, link address = pc -
-bias with bias = pl_start - V (V from the ELF program headers for ET_EXEC, 0
-for ET_DYN), then the ELF symbols (nm, .symtab then .dynsym).  Return
+Every user PC is resolved the way FreeBSD main's pmcstat resolves it
+(pmclog-format.md 10 and 11.5, elfrule.py): the MAP_IN of the process whose
+object holds the PC, link address = pc - bias with bias = pl_start - V (V: the
+first executable PT_LOAD's p_vaddr & -p_align), then the ELF symbols (nm,
+.symtab then .dynsym).  Return
 addresses (every frame after the first) are looked up at pc - 1.
 
 A sample's user frames become a line of tokens: a corpus function's name, '~' for
@@ -38,9 +39,10 @@ import collections
 import json
 import os
 import re
-import struct
 import subprocess
 import sys
+
+from elfrule import elf_info, v_of
 
 KERNEL_MIN = 0xffff800000000000
 
@@ -96,44 +98,6 @@ results = []
 def check(ok, what):
     results.append(ok)
     print(("ok - " if ok else "not ok - ") + what)
-
-
-def elf_info(path, cache={}):
-    """(e_type, [(p_vaddr, p_memsz, p_flags, p_offset, p_align)] of PT_LOAD, e_entry) or None."""
-    if path not in cache:
-        try:
-            with open(path, "rb") as f:
-                eh = f.read(64)
-                if eh[:4] != b"\x7fELF" or eh[4] != 2:
-                    raise ValueError
-                e_type = struct.unpack_from("<H", eh, 16)[0]
-                e_entry, phoff = struct.unpack_from("<QQ", eh, 24)
-                phentsize, phnum = struct.unpack_from("<HH", eh, 54)
-                f.seek(phoff)
-                ph = f.read(phentsize * phnum)
-            loads = []
-            for i in range(phnum):
-                p_type, p_flags, p_offset, p_vaddr, _, _, p_memsz, p_align = \
-                    struct.unpack_from("<IIQQQQQQ", ph, i * phentsize)
-                if p_type == 1:
-                    loads.append((p_vaddr, p_memsz, p_flags, p_offset, p_align))
-            cache[path] = (e_type, loads, e_entry)
-        except (OSError, ValueError, struct.error):
-            cache[path] = None
-    return cache[path]
-
-
-def v_of(info):
-    """V of pmclog-format.md 11.5."""
-    e_type, loads, _ = info
-    if e_type != 2:
-        return 0
-    v = 0
-    for vaddr, _, flags, off, align in loads:
-        align = max(align, 1)
-        if flags & 1 and (off & -align) == 0:
-            v = vaddr & -align
-    return v
 
 
 def symbols(path, cache={}):

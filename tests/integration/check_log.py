@@ -10,14 +10,16 @@ pmclog-format.md (INITIALIZE first, CLOSELOG last, non-decreasing time stamps,
 every CALLCHAIN pmcid allocated before use, the workload's PROC_CREATE and the
 MAP_IN of the sampled object before its first sample), then resolves the user PCs
 of the workload's samples through its MAP_INs and the ELF symbols (nm), using
-pmcstat's arithmetic (link address = pc - (pl_start - V), V = 0 for PIE and shared
-objects), and requires the hot functions for at least --min-share of them.
+pmcstat's arithmetic (link address = pc - (pl_start - V), V of FreeBSD main's rule:
+elfrule.py), and requires the hot functions for at least --min-share of them.
 Prints one 'ok - ...' or 'not ok - ...' line per check and exits non-zero on failure.
 """
 import bisect
 import json
 import subprocess
 import sys
+
+from elfrule import bias
 
 HOT = {"hot_leaf", "lib_hot_loop"}
 results = []
@@ -81,7 +83,8 @@ def main():
         elif t == "proc-create":
             procs[r["pid"]] = r["name"]
         elif t == "map-in":
-            maps.setdefault(r["pid"], []).append((int(r["start"], 16), r["path"]))
+            # (load bias, path): the rule of the log's mark, FreeBSD main's (11.5).
+            maps.setdefault(r["pid"], []).append((bias(r["path"], int(r["start"], 16)), r["path"]))
         elif t == "map-out":
             if r["start"] == "0x0" and r["end"] == "0xffffffffffffffff":
                 maps.pop(r["pid"], None)
@@ -103,7 +106,7 @@ def main():
     hot = chains_to_run = reach_main = unresolved = 0
     for r, m in user:
         pc = int(r["pc"][0], 16)
-        # The MAP_IN whose object holds pc: the highest start <= pc.
+        # The MAP_IN whose object holds pc: the highest load bias <= pc.
         cands = sorted(x for x in m if x[0] <= pc)
         name = None
         if cands:

@@ -7,6 +7,11 @@ usage: mkpmclog.py freebsd BINARY OUT     a log in FreeBSD's own conventions: cp
                                           image's first executable mapping (as FreeBSD's
                                           kernel writes it), 1000 samples of the corpus
                                           chain c_leaf < c_inner < c_middle < c_outer < main
+       mkpmclog.py hwpmcd BINARY OUT      a log as hwpmcd writes it: cpu type GENERIC, the
+                                          USERDATA mark of FreeBSD main's MAP_IN rule,
+                                          MAP_IN start = bias + V, 1000 corpus chains
+       mkpmclog.py hwpmcd1 BINARY OUT     the same as hwpmcd wrote it before the mark:
+                                          MAP_IN start = the load bias (V = 0 for a PIE)
        mkpmclog.py cxx LIBRARY SYMBOL OUT 100 samples in the (mangled) SYMBOL of LIBRARY
        mkpmclog.py hostile BINARY FIFO OUT  valid records with hostile content: images that
                                           do not exist, a FIFO, a directory and /dev/zero
@@ -101,6 +106,30 @@ def freebsd(binary, out):
     print("samples 1000")
 
 
+def userdata(word):
+    return rec(13, struct.pack("<II", word, 0))
+
+
+HWPMCD_RULE_FREEBSD = 0x48575201  # pmclog-format.md 11.8
+
+
+def hwpmcd(binary, out, marked):
+    """A Linux log of hwpmcd: with the rule mark (pl_start = bias + V, V of FreeBSD
+    main: the first PF_X segment), or as hwpmcd wrote before it (V = 0 for ET_DYN)."""
+    vaddr, dyn = elf_exec_vaddr(binary)
+    syms = symbols(binary)
+    bias = 0x555500000000 if dyn else 0
+    start = bias + (vaddr & ~0xFFF) if marked else bias
+    b = [initialize(0x400)] + ([userdata(HWPMCD_RULE_FREEBSD)] if marked else [])
+    b += [allocdyn(PMCID, b"cpu-clock"), proc_create(100, b"corpus"),
+          map_in(100, start, binary.encode())]
+    for i in range(1000):
+        b.append(callchain(100, 100, chain_pcs(syms, bias), tsc=1000 + i))
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("samples 1000")
+
+
 def hostile(binary, fifo, out):
     syms = symbols(binary)
     vaddr, dyn = elf_exec_vaddr(binary)
@@ -163,6 +192,8 @@ if __name__ == "__main__":
         freebsd(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "cxx":
         cxx(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif len(sys.argv) == 4 and sys.argv[1] in ("hwpmcd", "hwpmcd1"):
+        hwpmcd(sys.argv[2], sys.argv[3], sys.argv[1] == "hwpmcd")
     elif len(sys.argv) == 5 and sys.argv[1] == "hostile":
         hostile(sys.argv[2], sys.argv[3], sys.argv[4])
     else:

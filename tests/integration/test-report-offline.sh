@@ -46,12 +46,30 @@ else
 	bad "freebsd layout: report exit $rc: $(head -3 "$tmp/err")"
 fi
 # The other rule on the same log must misplace it: proves the rule is applied.
-hwpmc report --json --map-rule bias-v "$tmp/fbsd.pmclog" > "$tmp/fbsd-v.json" 2>/dev/null
+hwpmc report --json --map-rule hwpmcd-1 "$tmp/fbsd.pmclog" > "$tmp/fbsd-v.json" 2>/dev/null
 top=$(field "$tmp/fbsd-v.json" "j['events'][0]['top'][0]['function']")
-[[ "$top" != c_leaf ]] && ok "freebsd layout read with --map-rule bias-v is misplaced ($top)" ||
-	bad "--map-rule bias-v changed nothing"
-grep -q "first-exec" <(hwpmc report "$tmp/fbsd.pmclog") && ok "the header names the MAP_IN rule" ||
-	bad "no MAP_IN rule in the header"
+[[ "$top" != c_leaf ]] && ok "freebsd layout read with --map-rule hwpmcd-1 is misplaced ($top)" ||
+	bad "--map-rule hwpmcd-1 changed nothing"
+grep -q "MAP_IN rule freebsd (a FreeBSD log)" <(hwpmc report "$tmp/fbsd.pmclog") &&
+	ok "the header names the MAP_IN rule and why" || bad "no MAP_IN rule in the header"
+
+# hwpmcd's logs: with the rule mark (FreeBSD main's rule), and as hwpmcd wrote them
+# before the mark (V = 0 for a PIE); each is read by its rule without being told,
+# and the other rule misplaces it.
+for kind in hwpmcd:freebsd hwpmcd1:hwpmcd-1; do
+	mode=${kind%%:*} rule=${kind#*:} other=$([[ ${kind#*:} == freebsd ]] && echo hwpmcd-1 || echo freebsd)
+	python3 "$mk" "$mode" "$corpus" "$tmp/$mode.pmclog" > /dev/null
+	hwpmc report --json "$tmp/$mode.pmclog" > "$tmp/$mode.json" 2> "$tmp/err"
+	top=$(field "$tmp/$mode.json" "j['events'][0]['top'][0]['function'], j['events'][0]['top'][0]['self'], j['header']['pcs_unknown'] + j['header']['pcs_nosym']")
+	[[ "$top" == "c_leaf 1000 0" ]] && ok "$mode log: read by the $rule rule unasked (top $top)" ||
+		bad "$mode log: top '$top' $(head -2 "$tmp/err")"
+	grep -q "MAP_IN rule $rule (" <(hwpmc report "$tmp/$mode.pmclog") &&
+		ok "$mode log: the header says $rule" || bad "$mode log: header: $(hwpmc report "$tmp/$mode.pmclog" | grep 'MAP_IN rule')"
+	hwpmc report --json --map-rule "$other" "$tmp/$mode.pmclog" > "$tmp/$mode-o.json" 2>/dev/null
+	top=$(field "$tmp/$mode-o.json" "j['events'][0]['top'][0]['function']")
+	[[ "$top" != c_leaf ]] && ok "$mode log read with --map-rule $other is misplaced ($top)" ||
+		bad "$mode log: --map-rule $other changed nothing"
+done
 
 # C++ names are demangled (libstdc++'s __cxa_demangle).
 libstdcxx=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ { print $NF; exit }')
@@ -158,7 +176,7 @@ check_usage "bad depth" "is not a whole number" --depth -1 "$log"
 check_usage "until before since" "is before --since" --since 2 --until 1 "$log"
 check_usage "folded with top" "writes standard output alone" --folded --top "$log"
 check_usage "kernel and user" "exclude each other" --kernel --user "$log"
-check_usage "bad map rule" "is not auto, bias-v or first-exec" --map-rule x "$log"
+check_usage "bad map rule" "is not auto, freebsd or hwpmcd-1" --map-rule x "$log"
 hwpmc report /nonexistent.pmclog > /dev/null 2> "$tmp/err"; rc=$?
 [[ $rc == 1 ]] && grep -q "No such file" "$tmp/err" && ok "a missing log: exit 1 with the reason" || bad "missing log: exit $rc"
 hwpmc report --help > "$tmp/help.txt"

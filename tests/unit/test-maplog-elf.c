@@ -56,6 +56,7 @@ enum obj_id {
 	OBJ_LLD_PIE,
 	OBJ_LLD_NOPIE,
 	OBJ_LLD_LIB,
+	OBJ_GNU_STATIC,
 	OBJ_FREE32,
 	OBJ_MAX
 };
@@ -107,6 +108,8 @@ static struct obj objs[OBJ_MAX] = {
 			       ET_EXEC),
 	[OBJ_LLD_LIB] = LIB("lld-lib.so", "clang",
 			    "-O1 -g0 -fPIC -shared -fuse-ld=lld -Wl,-z,noseparate-code", true),
+	[OBJ_GNU_STATIC] = PROG("gnu-static", "gcc", "-O1 -g0 -static -Wl,--build-id=none", false,
+				ET_EXEC),
 	[OBJ_FREE32] = { .name = "free32",
 			 .src = "elf-free32.c",
 			 .cc = "clang",
@@ -473,6 +476,25 @@ static void *open_lib(const struct obj *o, uint64_t *ret_fn, struct maplog_maps_
 
 /* ---- the rule on real files ------------------------------------------------------- */
 
+/*
+ * What FreeBSD main's rule means for a real file: V is the first executable
+ * PT_LOAD's p_vaddr & -p_align, and pl_start is where that lands at run time, the
+ * start of the first executable mapping (what FreeBSD's kernel writes), whatever
+ * the linker's layout.  All these objects use 4 KiB alignment.
+ */
+static void assert_freebsd_rule(const struct maplog_elf_info *info,
+				const struct maplog_maps_entry *m, uint64_t pl)
+{
+	size_t i;
+
+	for (i = 0; i < info->n_load && !(info->load[i].p_flags & PF_X); i++)
+		;
+	ck_assert_uint_lt(i, info->n_load);
+	ck_assert_uint_eq(info->v, info->load[i].p_vaddr & -info->load[i].p_align);
+	ck_assert_uint_eq(info->load[i].p_align, pagesize());
+	ck_assert_uint_eq(pl, m->start);
+}
+
 START_TEST(test_real_gnu_pie)
 {
 	struct obj *o = need_obj(OBJ_GNU_PIE);
@@ -484,9 +506,10 @@ START_TEST(test_real_gnu_pie)
 		return;
 	run_exec(o, &fn, &m);
 	pl = verify(o, &m, fn, &info);
-	ck_assert_uint_eq(info.v, 0);
-	/* GNU ld: the text segment has p_vaddr == p_offset, so pl_start = A - O. */
-	ck_assert_uint_eq(pl, m.start - m.pgoff);
+	assert_freebsd_rule(&info, &m, pl);
+	/* GNU ld: the text segment has p_vaddr == p_offset and starts a page of its own. */
+	ck_assert_uint_eq(info.v, m.pgoff);
+	ck_assert_uint_ne(info.v, 0);
 }
 END_TEST
 
@@ -503,12 +526,13 @@ START_TEST(test_real_gnu_nopie)
 	pl = verify(o, &m, fn, &info);
 	/*
 	 * Modern GNU layout: the first PT_LOAD is read-only, the text segment starts at a
-	 * page of its own, so no PF_X segment qualifies for V: V = 0 = pl_start, which is
-	 * not the start of the first executable mapping (what FreeBSD's kernel would send).
+	 * page of its own (0x401000 on x86-64), and that is V and pl_start: bias 0.  (The
+	 * rule before FreeBSD main took V = 0 here, and pmcstat then misplaced the file.)
 	 */
-	ck_assert_uint_eq(info.v, 0);
-	ck_assert_uint_eq(pl, 0);
-	ck_assert_uint_ne(m.start, pl);
+	assert_freebsd_rule(&info, &m, pl);
+#if defined(__x86_64__)
+	ck_assert_uint_eq(pl, 0x401000);
+#endif
 	/* The same mapping one page higher cannot be this ET_EXEC: bias would not be 0. */
 	ck_assert_int_eq(maplog_elf_info_pl_start(&info, m.start + pagesize(), m.pgoff, pagesize(),
 						  true, &x, NULL),
@@ -529,9 +553,7 @@ START_TEST(test_real_gnu_classic)
 	pl = verify(o, &m, fn, &info);
 	/* Classic layout: text at file offset 0, V = its p_vaddr = the mapping's start. */
 	ck_assert_uint_eq(m.pgoff, 0);
-	ck_assert_uint_ne(info.v, 0);
-	ck_assert_uint_eq(info.v, m.start);
-	ck_assert_uint_eq(pl, info.v);
+	assert_freebsd_rule(&info, &m, pl);
 #if defined(__x86_64__)
 	ck_assert_uint_eq(info.v, 0x400000);
 #endif
@@ -550,8 +572,8 @@ START_TEST(test_real_gnu_lib)
 		return;
 	h = open_lib(o, &fn, &m);
 	pl = verify(o, &m, fn, &info);
-	ck_assert_uint_eq(info.v, 0);
-	ck_assert_uint_eq(pl, m.start - m.pgoff);
+	assert_freebsd_rule(&info, &m, pl);
+	ck_assert_uint_eq(info.v, m.pgoff);
 	ck_assert_int_eq(dlclose(h), 0);
 }
 END_TEST
@@ -569,11 +591,12 @@ START_TEST(test_real_lld_pie)
 	pl = verify(o, &m, fn, &info);
 	/*
 	 * LLD packs the segments: the text starts in file page 0 but one page up in
-	 * memory, so pl_start (where link address 0 is) is below the executable mapping.
+	 * memory, so the load bias (where link address 0 is) is below the executable
+	 * mapping, and pl_start is the mapping's start all the same.
 	 */
-	ck_assert_uint_eq(info.v, 0);
 	ck_assert_uint_eq(m.pgoff, 0);
-	ck_assert_uint_lt(pl, m.start);
+	assert_freebsd_rule(&info, &m, pl);
+	ck_assert_uint_ne(info.v, 0);
 }
 END_TEST
 
@@ -588,11 +611,10 @@ START_TEST(test_real_lld_nopie)
 		return;
 	run_exec(o, &fn, &m);
 	pl = verify(o, &m, fn, &info);
-	/* The text's p_offset rounds down to 0, so it gives V: its page in memory. */
+	/* The text's page in memory is V: bias 0. */
 	ck_assert_uint_eq(m.pgoff, 0);
-	ck_assert_uint_ne(info.v, 0);
+	assert_freebsd_rule(&info, &m, pl);
 	ck_assert_uint_eq(info.v, m.start);
-	ck_assert_uint_eq(pl, info.v);
 }
 END_TEST
 
@@ -608,20 +630,36 @@ START_TEST(test_real_lld_lib)
 		return;
 	h = open_lib(o, &fn, &m);
 	pl = verify(o, &m, fn, &info);
-	ck_assert_uint_eq(info.v, 0);
 	ck_assert_uint_eq(m.pgoff, 0);
-	ck_assert_uint_lt(pl, m.start);
+	assert_freebsd_rule(&info, &m, pl);
 	/*
 	 * Without the exec preference the read-only headers segment, which also starts in
-	 * file page 0, would be taken and pl_start would be the mapping's start: wrong.
-	 * A non-executable query for the same mapping shows that.
+	 * file page 0, would be taken for this mapping and the bias would be one page too
+	 * high.  A non-executable query for the same mapping shows that.
 	 */
 	ck_assert_int_eq(maplog_elf_info_pl_start(&info, m.start, m.pgoff, pagesize(), false, &x,
 						  NULL),
 			 0);
-	ck_assert_uint_eq(x, m.start);
 	ck_assert_uint_ne(x, pl);
 	ck_assert_int_eq(dlclose(h), 0);
+}
+END_TEST
+
+START_TEST(test_real_gnu_static)
+{
+	struct obj *o = need_obj(OBJ_GNU_STATIC);
+	struct maplog_maps_entry m;
+	struct maplog_elf_info info;
+	uint64_t fn, pl;
+
+	if (!o)
+		return;
+	run_exec(o, &fn, &m);
+	pl = verify(o, &m, fn, &info);
+	assert_freebsd_rule(&info, &m, pl);
+#if defined(__x86_64__)
+	ck_assert_uint_eq(pl, 0x401000);
+#endif
 }
 END_TEST
 
@@ -1065,34 +1103,39 @@ START_TEST(test_rule_dyn)
 {
 	uint64_t pl = 0, bias = 0;
 
-	/* GNU PIE: text mapped at A from offset 0x1000. */
+	/* GNU PIE: text mapped at A from offset 0x1000; V = 0x1000: pl_start = A. */
+	ck_assert_uint_eq(maplog_pl_start_v(ET_DYN, gnu_pie, ARRAY_SIZE(gnu_pie)), 0x1000);
 	ck_assert_int_eq(maplog_pl_start_from_phdrs(ET_DYN, gnu_pie, ARRAY_SIZE(gnu_pie),
 						    0x555555555000ull, 0x1000, 4096, true, &pl,
 						    &bias),
 			 0);
 	ck_assert_uint_eq(bias, 0x555555554000ull);
-	ck_assert_uint_eq(pl, bias);
-	/* Every other mapping of the GNU layout gives the same bias. */
+	ck_assert_uint_eq(pl, 0x555555555000ull);
+	/* Every other mapping of the GNU layout gives the same bias, so the same pl_start. */
 	ck_assert_int_eq(maplog_pl_start_from_phdrs(ET_DYN, gnu_pie, ARRAY_SIZE(gnu_pie),
 						    0x555555554000ull, 0, 4096, false, &pl, NULL),
 			 0);
-	ck_assert_uint_eq(pl, 0x555555554000ull);
+	ck_assert_uint_eq(pl, 0x555555555000ull);
 	ck_assert_int_eq(maplog_pl_start_from_phdrs(ET_DYN, gnu_pie, ARRAY_SIZE(gnu_pie),
 						    0x555555556000ull, 0x2000, 4096, false, &pl,
 						    NULL),
 			 0);
-	ck_assert_uint_eq(pl, 0x555555554000ull);
+	ck_assert_uint_eq(pl, 0x555555555000ull);
 
-	/* LLD: the text is in file page 0 but one page up; the exec mapping picks it. */
+	/*
+	 * LLD: the text is in file page 0 but one page up; the exec mapping picks it.
+	 * V = 0x17f0 & -0x1000 = 0x1000: pl_start is that mapping's start.
+	 */
 	ck_assert_int_eq(maplog_pl_start_from_phdrs(ET_DYN, lld_pie, ARRAY_SIZE(lld_pie),
 						    0x7f0000001000ull, 0, 4096, true, &pl, &bias),
 			 0);
 	ck_assert_uint_eq(bias, 0x7f0000000000ull);
-	ck_assert_uint_eq(pl, 0x7f0000000000ull);
+	ck_assert_uint_eq(pl, 0x7f0000001000ull);
 	ck_assert_int_eq(maplog_pl_start_from_phdrs(ET_DYN, lld_pie, ARRAY_SIZE(lld_pie),
 						    0x7f0000000000ull, 0, 4096, false, &pl, &bias),
 			 0);
-	ck_assert_uint_eq(pl, 0x7f0000000000ull);
+	ck_assert_uint_eq(bias, 0x7f0000000000ull);
+	ck_assert_uint_eq(pl, 0x7f0000001000ull);
 
 	/* A library mapped below its link address: the bias wraps, pmcstat's sum does too. */
 	{
@@ -1104,7 +1147,7 @@ START_TEST(test_rule_dyn)
 							    &pl, &bias),
 				 0);
 		ck_assert_uint_eq(bias + 0x7f0000000000ull, 0x10000);
-		ck_assert_uint_eq(pl, bias);
+		ck_assert_uint_eq(pl, 0x10000);
 	}
 
 	/* 64 KiB pages. */
@@ -1117,7 +1160,8 @@ START_TEST(test_rule_dyn)
 		ck_assert_int_eq(maplog_pl_start_from_phdrs(ET_DYN, arm, 2, 0xffff80010000ull,
 							    0x10000, 0x10000, true, &pl, &bias),
 				 0);
-		ck_assert_uint_eq(pl, 0xffff80000000ull);
+		ck_assert_uint_eq(bias, 0xffff80000000ull);
+		ck_assert_uint_eq(pl, 0xffff80010000ull);
 	}
 }
 END_TEST
@@ -1126,12 +1170,12 @@ START_TEST(test_rule_exec)
 {
 	uint64_t pl = 7, bias = 7;
 
-	/* Modern GNU ET_EXEC: no PF_X segment at offset page 0, so V = 0. */
+	/* Modern GNU ET_EXEC: the first PF_X segment is at 0x401000: V = pl_start = 0x401000. */
 	ck_assert_int_eq(maplog_pl_start_from_phdrs(ET_EXEC, gnu_exec, ARRAY_SIZE(gnu_exec),
 						    0x401000, 0x1000, 4096, true, &pl, &bias),
 			 0);
 	ck_assert_uint_eq(bias, 0);
-	ck_assert_uint_eq(pl, 0);
+	ck_assert_uint_eq(pl, 0x401000);
 	/* Classic layout: V = 0x400000. */
 	ck_assert_int_eq(maplog_pl_start_from_phdrs(ET_EXEC, classic_exec,
 						    ARRAY_SIZE(classic_exec), 0x400000, 0, 4096,
@@ -1139,12 +1183,17 @@ START_TEST(test_rule_exec)
 			 0);
 	ck_assert_uint_eq(bias, 0);
 	ck_assert_uint_eq(pl, 0x400000);
-	/* The same table as ET_DYN: V is 0 for ET_DYN. */
+	/* The same table as ET_DYN: the same V, for ET_DYN as for ET_EXEC. */
 	ck_assert_int_eq(maplog_pl_start_from_phdrs(ET_DYN, classic_exec, ARRAY_SIZE(classic_exec),
 						    0x400000, 0, 4096, true, &pl, &bias),
 			 0);
-	ck_assert_uint_eq(pl, 0);
-	/* p_align 0 makes the mask 0 in pmcstat: the segment qualifies with V = 0. */
+	ck_assert_uint_eq(bias, 0);
+	ck_assert_uint_eq(pl, 0x400000);
+	/* ET_REL (kernel modules): V = 0. */
+	ck_assert_uint_eq(maplog_pl_start_v(ET_REL, classic_exec, ARRAY_SIZE(classic_exec)), 0);
+	/* No executable segment at all: V = 0. */
+	ck_assert_uint_eq(maplog_pl_start_v(ET_EXEC, gnu_exec, 1), 0);
+	/* p_align 0 makes the mask 0 in pmcstat: V = 0. */
 	{
 		const struct maplog_phdr a0[] = {
 			LOAD(0x0, 0x400000, 0x1000, PF_R | PF_X, 0),
@@ -1155,7 +1204,7 @@ START_TEST(test_rule_exec)
 				 0);
 		ck_assert_uint_eq(pl, 0);
 	}
-	/* p_align 2 MiB, text at file offset 0x200000 (like vmlinux): V = 0. */
+	/* p_align 2 MiB, text at file offset 0x200000 (like vmlinux): V = 0xffffffff81000000. */
 	{
 		const struct maplog_phdr k[] = {
 			LOAD(0x200000, 0xffffffff81000000ull, 0x100000, PF_R | PF_X, 0x200000),
@@ -1164,7 +1213,16 @@ START_TEST(test_rule_exec)
 		ck_assert_int_eq(maplog_pl_start_from_phdrs(ET_EXEC, k, 1, 0xffffffff81000000ull,
 							    0x200000, 4096, true, &pl, NULL),
 				 0);
-		ck_assert_uint_eq(pl, 0);
+		ck_assert_uint_eq(pl, 0xffffffff81000000ull);
+	}
+	/* p_align larger than a page and a text segment not on it: V rounds down to it. */
+	{
+		const struct maplog_phdr big[] = {
+			LOAD(0x0, 0x400000, 0x800, PF_R, 0x200000),
+			LOAD(0x1000, 0x401000, 0x800, PF_R | PF_X, 0x200000),
+		};
+
+		ck_assert_uint_eq(maplog_pl_start_v(ET_EXEC, big, 2), 0x400000);
 	}
 }
 END_TEST
@@ -1172,13 +1230,13 @@ END_TEST
 START_TEST(test_rule_multi_exec)
 {
 	uint64_t pl = 0, bias = 0;
-	/* Two PF_X segments sharing file page 0 (LLD packing): V comes from the last one. */
+	/* Two PF_X segments sharing file page 0 (LLD packing): V comes from the first one. */
 	const struct maplog_phdr two[] = {
 		LOAD(0x0, 0x400000, 0xf0, PF_R, 0x1000),
 		LOAD(0x100, 0x401100, 0x200, PF_R | PF_X, 0x1000),
 		LOAD(0x300, 0x402300, 0x200, PF_R | PF_X, 0x1000),
 	};
-	/* Two PF_X segments on pages of their own: only the one in page 0 gives V. */
+	/* Two PF_X segments on pages of their own: the first gives V. */
 	const struct maplog_phdr apart[] = {
 		LOAD(0x0, 0x400000, 0x800, PF_R | PF_X, 0x1000),
 		LOAD(0x1000, 0x401000, 0x800, PF_R, 0x1000),
@@ -1194,7 +1252,7 @@ START_TEST(test_rule_multi_exec)
 						    &bias),
 			 0);
 	ck_assert_uint_eq(bias, 0);
-	ck_assert_uint_eq(pl, 0x402000);
+	ck_assert_uint_eq(pl, 0x401000);
 	ck_assert_int_eq(maplog_pl_start_from_phdrs(ET_EXEC, apart, 3, 0x402000, 0x2000, 4096,
 						    true, &pl, &bias),
 			 0);
@@ -1204,11 +1262,11 @@ START_TEST(test_rule_multi_exec)
 	ck_assert_int_eq(maplog_pl_start_from_phdrs(ET_DYN, dyn, 3, 0x7f0000001000ull, 0x1000,
 						    4096, true, &pl, &bias),
 			 0);
-	ck_assert_uint_eq(pl, 0x7f0000000000ull);
+	ck_assert_uint_eq(pl, 0x7f0000001000ull);
 	ck_assert_int_eq(maplog_pl_start_from_phdrs(ET_DYN, dyn, 3, 0x7f0000003000ull, 0x2000,
 						    4096, true, &pl, &bias),
 			 0);
-	ck_assert_uint_eq(pl, 0x7f0000000000ull);
+	ck_assert_uint_eq(pl, 0x7f0000001000ull);
 	/* A mapping in the middle of a segment (a split VMA). */
 	{
 		const struct maplog_phdr big[] = {
@@ -1218,7 +1276,7 @@ START_TEST(test_rule_multi_exec)
 		ck_assert_int_eq(maplog_pl_start_from_phdrs(ET_DYN, big, 1, 0x7f0000004000ull,
 							    0x4000, 4096, true, &pl, NULL),
 				 0);
-		ck_assert_uint_eq(pl, 0x7f0000000000ull);
+		ck_assert_uint_eq(pl, 0x7f0000001000ull);
 	}
 }
 END_TEST
@@ -1527,6 +1585,7 @@ int main(void)
 	tcase_add_test(tc_real, test_real_lld_pie);
 	tcase_add_test(tc_real, test_real_lld_nopie);
 	tcase_add_test(tc_real, test_real_lld_lib);
+	tcase_add_test(tc_real, test_real_gnu_static);
 	tcase_set_timeout(tc_real, 60);
 	suite_add_tcase(s, tc_real);
 

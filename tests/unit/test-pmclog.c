@@ -529,6 +529,42 @@ START_TEST(test_writer_all_types_file)
 }
 END_TEST
 
+/*
+ * FreeBSD's reader fails on a PMCALLOCATE whose pl_event its libpmc cannot name
+ * (pmclog-format.md 5.3, 8.2) and stops parsing there: the committed logs carry
+ * only codes every libpmc names (the TSC), or PMC_F_EV_PMU codes.
+ */
+START_TEST(test_fixture_freebsd_events)
+{
+	char path[1024];
+	uint8_t *buf;
+	struct plog_reader *r;
+	struct plog_record rec;
+	int n, k, seen = 0;
+
+	snprintf(path, sizeof(path), "%s/all-types.pmclog", TEST_DATA_DIR);
+	n = fake_file_load(path, &buf);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(plog_reader__new(0, &r), 0);
+	ck_assert_int_eq(plog_reader__feed(r, buf, (size_t)n), 0);
+	plog_reader__finish(r);
+	while ((k = plog_reader__next(r, &rec)) > 0) {
+		if (rec.type != PLOG_TYPE_PMCALLOCATE)
+			continue;
+		seen++;
+		ck_assert_msg(rec.u.pmcallocate.event == PLOG_EV_TSC_TSC ||
+				      (rec.u.pmcallocate.flags & PLOG_F_EV_PMU),
+			      "PMCALLOCATE event 0x%x without PMC_F_EV_PMU: FreeBSD's reader stops",
+			      rec.u.pmcallocate.event);
+	}
+	ck_assert_int_eq(k, 0);
+	ck_assert_int_eq(plog_reader__status(r), PLOG_STATUS_COMPLETE);
+	ck_assert_int_ge(seen, 1);
+	plog_reader__free(r);
+	free(buf);
+}
+END_TEST
+
 START_TEST(test_writer_stream_rules)
 {
 	int fd = memfd_create("rules", MFD_CLOEXEC);
@@ -1451,6 +1487,7 @@ static Suite *pmclog_suite(void)
 
 	tc = tcase_create("writer");
 	tcase_add_test(tc, test_writer_all_types_file);
+	tcase_add_test(tc, test_fixture_freebsd_events);
 	tcase_add_test(tc, test_writer_stream_rules);
 	tcase_add_test(tc, test_writer_enospc_sticky);
 	tcase_add_test(tc, test_writer_epipe);

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * report.h: the report model (module report, the project's libpmcstat): what a
+ * pmclog says about processes, threads and mapped images, and the function each
+ * PC of a sample resolves to.
+ *
+ * PUBLIC INTERFACES
+ *   struct report_image, struct report_func, enum report_func_kind
+ *   enum report_map_rule, report_map_rule_name()
+ *   struct report_model_opts
+ *   struct report_model: report_model__new(), __free(), __record(), __proc(),
+ *     __thread_name(), __proc_name(), __resolve(), __comm_func(), __func_name(),
+ *     __func_image(), __finish(); report_proc__note_sample()
+ *   report_pl_start_v()
+ *
+ * IMPLEMENTATION NOTES
+ *   The model is pmcstat's (docs/pmclog-format.md 10.1): per pid a sorted list of
+ *   ranges, each an image placed with a load bias, filled by MAP_IN, trimmed by
+ *   MAP_OUT, copied by PROCFORK; SYSEXIT makes the process a zombie that the next
+ *   record naming the pid replaces.  The kernel is pid -1.  A MAP_IN covers the
+ *   executable sections of its image (pi_start..pi_end) placed with bias
+ *   start - V, where V is the one rule of pmclog-format.md 11.5 (FreeBSD main's
+ *   pmcstat and kernel, and hwpmcd since its logs carry the USERDATA mark of
+ *   section 11.8), or, for logs of earlier hwpmcd versions (no mark, cpu type
+ *   GENERIC, hwpmcd's PMC ids), the rule those were written with (10.2).  An
+ *   image whose file cannot be read still covers [start, start + 256 MiB) as a
+ *   fallback range, consulted only where no exact range holds a PC, so its PCs
+ *   print as image+0xoffset rather than vanish.  "[vdso]" images are read from
+ *   the vDSO file beside the log (FILE.vdso, --vdso).
+ *
+ *   Each PC resolves to a function, interned once (by image and symbol start, or
+ *   kallsyms symbol, or image and address when there is no symbol) and named by
+ *   its index; the answer is cached per (process, PC) and the cache invalidated
+ *   by any change of the model.  Kernel PCs resolve through the kernel symbol
+ *   file (--kallsyms, else FILE.kallsyms beside the log, else /proc/kallsyms if
+ *   its _stext matches the log's kernel MAP_IN), else through pid -1 images
+ *   (FreeBSD kernels under --symfs), else print as [kernel]+0xaddress.
+ *
+ *   One thread uses a model.  Everything read from the log or an image is hostile:
+ *   printed names are escaped.
+ */
+#ifndef HWPMCD_REPORT_H
+#define HWPMCD_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hwpmcd/maplog-elf.h"
+#include "hwpmcd/pmclog.h"
+#include "hwpmcd/report-sym.h"
+
+/* PCs at or above this are kernel PCs (the x86-64 kernel half). */
+#define REPORT_KERNEL_MIN 0xffff800000000000ull
+
+enum report_func_kind {
+	REPORT_F_USER = 0, /* a symbol of a user image */
+	REPORT_F_KERNEL,   /* a kernel or module symbol */
+	REPORT_F_NOSYM,	   /* in an image, no symbol: image+0xoffset */
+	REPORT_F_UNKNOWN,  /* in no mapping: [unknown] */
+	REPORT_F_COMM,	   /* a process name (the first level of folded stacks) */
+	REPORT_F_KIND_MAX
+};
+
+/*
+ * How MAP_IN pl_start places an image (pmclog-format.md 10.2 and 11.5): pmcstat's
+ * load bias is pl_start - V, and the rules differ in V.
+ */
+enum report_map_rule {
+	REPORT_RULE_AUTO = 0,  /* decided per log (see report.h's notes) */
+	REPORT_RULE_FREEBSD,   /* V = p_vaddr & -p_align of the first PT_LOAD with PF_X, any
+				  ELF type (FreeBSD main; hwpmcd logs with the mark) */
+	REPORT_RULE_HWPMCD_V1, /* V = 0 for ET_DYN; for ET_EXEC the last PF_X PT_LOAD at
+				  file offset 0 (logs of hwpmcd before the mark) */
+	REPORT_RULE_MAX
+};
+
+/* "auto", "freebsd", "hwpmcd-1"; "?" out of range. */
+const char *report_map_rule_name(enum report_map_rule rule);
+
+struct report_image {
+	char *path;	  /* as the log names it */
+	char *shown;	  /* the path escaped for printing */
+	const char *base; /* the last component of shown */
+	bool kernel;	  /* announced for pid -1 */
+	int info_err;	  /* 0: info is valid; else why the file could not be read */
+	struct maplog_elf_info info;
+	struct report_symtab *syms; /* loaded at the first PC that needs it */
+	bool syms_tried;
+	uint64_t pcs;	    /* PCs resolved into this image (report_model__finish()) */
+	uint64_t pcs_nosym; /* of them without a symbol */
+	struct report_image *hnext;
+};
+
+struct report_func {
+	const char *name;	  /* raw symbol name (borrowed from a symtab) or NULL (NOSYM) */
+	char *pretty;		  /* printed name, made on first use */
+	struct report_image *img; /* NULL for [unknown], kallsyms and comm functions */
+	const char *module;	  /* kallsyms module, or NULL */
+	char *module_img;	  /* "[module]", made with the function */
+	char *raw;		  /* REPORT_F_COMM: the name as logged (name points here) */
+	uint64_t addr;		  /* symbol start, or the link address of a NOSYM PC */
+	enum report_func_kind kind;
+	uint64_t pcs; /* PCs resolved to it */
+};
+
+struct report_model_opts {
+	const char *symfs;    /* root to find images under (NULL: "/") */
+	const char *debugdir; /* global debug directory (NULL: /usr/lib/debug) */
+	const char *kallsyms; /* kernel symbols file (NULL: beside the log, or /proc) */
+	const char *vdso;     /* vDSO image (NULL: FILE.vdso beside the log) */
+	const char *log;      /* the log's path ("-" or NULL: none beside it) */
+	enum report_map_rule rule;
+};
+
+struct report_proc;   /* a process of the model (opaque) */
+struct report_thread; /* a thread's name (private) */
+struct report_pcc;    /* an entry of the PC cache (private) */
+
+struct report_model {
+	struct report_model_opts o;
+	/* what INITIALIZE said */
+	bool have_init;
+	uint32_t cpu_type;
+	char cpuid[PLOG_CPUID_LEN];
+	uint64_t tsc_freq;
+	int64_t ts_sec, ts_nsec;
+	/* the MAP_IN rule in force, and why (printed in the report's header) */
+	enum report_map_rule rule;
+	const char *rule_why;
+	bool marked;	       /* the log carries hwpmcd's rule mark (USERDATA) */
+	bool rule_fixed;       /* a MAP_IN was placed: the rule can no longer change */
+	bool hwpmcd_pmcids;    /* every PMC id so far is of hwpmcd's form */
+	uint64_t npmcids;
+	/* functions (index 0 unused) */
+	struct report_func *funcs;
+	size_t nfuncs, funcs_cap;
+	uint32_t *fht;
+	size_t fhtcap;
+	uint32_t unknown_func;
+	/* images */
+	struct report_image **iht;
+	size_t ihtcap, nimages, images_missing;
+	/* kernel symbols */
+	struct report_symtab *ksyms;
+	bool ksyms_tried;
+	char ksyms_source[1100];
+	char ksyms_note[256];
+	bool have_kslide;
+	uint64_t kslide; /* run-time minus link-time address of "vmlinux" */
+	/* processes and threads */
+	struct report_proc **pht;
+	size_t phtcap, nprocs;
+	struct report_thread **tht;
+	size_t thtcap;
+	/* PC totals (report_model__finish()) */
+	uint64_t pcs_unknown, pcs_nosym, pcs_kernel_nosym;
+	/* the resolution cache */
+	struct report_pcc *pcc;
+	uint32_t gen;
+};
+
+/*
+ * report_model__new: an empty model under @o (copied; its strings are borrowed
+ * for the model's life).  0 or -ENOMEM.
+ */
+int report_model__new(const struct report_model_opts *o, struct report_model **ret_m);
+void report_model__free(struct report_model *m);
+
+/*
+ * report_model__record: apply one record of the log: INITIALIZE, PMCALLOCATE(DYN)
+ * (for the rule), USERDATA (the rule mark), PROC_CREATE, THR_CREATE, MAP_IN,
+ * MAP_OUT, PROCEXEC, PROCFORK, SYSEXIT, PROCEXIT; others are ignored.  0 or
+ * -ENOMEM.
+ */
+int report_model__record(struct report_model *m, const struct plog_record *rec);
+
+/* report_model__proc: the process @pid of the model (a zombie too), or NULL. */
+struct report_proc *report_model__proc(const struct report_model *m, int32_t pid);
+
+/* The name PROC_CREATE gave @p ("" if none); borrowed. */
+const char *report_model__proc_name(const struct report_proc *p);
+
+/*
+ * report_proc__note_sample: the caller kept a sample of @p; returns how many it
+ * noted for @p before (0: the first), for counting sampled processes.
+ */
+uint64_t report_proc__note_sample(struct report_proc *p);
+
+/* The name THR_CREATE gave thread @tid, or NULL; borrowed until the next __record(). */
+const char *report_model__thread_name(const struct report_model *m, int32_t tid);
+
+/*
+ * report_model__resolve: the function of PC @look in process @p, or in the kernel
+ * when @p is NULL; @look is the PC itself for the sampled PC of a chain and PC - 1
+ * for a return address (the caller decides).  A PC of @p in no range gives the
+ * "[unknown]" function.  Counts the PC for the function.  Returns the function's
+ * index (>= 1), or 0 when out of memory.
+ */
+uint32_t report_model__resolve(struct report_model *m, struct report_proc *p, uint64_t look);
+
+/*
+ * report_model__comm_func: the REPORT_F_COMM function naming thread @tid of
+ * process @p (pid @pid): the thread's name, else the process's, else "[pid N]"
+ * ("[idle]" for pid 0).  0 when out of memory.
+ */
+uint32_t report_model__comm_func(struct report_model *m, struct report_proc *p, int32_t pid,
+				 int32_t tid);
+
+/* The printed name of function @f (escaped; borrowed until report_model__free()). */
+const char *report_model__func_name(struct report_model *m, uint32_t f);
+/* The printed image of function @f ("" for a comm function). */
+const char *report_model__func_image(const struct report_model *m, uint32_t f);
+
+/*
+ * report_model__finish: at the end of the log, fold the PCs counted per function
+ * into the images' and the model's totals, and say where kernel symbols came
+ * from if no kernel PC needed them.
+ */
+void report_model__finish(struct report_model *m);
+
+/*
+ * report_pl_start_v: V of @rule for the image @info (ET_REL: 0), so that the load
+ * bias is pl_start - V.  The rule of maplog-elf.h (maplog_pl_start_v()) for
+ * REPORT_RULE_FREEBSD.
+ */
+uint64_t report_pl_start_v(enum report_map_rule rule, const struct maplog_elf_info *info);
+
+#endif /* HWPMCD_REPORT_H */

@@ -1,0 +1,991 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * report-model.c: the report model: processes, threads, images placed by MAP_IN,
+ * functions, kernel symbols, and the resolution of a PC to its function.
+ *
+ * PUBLIC INTERFACES
+ *   see include/hwpmcd/report.h
+ *
+ * IMPLEMENTATION NOTES
+ *   Processes and threads are chained hash tables keyed by pid and tid; a
+ *   process holds two sorted, disjoint range arrays: exact ranges (an image's
+ *   executable sections placed with its load bias) and fallback ranges of
+ *   images whose file cannot be read.  Images are interned by (path, kernel),
+ *   read once (ELF facts at the first MAP_IN, symbols at the first PC that needs
+ *   them).  Functions are interned in an open-addressing table keyed by (kind,
+ *   image or module, address, and for process names the name).  The PC cache is
+ *   direct-mapped and tagged with the model generation, which every record that
+ *   changes the model bumps.
+ *
+ *   The MAP_IN rule (report.h) is decided at the first MAP_IN or PROCEXEC, from
+ *   what the log said before it: the USERDATA mark hwpmcd writes right after
+ *   INITIALIZE, the CPU type and the PMC ids.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hwpmcd/common.h"
+#include "hwpmcd/log.h"
+#include "hwpmcd/report.h"
+
+#define REPORT_FALLBACK_SPAN (256ull << 20)
+/* An x86-64 vmlinux's first executable PT_LOAD (V of the rule for "vmlinux"): _text. */
+#define REPORT_X86_64_KERNEL_V 0xffffffff81000000ull
+#define REPORT_PCC_SIZE 16384
+
+struct report_range {
+	uint64_t lo, hi, bias;
+	struct report_image *img;
+};
+
+struct report_proc {
+	int32_t pid;
+	bool zombie;
+	char name[PLOG_MAXCOMLEN + 1];
+	struct report_range *exact, *approx;
+	size_t nexact, napprox, cap_exact, cap_approx;
+	uint64_t samples; /* report_proc__note_sample() */
+	struct report_proc *hnext;
+};
+
+struct report_thread {
+	int32_t tid;
+	char name[PLOG_MAXCOMLEN + 1];
+	struct report_thread *hnext;
+};
+
+/* One entry of the PC resolution cache. */
+struct report_pcc {
+	uint64_t pc;
+	uintptr_t key; /* the process (1: the kernel) */
+	uint32_t gen;  /* the model generation it was resolved in */
+	uint32_t func; /* 0: empty */
+};
+
+const char *report_map_rule_name(enum report_map_rule rule)
+{
+	static const char *const names[REPORT_RULE_MAX] = {
+		[REPORT_RULE_AUTO] = "auto",
+		[REPORT_RULE_FREEBSD] = "freebsd",
+		[REPORT_RULE_HWPMCD_V1] = "hwpmcd-1",
+	};
+
+	return (unsigned)rule < REPORT_RULE_MAX ? names[rule] : "?";
+}
+
+uint64_t report_pl_start_v(enum report_map_rule rule, const struct maplog_elf_info *in)
+{
+	uint64_t v = 0;
+
+	if (rule != REPORT_RULE_HWPMCD_V1)
+		return in->v; /* maplog_pl_start_v(): the one rule of pmclog-format.md 11.5 */
+	/* Earlier hwpmcd logs: pmcstat's rule before FreeBSD main (pmclog-format.md 10.2). */
+	if (in->e_type != ET_EXEC)
+		return 0;
+	for (size_t i = 0; i < in->n_load; i++) {
+		const struct maplog_phdr *p = &in->load[i];
+
+		if ((p->p_flags & PF_X) && (p->p_offset & -p->p_align) == 0)
+			v = p->p_vaddr & -p->p_align;
+	}
+	return v;
+}
+
+/* Processes and threads ---------------------------------------------------- */
+
+struct report_proc *report_model__proc(const struct report_model *m, int32_t pid)
+{
+	struct report_proc *p;
+
+	if (!m->pht)
+		return NULL;
+	for (p = m->pht[util_mix64((uint64_t)(uint32_t)pid) & (m->phtcap - 1)]; p; p = p->hnext)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+const char *report_model__proc_name(const struct report_proc *p)
+{
+	return p->name;
+}
+
+uint64_t report_proc__note_sample(struct report_proc *p)
+{
+	return p->samples++;
+}
+
+static void proc_reset(struct report_proc *p)
+{
+	p->nexact = p->napprox = 0;
+	p->zombie = false;
+}
+
+/* The live process @pid, made if new; a zombie is replaced (pid reuse). */
+static struct report_proc *proc_get(struct report_model *m, int32_t pid)
+{
+	struct report_proc *p = report_model__proc(m, pid);
+	size_t b;
+
+	if (p) {
+		if (p->zombie) {
+			proc_reset(p);
+			p->name[0] = '\0';
+		}
+		return p;
+	}
+	if (!m->pht || m->nprocs >= m->phtcap) {
+		size_t ncap = m->phtcap ? m->phtcap * 2 : 1024;
+		struct report_proc **n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < m->phtcap; i++) {
+			while (m->pht[i]) {
+				struct report_proc *q = m->pht[i];
+
+				m->pht[i] = q->hnext;
+				b = util_mix64((uint64_t)(uint32_t)q->pid) & (ncap - 1);
+				q->hnext = n[b];
+				n[b] = q;
+			}
+		}
+		free(m->pht);
+		m->pht = n;
+		m->phtcap = ncap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	b = util_mix64((uint64_t)(uint32_t)pid) & (m->phtcap - 1);
+	p->hnext = m->pht[b];
+	m->pht[b] = p;
+	m->nprocs++;
+	return p;
+}
+
+static struct report_thread *thread_find(const struct report_model *m, int32_t tid)
+{
+	struct report_thread *t;
+
+	if (!m->tht)
+		return NULL;
+	for (t = m->tht[util_mix64((uint64_t)(uint32_t)tid) & (m->thtcap - 1)]; t; t = t->hnext)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+const char *report_model__thread_name(const struct report_model *m, int32_t tid)
+{
+	const struct report_thread *t = thread_find(m, tid);
+
+	return t ? t->name : NULL;
+}
+
+static int thread_set(struct report_model *m, int32_t tid, const char *name)
+{
+	struct report_thread *t = thread_find(m, tid);
+	size_t b;
+
+	if (!t) {
+		if (!m->tht) {
+			m->thtcap = 4096;
+			m->tht = calloc(m->thtcap, sizeof(*m->tht));
+			if (!m->tht)
+				return -ENOMEM;
+		}
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		t->tid = tid;
+		b = util_mix64((uint64_t)(uint32_t)tid) & (m->thtcap - 1);
+		t->hnext = m->tht[b];
+		m->tht[b] = t;
+	}
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	return 0;
+}
+
+/* Ranges: sorted by lo, not overlapping. Remove [lo, hi) from @v (trim or split). */
+static int ranges_cut(struct report_range **v, size_t *n, size_t *cap, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < *n;) {
+		struct report_range *x = &(*v)[i];
+
+		if (x->hi <= lo || x->lo >= hi) {
+			i++;
+			continue;
+		}
+		if (x->lo < lo && x->hi > hi) { /* split */
+			struct report_range tail = *x;
+			struct report_range *nv = util_grow(*v, cap, *n + 1, sizeof(**v));
+
+			if (!nv)
+				return -ENOMEM;
+			*v = nv;
+			x = &(*v)[i];
+			tail.lo = hi;
+			x->hi = lo;
+			memmove(&(*v)[i + 2], &(*v)[i + 1], (*n - i - 1) * sizeof(**v));
+			(*v)[i + 1] = tail;
+			(*n)++;
+			return 0;
+		}
+		if (x->lo < lo) {
+			x->hi = lo;
+			i++;
+		} else if (x->hi > hi) {
+			x->lo = hi;
+			i++;
+		} else {
+			memmove(x, x + 1, (*n - i - 1) * sizeof(*x));
+			(*n)--;
+		}
+	}
+	return 0;
+}
+
+static int ranges_add(struct report_range **v, size_t *n, size_t *cap, struct report_range add)
+{
+	struct report_range *nv;
+	size_t i;
+	int e = ranges_cut(v, n, cap, add.lo, add.hi);
+
+	if (e < 0)
+		return e;
+	nv = util_grow(*v, cap, *n + 1, sizeof(**v));
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	for (i = *n; i > 0 && (*v)[i - 1].lo > add.lo; i--)
+		;
+	memmove(&(*v)[i + 1], &(*v)[i], (*n - i) * sizeof(**v));
+	(*v)[i] = add;
+	(*n)++;
+	return 0;
+}
+
+static const struct report_range *ranges_find(const struct report_range *v, size_t n, uint64_t pc)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) { /* first range with lo > pc */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || pc >= v[lo - 1].hi)
+		return NULL;
+	return &v[lo - 1];
+}
+
+/* Images ------------------------------------------------------------------ */
+
+/*
+ * The file an image is read from: a "[vdso]" image from the vDSO file beside the
+ * log (or --vdso); a kernel image named without a directory from
+ * <symfs>/boot/kernel/NAME; anything else as <symfs>PATH.  Empty if none.
+ */
+static void image_file(const struct report_model *m, const struct report_image *img, char *out,
+		       size_t outsize)
+{
+	const char *symfs = m->o.symfs ? m->o.symfs : "";
+
+	out[0] = '\0';
+	if (!img->kernel && strcmp(img->path, "[vdso]") == 0) {
+		if (m->o.vdso)
+			snprintf(out, outsize, "%s", m->o.vdso);
+		else if (m->o.log && strcmp(m->o.log, "-") != 0)
+			snprintf(out, outsize, "%s.vdso", m->o.log);
+	} else if (img->kernel && !strchr(img->path, '/')) {
+		snprintf(out, outsize, "%s/boot/kernel/%s", symfs, img->path);
+	} else {
+		snprintf(out, outsize, "%s%s", symfs, img->path);
+	}
+}
+
+static void image_open_info(struct report_model *m, struct report_image *img)
+{
+	char path[4096];
+	int fd;
+
+	image_file(m, img, path, sizeof(path));
+	if (!path[0]) {
+		img->info_err = -ENOENT;
+		return;
+	}
+	/* Never open a device or FIFO a hostile log names (a watchdog acts when opened). */
+	fd = report_open_regular(path, NULL);
+	if (fd < 0) {
+		img->info_err = fd;
+		return;
+	}
+	img->info_err = maplog_elf_info_fd(fd, &img->info);
+	close(fd);
+}
+
+static struct report_image *image_get(struct report_model *m, const char *path, bool kernel)
+{
+	struct report_image *img;
+	uint64_t h = util_hash_str(path) ^ (kernel ? 0x9e3779b97f4a7c15ull : 0);
+	size_t b;
+
+	if (!m->iht) {
+		m->ihtcap = 4096;
+		m->iht = calloc(m->ihtcap, sizeof(*m->iht));
+		if (!m->iht)
+			return NULL;
+	}
+	b = util_mix64(h) & (m->ihtcap - 1);
+	for (img = m->iht[b]; img; img = img->hnext)
+		if (img->kernel == kernel && strcmp(img->path, path) == 0)
+			return img;
+	img = calloc(1, sizeof(*img));
+	if (!img || !(img->path = strdup(path))) {
+		free(img);
+		return NULL;
+	}
+	img->kernel = kernel;
+	{
+		/* Paths from the log are hostile: printed only escaped. */
+		size_t len = strlen(path), cap = len * 4 + 4;
+
+		img->shown = malloc(cap);
+		if (!img->shown) {
+			free(img->path);
+			free(img);
+			return NULL;
+		}
+		util_escape(path, len, img->shown, cap);
+	}
+	img->base = strrchr(img->shown, '/') ? strrchr(img->shown, '/') + 1 : img->shown;
+	if (!*img->base)
+		img->base = img->shown;
+	/* Linux kernel images have no file here: they resolve through kallsyms. */
+	if (kernel && (strcmp(path, "vmlinux") == 0 || strstr(path, ".ko"))) {
+		img->info_err = -ENOENT;
+	} else {
+		image_open_info(m, img);
+		if (img->info_err)
+			m->images_missing++;
+	}
+	img->hnext = m->iht[b];
+	m->iht[b] = img;
+	m->nimages++;
+	return img;
+}
+
+static void image_load_syms(struct report_model *m, struct report_image *img)
+{
+	struct report_sym_opts so = { .symfs = m->o.symfs, .debugdir = m->o.debugdir };
+	char path[4096];
+
+	img->syms_tried = true;
+	if (img->info_err)
+		return;
+	if (!img->kernel && strcmp(img->path, "[vdso]") == 0) {
+		/* The vDSO file is named as it is, not under the symfs. */
+		so.symfs = NULL;
+		image_file(m, img, path, sizeof(path));
+		(void)report_symtab__open(path, &so, &img->syms);
+	} else if (img->kernel && !strchr(img->path, '/')) {
+		snprintf(path, sizeof(path), "/boot/kernel/%s", img->path);
+		(void)report_symtab__open(path, &so, &img->syms);
+	} else {
+		(void)report_symtab__open(img->path, &so, &img->syms);
+	}
+}
+
+/* Where the image's executable code lies when placed with load bias @bias. */
+static int image_range(struct report_image *img, uint64_t bias, struct report_range *ret)
+{
+	const struct maplog_elf_info *in = &img->info;
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	if (in->has_exec_section) {
+		lo = in->exec_start;
+		hi = in->exec_end;
+	} else {
+		for (size_t i = 0; i < in->n_load; i++) {
+			if (!(in->load[i].p_flags & PF_X))
+				continue;
+			if (in->load[i].p_vaddr < lo)
+				lo = in->load[i].p_vaddr;
+			if (in->load[i].p_vaddr + in->load[i].p_memsz > hi)
+				hi = in->load[i].p_vaddr + in->load[i].p_memsz;
+		}
+	}
+	if (lo >= hi)
+		return -ENOEXEC;
+	ret->lo = lo + bias;
+	ret->hi = hi + bias;
+	ret->bias = bias;
+	ret->img = img;
+	return ret->lo < ret->hi ? 0 : -ERANGE;
+}
+
+/* Functions --------------------------------------------------------------- */
+
+static uint64_t func_key(enum report_func_kind kind, const struct report_image *img,
+			 const char *module, const char *name, uint64_t addr)
+{
+	return util_mix64(addr ^ (uint64_t)(uintptr_t)img * 31 ^ (uint64_t)(uintptr_t)module ^
+			  (uint64_t)kind << 60 ^ (kind == REPORT_F_COMM ? util_hash_str(name) : 0));
+}
+
+static uint32_t func_intern(struct report_model *m, enum report_func_kind kind,
+			    struct report_image *img, const char *module, const char *name,
+			    uint64_t addr)
+{
+	uint64_t key = func_key(kind, img, module, name, addr);
+	size_t slot;
+	struct report_func *f;
+
+	if (m->nfuncs * 2 + 2 >= m->fhtcap) {
+		size_t ncap = m->fhtcap ? m->fhtcap * 2 : 4096;
+		uint32_t *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return 0;
+		for (size_t i = 0; i < m->fhtcap; i++) {
+			uint32_t id = m->fht[i];
+			const struct report_func *g;
+
+			if (!id)
+				continue;
+			g = &m->funcs[id];
+			for (slot = func_key(g->kind, g->img, g->module, g->name, g->addr) &
+				    (ncap - 1);
+			     n[slot]; slot = (slot + 1) & (ncap - 1))
+				;
+			n[slot] = id;
+		}
+		free(m->fht);
+		m->fht = n;
+		m->fhtcap = ncap;
+	}
+	for (slot = key & (m->fhtcap - 1); m->fht[slot]; slot = (slot + 1) & (m->fhtcap - 1)) {
+		f = &m->funcs[m->fht[slot]];
+		if (f->kind == kind && f->img == img && f->module == module && f->addr == addr &&
+		    (kind != REPORT_F_COMM || strcmp(f->name, name) == 0))
+			return m->fht[slot];
+	}
+	if (m->nfuncs + 1 >= UINT32_MAX)
+		return 0;
+	{
+		struct report_func *nf = util_grow(m->funcs, &m->funcs_cap, m->nfuncs + 2, sizeof(*nf));
+
+		if (!nf)
+			return 0;
+		m->funcs = nf;
+	}
+	if (m->nfuncs == 0)
+		m->nfuncs = 1; /* index 0 is "none" */
+	f = &m->funcs[m->nfuncs];
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->img = img;
+	f->module = module;
+	f->addr = addr;
+	if (module && kind != REPORT_F_NOSYM) {
+		char b[300];
+
+		snprintf(b, sizeof(b), "[%s]", module);
+		f->module_img = strdup(b);
+		if (!f->module_img)
+			return 0;
+	}
+	if (kind == REPORT_F_COMM) {
+		size_t len = strlen(name);
+
+		f->raw = strdup(name);
+		f->pretty = malloc(len * 4 + 4);
+		if (!f->raw || !f->pretty)
+			return 0;
+		util_escape(name, len, f->pretty, len * 4 + 4);
+		f->name = f->raw;
+	} else {
+		f->name = name;
+	}
+	m->fht[slot] = (uint32_t)m->nfuncs;
+	return (uint32_t)m->nfuncs++;
+}
+
+/* The function of PC @look in range @rg of a user or kernel image. */
+static uint32_t resolve_in(struct report_model *m, const struct report_range *rg, uint64_t look)
+{
+	struct report_image *img = rg->img;
+	uint64_t link = look - rg->bias;
+	const struct report_sym *s;
+
+	if (!img->syms_tried)
+		image_load_syms(m, img);
+	s = img->syms ? report_symtab__lookup(img->syms, link) : NULL;
+	if (!s)
+		return func_intern(m, REPORT_F_NOSYM, img, NULL, NULL, link);
+	return func_intern(m, img->kernel ? REPORT_F_KERNEL : REPORT_F_USER, img, NULL, s->name,
+			   s->start);
+}
+
+static void load_kallsyms(struct report_model *m);
+
+static uint32_t resolve_kernel(struct report_model *m, uint64_t look)
+{
+	struct report_proc *k;
+	const struct report_range *rg;
+
+	if (!m->ksyms_tried) {
+		/* Read at the first kernel PC: user-only logs never pay for it. */
+		m->ksyms_tried = true;
+		load_kallsyms(m);
+	}
+	if (m->ksyms) {
+		const struct report_sym *s = report_symtab__lookup(m->ksyms, look);
+
+		if (s)
+			return func_intern(m, REPORT_F_KERNEL, NULL, s->module, s->name, s->start);
+	}
+	k = report_model__proc(m, -1);
+	if (k && ((rg = ranges_find(k->exact, k->nexact, look)) != NULL))
+		return resolve_in(m, rg, look);
+	return func_intern(m, REPORT_F_NOSYM, NULL, NULL, NULL,
+			   look - (m->have_kslide ? m->kslide : 0));
+}
+
+static uint32_t resolve_user(struct report_model *m, struct report_proc *p, uint64_t look)
+{
+	const struct report_range *rg = ranges_find(p->exact, p->nexact, look);
+
+	/* Fallback ranges: the nearest one below, within its span. */
+	if (!rg)
+		rg = ranges_find(p->approx, p->napprox, look);
+	if (!rg)
+		return m->unknown_func;
+	return resolve_in(m, rg, look);
+}
+
+uint32_t report_model__resolve(struct report_model *m, struct report_proc *p, uint64_t look)
+{
+	uintptr_t key = p ? (uintptr_t)p : 1;
+	struct report_pcc *c =
+		&m->pcc[util_mix64(look ^ (uint64_t)key * 0x9e3779b97f4a7c15ull) &
+			(REPORT_PCC_SIZE - 1)];
+	uint32_t f;
+
+	if (c->pc == look && c->key == key && c->gen == m->gen && c->func) {
+		f = c->func;
+	} else {
+		f = p ? resolve_user(m, p, look) : resolve_kernel(m, look);
+		if (f) {
+			c->pc = look;
+			c->key = key;
+			c->gen = m->gen;
+			c->func = f;
+		}
+	}
+	if (f)
+		m->funcs[f].pcs++;
+	return f;
+}
+
+uint32_t report_model__comm_func(struct report_model *m, struct report_proc *p, int32_t pid,
+				 int32_t tid)
+{
+	const struct report_thread *th = thread_find(m, tid);
+	char buf[64];
+
+	if (th && th->name[0])
+		return func_intern(m, REPORT_F_COMM, NULL, NULL, th->name, 0);
+	if (p && p->name[0])
+		return func_intern(m, REPORT_F_COMM, NULL, NULL, p->name, 0);
+	snprintf(buf, sizeof(buf), pid == 0 ? "[idle]" : "[pid %d]", (int)pid);
+	return func_intern(m, REPORT_F_COMM, NULL, NULL, buf, 0);
+}
+
+const char *report_model__func_name(struct report_model *m, uint32_t id)
+{
+	struct report_func *f = &m->funcs[id];
+	extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+	char buf[600];
+
+	if (f->pretty)
+		return f->pretty;
+	switch (f->kind) {
+	case REPORT_F_UNKNOWN:
+		return "[unknown]";
+	case REPORT_F_NOSYM:
+		snprintf(buf, sizeof(buf), "%s+0x%llx", f->img ? f->img->base : "[kernel]",
+			 (unsigned long long)f->addr);
+		f->pretty = strdup(buf);
+		break;
+	default:
+		if (f->name && f->name[0] == '_' && f->name[1] == 'Z') {
+			int st = 0;
+
+			f->pretty = __cxa_demangle(f->name, NULL, NULL, &st);
+			if (st != 0) {
+				free(f->pretty);
+				f->pretty = NULL;
+			}
+		}
+		if (!f->pretty)
+			f->pretty = strdup(f->name ? f->name : "?");
+		break;
+	}
+	if (f->pretty) {
+		/* Names come from hostile files: escape what a terminal or JSON must not see. */
+		size_t len = strlen(f->pretty), cap = len * 4 + 4;
+		char *esc = malloc(cap);
+
+		if (esc) {
+			util_escape(f->pretty, len, esc, cap);
+			free(f->pretty);
+			f->pretty = esc;
+		}
+	}
+	return f->pretty ? f->pretty : "?";
+}
+
+const char *report_model__func_image(const struct report_model *m, uint32_t id)
+{
+	const struct report_func *f = &m->funcs[id];
+
+	if (f->kind == REPORT_F_COMM)
+		return "";
+	if (f->kind == REPORT_F_UNKNOWN)
+		return "[unknown]";
+	if (f->img)
+		return f->img->shown;
+	if (f->module)
+		return f->module_img ? f->module_img : f->module;
+	return "[kernel.kallsyms]";
+}
+
+/* Kernel symbols ------------------------------------------------------------ */
+
+/* The run-time _stext of a kallsyms table (aliases at one address keep one name). */
+static const struct report_sym *ksyms_stext(const struct report_symtab *t)
+{
+	const struct report_sym *s = report_symtab__find(t, "_stext");
+
+	return s ? s : report_symtab__find(t, "_text");
+}
+
+static void load_kallsyms(struct report_model *m)
+{
+	char path[1100];
+	const struct report_sym *st;
+	int e;
+
+	if (m->o.kallsyms) {
+		e = report_symtab__kallsyms(m->o.kallsyms, &m->ksyms);
+		if (e < 0) {
+			log_warn("%s: cannot read kernel symbols: %s; kernel PCs print as addresses",
+				 m->o.kallsyms, strerror(-e));
+			snprintf(m->ksyms_note, sizeof(m->ksyms_note), "%s unreadable (%s)",
+				 m->o.kallsyms, strerror(-e));
+			return;
+		}
+		snprintf(m->ksyms_source, sizeof(m->ksyms_source), "%s", m->o.kallsyms);
+	} else if (m->o.log && strcmp(m->o.log, "-") != 0 &&
+		   snprintf(path, sizeof(path), "%s.kallsyms", m->o.log) < (int)sizeof(path) &&
+		   access(path, R_OK) == 0 && report_symtab__kallsyms(path, &m->ksyms) == 0) {
+		snprintf(m->ksyms_source, sizeof(m->ksyms_source), "%s", path);
+	} else if (m->have_kslide && report_symtab__kallsyms("/proc/kallsyms", &m->ksyms) == 0) {
+		st = ksyms_stext(m->ksyms);
+		if (!st || st->start - REPORT_X86_64_KERNEL_V != m->kslide) {
+			report_symtab__free(m->ksyms);
+			m->ksyms = NULL;
+			snprintf(m->ksyms_note, sizeof(m->ksyms_note),
+				 "none: /proc/kallsyms is of another boot (pass --kallsyms FILE)");
+			return;
+		}
+		snprintf(m->ksyms_source, sizeof(m->ksyms_source), "/proc/kallsyms (same boot)");
+	} else {
+		snprintf(m->ksyms_note, sizeof(m->ksyms_note), "none (pass --kallsyms FILE)");
+		return;
+	}
+	if (m->have_kslide && (st = ksyms_stext(m->ksyms)) != NULL &&
+	    st->start - REPORT_X86_64_KERNEL_V != m->kslide)
+		snprintf(m->ksyms_note, sizeof(m->ksyms_note),
+			 "warning: its _stext does not match the log's kernel (another boot?)");
+}
+
+/* Records ----------------------------------------------------------------- */
+
+/*
+ * The rule is decided when the first image is placed, from what came before:
+ * the mark of hwpmcd (written right after INITIALIZE), else the CPU type and
+ * PMC ids of a log of an earlier hwpmcd, else FreeBSD's own rule.
+ */
+static void rule_decide(struct report_model *m)
+{
+	if (m->rule_fixed)
+		return;
+	m->rule_fixed = true;
+	if (m->o.rule != REPORT_RULE_AUTO) {
+		m->rule = m->o.rule;
+		m->rule_why = "as asked (--map-rule)";
+	} else if (m->marked) {
+		m->rule = REPORT_RULE_FREEBSD;
+		m->rule_why = "the log's hwpmcd mark";
+	} else if (m->cpu_type == PLOG_CPU_GENERIC && m->npmcids > 0 && m->hwpmcd_pmcids) {
+		m->rule = REPORT_RULE_HWPMCD_V1;
+		m->rule_why = "a log of hwpmcd before its rule mark";
+	} else {
+		m->rule = REPORT_RULE_FREEBSD;
+		m->rule_why = m->have_init && m->cpu_type != PLOG_CPU_GENERIC ? "a FreeBSD log"
+									    : "no hwpmcd mark";
+	}
+}
+
+static void note_pmcid(struct report_model *m, uint32_t pmcid)
+{
+	if (m->npmcids++ == 0)
+		m->hwpmcd_pmcids = true;
+	/* hwpmcd's ids: any CPU, mode SS, class SOFT, row = the event index (11.2). */
+	if ((pmcid & 0xffffff00u) != PLOG_PMCID_SOFT_ANYCPU(0) || pmcid == PLOG_PMCID_INVALID)
+		m->hwpmcd_pmcids = false;
+}
+
+static int on_map_in(struct report_model *m, const struct plog_record *rec)
+{
+	struct report_proc *p = proc_get(m, rec->u.map_in.pid);
+	struct report_image *img = image_get(m, rec->u.map_in.path, rec->u.map_in.pid == -1);
+	struct report_range rg;
+
+	if (!p || !img)
+		return -ENOMEM;
+	rule_decide(m);
+	if (rec->u.map_in.pid == -1 && strcmp(img->path, "vmlinux") == 0) {
+		/* A Linux kernel has no file here: V of the rule for an x86-64 vmlinux. */
+		m->have_kslide = true;
+		m->kslide = rec->u.map_in.start -
+			    (m->rule == REPORT_RULE_FREEBSD ? REPORT_X86_64_KERNEL_V : 0);
+	}
+	if (!img->info_err &&
+	    image_range(img, rec->u.map_in.start - report_pl_start_v(m->rule, &img->info), &rg) == 0)
+		return ranges_add(&p->exact, &p->nexact, &p->cap_exact, rg);
+	if (rec->u.map_in.pid == -1)
+		return 0; /* kernel images without a file: kallsyms */
+	rg.lo = rec->u.map_in.start;
+	rg.hi = rg.lo + REPORT_FALLBACK_SPAN < rg.lo ? UINT64_MAX : rg.lo + REPORT_FALLBACK_SPAN;
+	rg.bias = rg.lo;
+	rg.img = img;
+	return ranges_add(&p->approx, &p->napprox, &p->cap_approx, rg);
+}
+
+static int on_procfork(struct report_model *m, const struct plog_record *rec)
+{
+	struct report_proc *parent = report_model__proc(m, rec->u.procfork.oldpid);
+	struct report_proc *p = proc_get(m, rec->u.procfork.newpid);
+	int e;
+
+	if (!p)
+		return -ENOMEM;
+	proc_reset(p);
+	if (parent && parent != p) {
+		snprintf(p->name, sizeof(p->name), "%s", parent->name);
+		for (size_t i = 0; i < parent->nexact; i++)
+			if ((e = ranges_add(&p->exact, &p->nexact, &p->cap_exact,
+					    parent->exact[i])) < 0)
+				return e;
+		for (size_t i = 0; i < parent->napprox; i++)
+			if ((e = ranges_add(&p->approx, &p->napprox, &p->cap_approx,
+					    parent->approx[i])) < 0)
+				return e;
+	}
+	return 0;
+}
+
+int report_model__record(struct report_model *m, const struct plog_record *rec)
+{
+	struct report_proc *p;
+	struct report_image *img;
+	struct report_range rg;
+	int e;
+
+	switch (rec->type) {
+	case PLOG_TYPE_MAP_IN:
+	case PLOG_TYPE_MAP_OUT:
+	case PLOG_TYPE_PROCEXEC:
+	case PLOG_TYPE_PROCFORK:
+	case PLOG_TYPE_PROC_CREATE: /* may replace a zombie */
+		m->gen++; /* every cached PC resolution is stale */
+		break;
+	default:
+		break;
+	}
+	switch (rec->type) {
+	case PLOG_TYPE_INITIALIZE:
+		if (m->have_init)
+			break;
+		m->have_init = true;
+		m->cpu_type = rec->u.initialize.cpu;
+		snprintf(m->cpuid, sizeof(m->cpuid), "%s", rec->u.initialize.cpuid);
+		m->tsc_freq = rec->u.initialize.tsc_freq;
+		m->ts_sec = rec->u.initialize.ts_sec;
+		m->ts_nsec = rec->u.initialize.ts_nsec;
+		break;
+	case PLOG_TYPE_USERDATA:
+		if ((rec->u.userdata.userdata & PLOG_USERDATA_HWPMCD_MASK) == PLOG_USERDATA_HWPMCD_RULE)
+			m->marked = true;
+		break;
+	case PLOG_TYPE_PMCALLOCATE:
+		note_pmcid(m, rec->u.pmcallocate.pmcid);
+		break;
+	case PLOG_TYPE_PMCALLOCATEDYN:
+		note_pmcid(m, rec->u.pmcallocatedyn.pmcid);
+		break;
+	case PLOG_TYPE_PROC_CREATE:
+		p = proc_get(m, rec->u.proc_create.pid);
+		if (!p)
+			return -ENOMEM;
+		snprintf(p->name, sizeof(p->name), "%s", rec->u.proc_create.name);
+		break;
+	case PLOG_TYPE_THR_CREATE:
+		return thread_set(m, rec->u.thr_create.tid, rec->u.thr_create.name);
+	case PLOG_TYPE_MAP_IN:
+		return on_map_in(m, rec);
+	case PLOG_TYPE_MAP_OUT:
+		p = report_model__proc(m, rec->u.map_out.pid);
+		if (!p)
+			break;
+		e = ranges_cut(&p->exact, &p->nexact, &p->cap_exact, rec->u.map_out.start,
+			       rec->u.map_out.end);
+		if (e == 0)
+			e = ranges_cut(&p->approx, &p->napprox, &p->cap_approx, rec->u.map_out.start,
+				       rec->u.map_out.end);
+		return e;
+	case PLOG_TYPE_PROCEXEC:
+		p = proc_get(m, rec->u.procexec.pid);
+		img = image_get(m, rec->u.procexec.path, false);
+		if (!p || !img)
+			return -ENOMEM;
+		rule_decide(m);
+		p->nexact = p->napprox = 0;
+		/* PROCEXEC places the executable with bias pl_dyn (10.2), whatever the MAP_IN rule. */
+		if (!img->info_err && image_range(img, rec->u.procexec.dyn, &rg) == 0)
+			return ranges_add(&p->exact, &p->nexact, &p->cap_exact, rg);
+		break;
+	case PLOG_TYPE_PROCFORK:
+		return on_procfork(m, rec);
+	case PLOG_TYPE_SYSEXIT:
+		p = report_model__proc(m, rec->u.sysexit.pid);
+		if (p)
+			p->zombie = true;
+		break;
+	case PLOG_TYPE_PROCEXIT:
+		p = report_model__proc(m, rec->u.procexit.pid);
+		if (p)
+			p->zombie = true;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+void report_model__finish(struct report_model *m)
+{
+	rule_decide(m);
+	for (size_t f = 1; f < m->nfuncs; f++) {
+		const struct report_func *fn = &m->funcs[f];
+
+		if (fn->img)
+			fn->img->pcs += fn->pcs;
+		if (fn->kind == REPORT_F_UNKNOWN) {
+			m->pcs_unknown += fn->pcs;
+		} else if (fn->kind == REPORT_F_NOSYM) {
+			if (fn->img) {
+				fn->img->pcs_nosym += fn->pcs;
+				m->pcs_nosym += fn->pcs;
+			} else {
+				m->pcs_kernel_nosym += fn->pcs;
+			}
+		}
+	}
+	if (!m->ksyms && !m->ksyms_note[0])
+		snprintf(m->ksyms_note, sizeof(m->ksyms_note), "not needed (no kernel PCs)");
+}
+
+/* Life ---------------------------------------------------------------------- */
+
+int report_model__new(const struct report_model_opts *o, struct report_model **ret_m)
+{
+	struct report_model *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	m->o = *o;
+	m->rule = o->rule == REPORT_RULE_AUTO ? REPORT_RULE_FREEBSD : o->rule;
+	m->rule_why = "no image placed";
+	m->pcc = calloc(REPORT_PCC_SIZE, sizeof(*m->pcc));
+	if (!m->pcc)
+		goto err;
+	m->unknown_func = func_intern(m, REPORT_F_UNKNOWN, NULL, NULL, NULL, 0);
+	if (!m->unknown_func)
+		goto err;
+	*ret_m = m;
+	return 0;
+err:
+	report_model__free(m);
+	return -ENOMEM;
+}
+
+void report_model__free(struct report_model *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 1; i < m->nfuncs; i++) {
+		free(m->funcs[i].pretty);
+		free(m->funcs[i].module_img);
+		free(m->funcs[i].raw);
+	}
+	free(m->funcs);
+	free(m->fht);
+	for (size_t i = 0; i < m->ihtcap; i++) {
+		while (m->iht[i]) {
+			struct report_image *img = m->iht[i];
+
+			m->iht[i] = img->hnext;
+			report_symtab__free(img->syms);
+			free(img->shown);
+			free(img->path);
+			free(img);
+		}
+	}
+	free(m->iht);
+	for (size_t i = 0; i < m->phtcap; i++) {
+		while (m->pht[i]) {
+			struct report_proc *p = m->pht[i];
+
+			m->pht[i] = p->hnext;
+			free(p->exact);
+			free(p->approx);
+			free(p);
+		}
+	}
+	free(m->pht);
+	for (size_t i = 0; i < m->thtcap; i++) {
+		while (m->tht[i]) {
+			struct report_thread *t = m->tht[i];
+
+			m->tht[i] = t->hnext;
+			free(t);
+		}
+	}
+	free(m->tht);
+	report_symtab__free(m->ksyms);
+	free(m->pcc);
+	free(m);
+}
