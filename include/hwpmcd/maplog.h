@@ -9,7 +9,7 @@
  *                       where its executable mappings are
  *   maplog__new(), __free(), __scan_kernel(), __scan_procs(), __record(),
  *   __sample(), __find_map(), __stats(), maplog_open_mapped(), maplog_kernel_slide(),
- *   maplog_vdso_self()
+ *   maplog_vdso_self(), maplog_vdso_v(), maplog_vdso_write()
  *
  * IMPLEMENTATION NOTES
  *   maplog turns what /proc shows at session start and the side-band records of
@@ -152,6 +152,20 @@ int maplog_open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *pa
  * -ENOENT (no vDSO, as under valgrind), or an fopen(3) error.  Any thread.
  */
 int maplog_vdso_self(const void **ret_image, size_t *ret_size);
+
+/*
+ * maplog_vdso_v: V of the MAP_IN rule (maplog-elf.h) for that vDSO image, so that
+ * a "[vdso]" mapping at A gets pl_start = A + V (V is 0 for x86-64's).  0, or
+ * maplog_vdso_self()'s errors, or -ENOEXEC (not a 64-bit ELF image).
+ */
+int maplog_vdso_v(uint64_t *ret_v);
+
+/*
+ * maplog_vdso_write: write that vDSO image to @fd (borrowed; blocking writes), so
+ * that a reader can name "[vdso]" PCs (FILE.vdso beside a log).  0 or a negative
+ * errno (-ENOENT: no vDSO).
+ */
+int maplog_vdso_write(int fd);
 
 /*
  * maplog_kernel_slide: run-time _stext from @procfs/kallsyms minus the link-time

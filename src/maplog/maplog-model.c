@@ -65,6 +65,7 @@ struct maplog_proc {
 	char name[20];
 	struct maplog_obj *objs;
 	size_t nobjs, capobjs;
+	bool vdso_announced; /* a MAP_IN for its [vdso] was written */
 	struct maplog_map *maps; /* executable ranges, sorted by start, disjoint */
 	size_t nmaps, capmaps;
 	/*
@@ -99,6 +100,7 @@ struct maplog {
 	size_t cap, used; /* used counts live and dead slots (the probe length) */
 	struct maplog_plcache plcache[PLCACHE_SIZE];
 	uint64_t pagesize;
+	uint64_t vdso_v; /* V of the rule for the vDSO image (0 if unknown) */
 	struct maplog_stats stats;
 	struct maplog_str *strs[STR_HASH_SIZE];
 };
@@ -118,6 +120,7 @@ int maplog__new(const struct maplog_ops *ops, void *ctx, struct maplog **ret_m)
 	m->ops = ops;
 	m->ctx = ctx;
 	m->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
+	(void)maplog_vdso_v(&m->vdso_v); /* none (valgrind): 0, as for x86-64's vDSO */
 	*ret_m = m;
 	return 0;
 }
@@ -478,7 +481,7 @@ static int exec_retire(struct maplog *m, uint64_t time, struct maplog_proc *p)
 		uint64_t lo, hi;
 		bool first = true;
 
-		if (!is_announced_path(p->old[i].path))
+		if (!is_announced_path(p->old[i].path) && strcmp(p->old[i].path, "[vdso]") != 0)
 			continue;
 		/* One MAP_OUT per object: only at the object's first range. */
 		for (size_t j = 0; j < i && first; j++)
@@ -635,8 +638,21 @@ static int note_mapping(struct maplog *m, uint64_t time, int32_t pid, uint64_t s
 	r = note_range(m, p, start, end, pgoff, path, dev, inode);
 	if (r < 0)
 		return r;
+	if (strcmp(path, "[vdso]") == 0) {
+		/*
+		 * The vDSO: the kernel's image, the same in every process, saved beside
+		 * the log (FILE.vdso) for readers to name its functions.  One per process.
+		 */
+		if (p->vdso_announced)
+			return 0;
+		p->vdso_announced = true;
+		r = m->ops->map_in(m->ctx, time, pid, start + m->vdso_v, "[vdso]");
+		if (r == 0)
+			m->stats.map_in++;
+		return r;
+	}
 	if (!is_file_path(path)) {
-		/* [vdso], anonymous JIT code, memfd: no file for pmcstat to open. */
+		/* Anonymous JIT code, memfd: no file for pmcstat to open. */
 		m->stats.anon_exec++;
 		return 0;
 	}
@@ -955,6 +971,7 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 			p->capmaps = tc;
 			p->nmaps = 0;
 			p->nobjs = 0;
+			p->vdso_announced = false;
 			p->exited = false;
 			if (m->ops->maps_changed)
 				m->ops->maps_changed(m->ctx, pid);
@@ -984,6 +1001,7 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 			if (p) {
 				p->nobjs = 0; /* a reused pid */
 				p->nmaps = 0;
+				p->vdso_announced = false;
 				p->nold = 0;
 				p->exited = false;
 			} else {
@@ -995,6 +1013,7 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 			}
 			if (parent) {
 				p->flags = parent->flags;
+				p->vdso_announced = parent->vdso_announced; /* PROCFORK copies it */
 				memcpy(p->name, parent->name, sizeof(p->name));
 				for (size_t i = 0; i < parent->nobjs; i++) {
 					r = obj_add(p, parent->objs[i].dev, parent->objs[i].inode);

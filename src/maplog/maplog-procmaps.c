@@ -4,7 +4,7 @@
  *
  * PUBLIC INTERFACES
  *   maplog_maps_parse_line() (see include/hwpmcd/maplog-proc.h)
- *   maplog_vdso_self() (see include/hwpmcd/maplog.h)
+ *   maplog_vdso_self(), maplog_vdso_v(), maplog_vdso_write() (see include/hwpmcd/maplog.h)
  *
  * IMPLEMENTATION NOTES
  *   The fixed fields are parsed by hand rather than with sscanf() or strtoull(),
@@ -14,6 +14,7 @@
  *   line is parsed into a local entry and copied out only on success, so the caller's
  *   entry is never left half-written.
  */
+#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include <sys/auxv.h>
 
 #include "hwpmcd/common.h"
+#include "hwpmcd/maplog-elf.h"
 #include "hwpmcd/maplog-proc.h"
 #include "hwpmcd/maplog.h"
 
@@ -233,4 +235,44 @@ int maplog_vdso_self(const void **ret_image, size_t *ret_size)
 	*ret_image = (const void *)(uintptr_t)base;
 	*ret_size = size;
 	return 0;
+}
+
+int maplog_vdso_v(uint64_t *ret_v)
+{
+	const void *img;
+	size_t size;
+	Elf64_Ehdr eh;
+	struct maplog_phdr ph[16];
+	size_t n = 0;
+	int r = maplog_vdso_self(&img, &size);
+
+	if (r < 0)
+		return r;
+	memcpy(&eh, img, sizeof(eh) <= size ? sizeof(eh) : 0);
+	if (size < sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
+	    (size - eh.e_phoff) / sizeof(Elf64_Phdr) < eh.e_phnum)
+		return -ENOEXEC;
+	for (size_t i = 0; i < eh.e_phnum && n < 16; i++) {
+		Elf64_Phdr p;
+
+		memcpy(&p, (const char *)img + eh.e_phoff + i * sizeof(p), sizeof(p));
+		ph[n++] = (struct maplog_phdr){ .p_type = p.p_type, .p_flags = p.p_flags,
+						.p_offset = p.p_offset, .p_vaddr = p.p_vaddr,
+						.p_filesz = p.p_filesz, .p_memsz = p.p_memsz,
+						.p_align = p.p_align };
+	}
+	*ret_v = maplog_pl_start_v(eh.e_type, ph, n);
+	return 0;
+}
+
+int maplog_vdso_write(int fd)
+{
+	const void *img;
+	size_t size;
+	int r = maplog_vdso_self(&img, &size);
+
+	if (r < 0)
+		return r;
+	return util_write_all(fd, img, size, NULL);
 }
