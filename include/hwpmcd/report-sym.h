@@ -14,10 +14,13 @@
  *   An image is opened once, its functions copied out (start, size, offset of the
  *   name in one string pool) and the ELF file closed again, so thousands of
  *   images cost only their function tables.  Functions are STT_FUNC and
- *   STT_GNU_IFUNC symbols with a section and a non-zero value, from .symtab (of
- *   the image, or else of its separate debug file) merged with .dynsym; aliases
- *   at one address keep one name (global before weak before local, then the
- *   shorter, then the first in byte order), so results do not depend on table order.
+ *   STT_GNU_IFUNC symbols with a section and a non-zero value, and labels: STT_NOTYPE
+ *   symbols in an allocated executable section that holds them (assembly entry
+ *   points such as ld.so's _start; not hidden or internal ones, nor '$' mapping
+ *   symbols), from .symtab (of the image, or else of its separate debug file) merged
+ *   with .dynsym; aliases at one address keep one name (a typed function before a
+ *   label, then global before weak before local, then the shorter, then the first in
+ *   byte order), so results do not depend on table order.
  *   Separate debug files: <symfs><debugdir>/.build-id/xx/rest.debug for the
  *   image's GNU build id, then .gnu_debuglink's name in the image's directory,
  *   its .debug/ subdirectory and <debugdir>/<image directory>/ (gdb's order); a
@@ -39,7 +42,7 @@
 /* One function.  Borrowed from its symtab: valid until report_symtab__free(). */
 struct report_sym {
 	uint64_t start;	    /* link-time address (kallsyms: run-time address) */
-	uint64_t size;	    /* bytes; 0 if unknown: then it extends to the next function */
+	uint64_t size;	    /* bytes as in the file; 0 if unknown (see report_symtab__lookup()) */
 	const char *name;   /* raw symbol name as in the file, never NULL or empty */
 	const char *module; /* kallsyms: the module in brackets ("ext4"), NULL for the kernel;
 			       ELF: NULL */
@@ -90,9 +93,14 @@ void report_symtab__free(struct report_symtab *t);
 
 /*
  * report_symtab__lookup: the function holding link-time address @addr, or NULL.
- * A function with size 0 holds the addresses up to the next function's start; the
- * last function of a table with size 0 holds at most 4096 bytes.  Borrowed result.
- * O(log n), no allocation.
+ * A function with a size holds [start, start + size); where sized functions nest
+ * or overlap, the one with the greatest start wins.  A sized function always wins
+ * over one of size 0.  A function of size 0 holds what no sized function covers,
+ * from its start up to the next function's start (sized or not), and never past the
+ * end of the executable section that holds it; the last one holds up to that end.
+ * Where no section is known (kallsyms; an ELF symbol in no executable section) it
+ * holds up to the next start, and the last one 4096 bytes.  Borrowed result.
+ * O(log n), no allocation.  Any thread.
  */
 const struct report_sym *report_symtab__lookup(const struct report_symtab *t, uint64_t addr);
 

@@ -12,38 +12,70 @@
  *
  * IMPLEMENTATION NOTES
  *   Building goes through a "builder": a growing array of raw entries (start, size,
- *   name offset and length, module offset, binding rank) and a growing string pool.
- *   The ELF path copies each kept name into that pool, because the file is closed
- *   before we return; the kallsyms path reads the whole file into one buffer, ends
- *   every name in place with a NUL and uses the buffer itself as the pool, so parsing
- *   120k lines costs no allocation per line.  The builder is then sorted (by start,
- *   then by preference), each run of equal starts becomes one struct report_sym, and
+ *   limit, name offset and length, module offset, binding rank, kind) and a growing
+ *   string pool.  The ELF path copies each kept name into that pool, because the file
+ *   is closed before we return; the kallsyms path reads the whole file into one
+ *   buffer, ends every name in place with a NUL and uses the buffer itself as the
+ *   pool, so parsing 120k lines costs no allocation per line.  The builder is then
+ *   sorted (by start, then by preference), each run of equal starts becomes one
+ *   struct report_sym (with the end of its range beside it, in a struct sym_ent), and
  *   only the kept names (and each distinct module name once per run of equal module
  *   names) are copied into the final pool of the symtab, so the symtab holds no
  *   bytes it does not need.
  *
- *   Aliases: entries with one start keep the preferred name: global (and
- *   STB_GNU_UNIQUE; kallsyms 'T') before weak ('W', 'w') before local ('t') before
- *   any other binding, then the shorter name, then the smaller in strcmp() byte
- *   order, then no module before a module and the smaller module name.  This is a
- *   total order on distinct (name, module) pairs, so the result does not depend on
- *   table order.  The kept entry takes the largest size of its aliases: 0 means
- *   "unknown", so a known size always wins over it.
+ *   Aliases: entries with one start keep the preferred name: a typed function
+ *   (STT_FUNC, STT_GNU_IFUNC; every kallsyms entry) before a label (below), then
+ *   global (and STB_GNU_UNIQUE; kallsyms 'T') before weak ('W', 'w') before local
+ *   ('t') before any other binding, then the shorter name, then the smaller in
+ *   strcmp() byte order, then no module before a module and the smaller module name.
+ *   This is a total order on distinct (name, module) pairs, so the result does not
+ *   depend on table order.  The kept entry takes the largest size of its aliases (0
+ *   means "unknown", so a known size always wins over it) and the largest limit.
+ *
+ *   Labels.  Assembly entry points often have no .type: ld.so's _start and
+ *   _dl_start_user are STT_NOTYPE, so without labels every process-start call chain
+ *   began with "ld-linux-x86-64.so.2+0x1ab77".  An STT_NOTYPE symbol therefore counts
+ *   as a function when the section it names is allocated and executable and holds its
+ *   value.  That is perf's rule (elf_sym__is_label() and its text-section filter in
+ *   dso__load_sym()), except that we test SHF_EXECINSTR where perf tests that the
+ *   section's name contains "text": the flag is what makes code code, and it also
+ *   admits .init, .fini and .plt.  Like perf we skip hidden and internal labels (in a
+ *   linked image those are mostly boundary markers made by the linker, not entry
+ *   points; the entry points above keep default visibility) and names starting with
+ *   '$' (the mapping symbols of ARM, AArch64 and RISC-V: $a, $d, $t, $x...).  Labels
+ *   in data sections (__bss_start, _end, data_start, __GNU_EH_FRAME_HDR) are not code,
+ *   and one at its section's end (_etext) would hold nothing, so neither is kept.  A
+ *   label with a size is a sized function.
  *
  *   Ranges: a function with a size holds [start, start + size) (saturated at
- *   2^64 - 1); one with size 0 holds up to the next function's start, and the last
- *   one, if it has size 0, holds 4096 bytes.  When no function reaches past the next
- *   one's start (the normal case), lookup is one binary search over the functions
- *   and a check of the found one's end.  If sized functions overlap or nest, the
- *   rule is "the function with the greatest start <= addr that holds addr"; looking
- *   at a few predecessors is not enough for that (50 small functions nested in a
- *   large one would defeat any fixed window), so the symtab is then given an exact
- *   partition of the address space into segments, each naming its function (or
- *   none), built once by a sweep with a stack of open functions, and lookup is a
- *   binary search over the segments.  The sweep is exact: the functions on the
- *   stack are in start order, every one above the top that was popped has ended, so
- *   the top is the open function with the greatest start.  The table has at most
- *   2n + 1 segments and exists only for tables with overlaps.
+ *   2^64 - 1).  One of size 0 (a label, an assembly function without .size, every
+ *   kallsyms entry) holds from its start to the next function's start (sized or not),
+ *   cut at its limit: the end of the executable section that holds it.  The last
+ *   function, if it has size 0, holds up to its limit.  This is perf's
+ *   symbols__fixup_end(), with the section as the bound perf takes from the map.
+ *   Without a known limit (kallsyms, which has no sections; an ELF function whose
+ *   section index is reserved, or whose section is not executable or does not hold
+ *   it) a function of size 0 holds up to the next start, and the last one 4096 bytes.
+ *   A sized function always wins where it covers an address: one of size 0 holds only
+ *   what no sized function covers, so a label inside a sized function names nothing
+ *   there, but it may hold the gap after that function's end up to the next start.
+ *   So the rule is: the sized function with the greatest start <= addr that holds
+ *   addr, else the function of size 0 with the greatest start <= addr if its range
+ *   holds addr (the ranges of functions of size 0 never overlap each other).  Each
+ *   function's own end is computed once when the table is built.  When no function
+ *   reaches past the next one's start (the normal case; only a sized function can),
+ *   lookup is one binary search over the functions and a check of the found one's
+ *   end.  If sized functions overlap or nest, or a function of size 0 lies inside a
+ *   sized one, looking at a few predecessors is not enough (50 small functions nested
+ *   in a large one would defeat any fixed window), so the symtab is then given an
+ *   exact partition of the address space into segments, each naming its function (or
+ *   none), built once by a sweep with a stack of open sized functions and the latest
+ *   function of size 0, and lookup is a binary search over the segments.  The sweep
+ *   is exact: the functions on the stack are in start order, every one above the top
+ *   that was popped has ended, so the top is the open sized function with the
+ *   greatest start; only when the stack is empty does the latest function of size 0
+ *   hold the position, while its range lasts.  The table has at most 2n segments and
+ *   exists only for tables with overlaps.
  *
  *   Hostile files.  Every file is opened by report_open_regular(): refused with
  *   -ENOEXEC unless it is a regular file, and never opened for reading otherwise,
@@ -102,14 +134,18 @@
 
 /* Alias preference, best first. */
 enum sym_rank { RANK_GLOBAL = 0, RANK_WEAK, RANK_LOCAL, RANK_OTHER, RANK_MAX };
+/* What an entry was in its table; at one address a typed function is preferred to a label. */
+enum sym_kind { KIND_FUNC = 0, KIND_LABEL, KIND_MAX };
 
 struct raw_sym {
 	uint64_t start;
 	uint64_t size;
-	size_t name; /* offset of the NUL-terminated name in the builder's pool */
+	uint64_t limit; /* the end of the executable section holding start, or 0: unknown */
+	size_t name;	/* offset of the NUL-terminated name in the builder's pool */
 	size_t name_len;
 	size_t module; /* offset of the module name in the pool, or NO_MODULE */
 	enum sym_rank rank;
+	enum sym_kind kind;
 };
 
 struct builder {
@@ -124,13 +160,19 @@ struct builder {
 /* One piece of the address partition: [start, next segment's start) belongs to idx. */
 struct sym_seg {
 	uint64_t start;
-	size_t idx; /* into syms[], or NO_SYM for a gap */
+	size_t idx; /* into ents[], or NO_SYM for a gap */
+};
+
+/* One function of a symtab: what callers see, and the end of its own range. */
+struct sym_ent {
+	struct report_sym sym; /* handed out as &ent->sym */
+	uint64_t end;	       /* exclusive; see "Ranges" in the file comment */
 };
 
 struct report_symtab {
-	struct report_sym *syms; /* n functions, sorted by strictly increasing start */
+	struct sym_ent *ents; /* n functions, sorted by strictly increasing start */
 	size_t n;
-	char *pool;	      /* every name and module string of syms[] */
+	char *pool;	      /* every name and module string of ents[] */
 	struct sym_seg *segs; /* only if functions overlap, else NULL */
 	size_t nsegs;
 	struct maplog_elf_info info;
@@ -172,8 +214,9 @@ static void builder_exit(struct builder *b)
 	memset(b, 0, sizeof(*b));
 }
 
-static int builder_push(struct builder *b, uint64_t start, uint64_t size, size_t name,
-			size_t name_len, size_t module, enum sym_rank rank)
+static int builder_push(struct builder *b, uint64_t start, uint64_t size, uint64_t limit,
+			size_t name, size_t name_len, size_t module, enum sym_rank rank,
+			enum sym_kind kind)
 {
 	struct raw_sym *s;
 
@@ -192,10 +235,12 @@ static int builder_push(struct builder *b, uint64_t start, uint64_t size, size_t
 	s = &b->v[b->n++];
 	s->start = start;
 	s->size = size;
+	s->limit = limit;
 	s->name = name;
 	s->name_len = name_len;
 	s->module = module;
 	s->rank = rank;
+	s->kind = kind;
 	return 0;
 }
 
@@ -249,6 +294,8 @@ static int cmp_raw(const void *pa, const void *pb, void *arg)
 
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
 	if (a->name_len != b->name_len)
@@ -266,18 +313,29 @@ static int cmp_raw(const void *pa, const void *pb, void *arg)
 
 /* ---- ranges and lookup -------------------------------------------------------------- */
 
-/* The end (exclusive) of the addresses syms[i] holds; see the file comment. */
-static uint64_t sym_end(const struct report_symtab *t, size_t i)
+static uint64_t add_sat(uint64_t a, uint64_t b)
 {
-	const struct report_sym *s = &t->syms[i];
-	uint64_t end;
+	uint64_t r;
 
-	if (s->size == 0) {
-		if (i + 1 < t->n)
-			return t->syms[i + 1].start;
-		return __builtin_add_overflow(s->start, LAST_SYM_MAX, &end) ? UINT64_MAX : end;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/*
+ * The end (exclusive) of the range of t->ents[i] (see "Ranges" in the file comment),
+ * whose limit (the end of its executable section, 0 if unknown) is @limit.
+ */
+static uint64_t range_end(const struct report_symtab *t, size_t i, uint64_t limit)
+{
+	const struct report_sym *s = &t->ents[i].sym;
+	uint64_t next;
+
+	if (s->size > 0)
+		return add_sat(s->start, s->size);
+	if (i + 1 < t->n) {
+		next = t->ents[i + 1].sym.start;
+		return limit != 0 && limit < next ? limit : next;
 	}
-	return __builtin_add_overflow(s->start, s->size, &end) ? UINT64_MAX : end;
+	return limit != 0 ? limit : add_sat(s->start, LAST_SYM_MAX);
 }
 
 static void seg_emit(struct sym_seg *segs, size_t *k, uint64_t start, size_t idx)
@@ -291,20 +349,24 @@ static void seg_emit(struct sym_seg *segs, size_t *k, uint64_t start, size_t idx
 
 /*
  * If any function reaches past the next one's start, build the segment partition of
- * the file comment.  Each loop turn either moves to the next start (and pushes that
- * function) or to the end of the top of the stack (popped in the next turn), so there
- * are at most 2n + 1 turns and segments.
+ * the file comment.  Only a sized function can (a function of size 0 ends at the next
+ * start at the latest).  Sized functions open onto a stack; functions of size 0 are
+ * never pushed: the latest one to start is remembered in z, and it holds a position
+ * only while the stack is empty and its range lasts.  Each loop turn moves pos to the
+ * next start, the end of the top of the stack (popped in the next turn) or the end of
+ * z's range, strictly forward; each of those is the start or the end of some function,
+ * so there are at most 2n turns and segments.
  */
 static int build_segments(struct report_symtab *t)
 {
 	struct sym_seg *segs;
 	size_t *stack;
-	size_t sp = 0, k = 0, i = 0;
+	size_t sp = 0, k = 0, i = 0, z = NO_SYM;
 	uint64_t pos;
 	bool overlap = false;
 
 	for (size_t j = 0; j + 1 < t->n; j++) {
-		if (sym_end(t, j) > t->syms[j + 1].start) {
+		if (t->ents[j].end > t->ents[j + 1].sym.start) {
 			overlap = true;
 			break;
 		}
@@ -320,23 +382,37 @@ static int build_segments(struct report_symtab *t)
 		free(stack);
 		return -ENOMEM;
 	}
-	pos = t->syms[0].start;
+	pos = t->ents[0].sym.start;
 	for (;;) {
 		uint64_t next = 0;
 		bool have_next = false;
+		size_t holder = NO_SYM;
 
 		/* Starts are unique, so at most one function opens here. */
-		if (i < t->n && t->syms[i].start == pos)
-			stack[sp++] = i++;
-		while (sp > 0 && sym_end(t, stack[sp - 1]) <= pos)
+		if (i < t->n && t->ents[i].sym.start == pos) {
+			if (t->ents[i].sym.size > 0)
+				stack[sp++] = i;
+			else
+				z = i;
+			i++;
+		}
+		while (sp > 0 && t->ents[stack[sp - 1]].end <= pos)
 			sp--;
-		seg_emit(segs, &k, pos, sp > 0 ? stack[sp - 1] : NO_SYM);
+		if (sp > 0)
+			holder = stack[sp - 1];
+		else if (z != NO_SYM && pos < t->ents[z].end)
+			holder = z;
+		seg_emit(segs, &k, pos, holder);
 		if (i < t->n) {
-			next = t->syms[i].start;
+			next = t->ents[i].sym.start;
 			have_next = true;
 		}
-		if (sp > 0 && (!have_next || sym_end(t, stack[sp - 1]) < next)) {
-			next = sym_end(t, stack[sp - 1]);
+		if (sp > 0 && (!have_next || t->ents[stack[sp - 1]].end < next)) {
+			next = t->ents[stack[sp - 1]].end;
+			have_next = true;
+		}
+		if (z != NO_SYM && pos < t->ents[z].end && (!have_next || t->ents[z].end < next)) {
+			next = t->ents[z].end;
 			have_next = true;
 		}
 		if (!have_next)
@@ -368,20 +444,20 @@ const struct report_sym *report_symtab__lookup(const struct report_symtab *t, ui
 		}
 		if (lo == 0 || t->segs[lo - 1].idx == NO_SYM)
 			return NULL;
-		return &t->syms[t->segs[lo - 1].idx];
+		return &t->ents[t->segs[lo - 1].idx].sym;
 	}
 	hi = t->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (t->syms[mid].start <= addr)
+		if (t->ents[mid].sym.start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == 0 || addr >= sym_end(t, lo - 1))
+	if (lo == 0 || addr >= t->ents[lo - 1].end)
 		return NULL;
-	return &t->syms[lo - 1];
+	return &t->ents[lo - 1].sym;
 }
 
 /* ---- building the symtab ------------------------------------------------------------ */
@@ -395,8 +471,9 @@ static bool new_module(const struct builder *b, size_t mod, size_t prev_mod)
 }
 
 /*
- * Sort and dedupe the builder into t->syms and t->pool (see the file comment), then
- * build the segments if needed.  The builder keeps its memory; the caller frees it.
+ * Sort and dedupe the builder into t->ents and t->pool (see the file comment), give
+ * every function the end of its range, then build the segments if needed.  The
+ * builder keeps its memory; the caller frees it.
  */
 static int symtab_build(struct report_symtab *t, struct builder *b)
 {
@@ -420,27 +497,39 @@ static int symtab_build(struct report_symtab *t, struct builder *b)
 		if (r->module != NO_MODULE)
 			prev_mod = r->module;
 	}
-	if (m > SIZE_MAX / sizeof(*t->syms))
+	if (m > SIZE_MAX / sizeof(*t->ents))
 		return -ENOMEM;
-	t->syms = malloc(m * sizeof(*t->syms));
+	t->ents = malloc(m * sizeof(*t->ents));
 	t->pool = malloc(bytes);
-	if (!t->syms || !t->pool)
+	if (!t->ents || !t->pool)
 		return -ENOMEM;
-	/* Second pass: the same decisions, now copying. */
+	/*
+	 * Second pass: the same decisions, now copying.  Until the ends are known, an
+	 * entry's end field holds its limit.
+	 */
 	prev_mod = NO_MODULE;
 	for (size_t i = 0; i < b->n; i++) {
 		const struct raw_sym *r = &b->v[i];
+		struct sym_ent *e;
 		struct report_sym *s;
 
 		if (i > 0 && r->start == b->v[i - 1].start) {
-			/* An alias: only its size counts (the largest known one wins). */
-			if (r->size > t->syms[k - 1].size)
-				t->syms[k - 1].size = r->size;
+			/*
+			 * An alias: only its size and limit count (the largest known ones win,
+			 * so the result does not depend on which alias was kept).
+			 */
+			e = &t->ents[k - 1];
+			if (r->size > e->sym.size)
+				e->sym.size = r->size;
+			if (r->limit > e->end)
+				e->end = r->limit;
 			continue;
 		}
-		s = &t->syms[k++];
+		e = &t->ents[k++];
+		s = &e->sym;
 		s->start = r->start;
 		s->size = r->size;
+		e->end = r->limit;
 		memcpy(t->pool + used, b->pool + r->name, r->name_len + 1);
 		s->name = t->pool + used;
 		used += r->name_len + 1;
@@ -456,6 +545,9 @@ static int symtab_build(struct report_symtab *t, struct builder *b)
 		s->module = r->module != NO_MODULE ? mod_str : NULL;
 	}
 	t->n = m;
+	/* In start order: range_end() reads only the next entry's start, never its end. */
+	for (size_t i = 0; i < m; i++)
+		t->ents[i].end = range_end(t, i, t->ents[i].end);
 	return build_segments(t);
 }
 
@@ -576,6 +668,31 @@ static enum sym_rank elf_rank(unsigned char bind)
 }
 
 /*
+ * The end of the section of @elf that symbol @s names, if that section is allocated,
+ * executable and holds s->st_value; else 0.  A section index that is reserved
+ * (SHN_ABS, SHN_COMMON, SHN_XINDEX: the real index would be in SHT_SYMTAB_SHNDX) or
+ * beyond the @shnum sections gives 0 too: no limit is known.
+ */
+static uint64_t exec_section_end(Elf *elf, size_t shnum, const GElf_Sym *s)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	uint64_t end;
+
+	if (s->st_shndx >= SHN_LORESERVE || s->st_shndx >= shnum)
+		return 0;
+	scn = elf_getscn(elf, s->st_shndx);
+	if (!scn || gelf_getshdr(scn, &sh) != &sh)
+		return 0;
+	if ((sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR))
+		return 0;
+	end = add_sat(sh.sh_addr, sh.sh_size);
+	if (s->st_value < sh.sh_addr || s->st_value >= end)
+		return 0;
+	return end;
+}
+
+/*
  * Add the functions of the symbol table section @scn (header @sh) to @b.  Returns 0,
  * -ENOEXEC for a corrupt table (see the file comment) or -ENOMEM.
  */
@@ -617,16 +734,27 @@ static int read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct buil
 	for (size_t i = 1; i < count; i++) {
 		GElf_Sym s;
 		const char *name, *nul;
-		unsigned char type;
+		unsigned char type, vis;
+		uint64_t limit = 0;
+		bool label;
 		size_t off;
 
 		if (gelf_getsym(data, (int)i, &s) != &s)
 			return -ENOEXEC;
 		type = GELF_ST_TYPE(s.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		label = type == STT_NOTYPE;
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && !label)
 			continue;
 		if (s.st_shndx == SHN_UNDEF || s.st_value == 0 || s.st_name == 0)
 			continue;
+		/* Only a function of size 0 and a label need their section (file comment). */
+		if (label || s.st_size == 0)
+			limit = exec_section_end(elf, shnum, &s);
+		if (label) {
+			vis = GELF_ST_VISIBILITY(s.st_other);
+			if (limit == 0 || vis == STV_HIDDEN || vis == STV_INTERNAL)
+				continue;
+		}
 		if (s.st_name >= strsize)
 			return -ENOEXEC;
 		name = str + s.st_name;
@@ -635,11 +763,15 @@ static int read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct buil
 			return -ENOEXEC;
 		if (nul == name)
 			continue;
+		/* ARM, AArch64 and RISC-V mapping symbols ($a, $d, $t, $x...) name no function. */
+		if (label && name[0] == '$')
+			continue;
 		r = builder_add_string(b, name, (size_t)(nul - name), &off);
 		if (r < 0)
 			return r;
-		r = builder_push(b, s.st_value, s.st_size, off, (size_t)(nul - name), NO_MODULE,
-				 elf_rank(GELF_ST_BIND(s.st_info)));
+		r = builder_push(b, s.st_value, s.st_size, limit, off, (size_t)(nul - name),
+				 NO_MODULE, elf_rank(GELF_ST_BIND(s.st_info)),
+				 label ? KIND_LABEL : KIND_FUNC);
 		if (r < 0)
 			return r;
 	}
@@ -1136,10 +1268,12 @@ static int parse_kallsyms(char *buf, size_t len, struct builder *b)
 			continue;
 		if (addr == 0)
 			continue;
-		r = builder_push(b, addr, 0, (size_t)(name - buf), strlen(name), module,
+		/* No sections: limit 0, so each one holds up to the next (file comment). */
+		r = builder_push(b, addr, 0, 0, (size_t)(name - buf), strlen(name), module,
 				 type == 'T'   ? RANK_GLOBAL
 				 : type == 't' ? RANK_LOCAL
-					       : RANK_WEAK);
+					       : RANK_WEAK,
+				 KIND_FUNC);
 		if (r < 0)
 			return r;
 		kept++;
@@ -1197,7 +1331,7 @@ void report_symtab__free(struct report_symtab *t)
 {
 	if (!t)
 		return;
-	free(t->syms);
+	free(t->ents);
 	free(t->pool);
 	free(t->segs);
 	free(t->debug_path);
@@ -1209,8 +1343,8 @@ const struct report_sym *report_symtab__find(const struct report_symtab *t, cons
 	if (!t || !name)
 		return NULL;
 	for (size_t i = 0; i < t->n; i++)
-		if (strcmp(t->syms[i].name, name) == 0)
-			return &t->syms[i];
+		if (strcmp(t->ents[i].sym.name, name) == 0)
+			return &t->ents[i].sym;
 	return NULL;
 }
 
@@ -1223,7 +1357,7 @@ const struct report_sym *report_symtab__sym(const struct report_symtab *t, size_
 {
 	if (!t || i >= t->n)
 		return NULL;
-	return &t->syms[i];
+	return &t->ents[i].sym;
 }
 
 const struct maplog_elf_info *report_symtab__info(const struct report_symtab *t)

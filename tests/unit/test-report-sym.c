@@ -410,7 +410,8 @@ static struct report_symtab *open_ok(const char *path, const struct report_sym_o
 
 /*
  * The invariants of every table: strictly increasing starts, non-empty names, and
- * each function found at its own start (the greatest start <= it, which holds it).
+ * each function found at its own start (the greatest start <= it, which holds it),
+ * unless it has size 0 and a sized function covers its start: that one wins.
  */
 static void check_table(const struct report_symtab *t, bool kallsyms)
 {
@@ -430,9 +431,14 @@ static void check_table(const struct report_symtab *t, bool kallsyms)
 			REQUIRE(s->start > report_symtab__sym(t, i - 1)->start,
 				"entry %zu: start %#llx not above the previous one", i,
 				(unsigned long long)s->start);
-		if (s->start != UINT64_MAX)
-			REQUIRE(report_symtab__lookup(t, s->start) == s,
-				"entry %zu '%s' not found at its start", i, s->name);
+		if (s->start != UINT64_MAX) {
+			const struct report_sym *f = report_symtab__lookup(t, s->start);
+
+			REQUIRE(f == s || (s->size == 0 && f != NULL && f->size > 0 &&
+					   f->start < s->start && s->start - f->start < f->size),
+				"entry %zu '%s' not found at its start (found '%s')", i, s->name,
+				f ? f->name : "(none)");
+		}
 	}
 	ck_assert_ptr_null(report_symtab__sym(t, n));
 	ck_assert_ptr_nonnull(report_symtab__info(t));
@@ -532,6 +538,179 @@ START_TEST(test_self_proc_and_small)
 		report_symtab__free(a);
 	}
 	report_symtab__free(b);
+}
+END_TEST
+
+/* ---- real files: functions of size 0 ------------------------------------------------ */
+
+/*
+ * The entry point of the 64-bit ELF file @path and the range [*ret_start, *ret_end) of
+ * its section named @sec (if @sec is not NULL).  False if the file cannot be read, is
+ * not a 64-bit ELF file of this byte order, or has no such section.
+ */
+static bool elf64_facts(const char *path, const char *sec, uint64_t *ret_entry, uint64_t *ret_start,
+			uint64_t *ret_end)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, strsh;
+	uint8_t *buf;
+	size_t len;
+	bool found = false;
+
+	if (!slurp(path, &buf, &len))
+		return false;
+	if (len < sizeof(eh))
+		goto out;
+	memcpy(&eh, buf, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] !=
+		    (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB))
+		goto out;
+	*ret_entry = eh.e_entry;
+	if (!sec) {
+		found = true;
+		goto out;
+	}
+	if (eh.e_shoff > len || eh.e_shstrndx >= eh.e_shnum ||
+	    (size_t)eh.e_shnum * sizeof(sh) > len - eh.e_shoff)
+		goto out;
+	memcpy(&strsh, buf + eh.e_shoff + (size_t)eh.e_shstrndx * sizeof(sh), sizeof(sh));
+	if (strsh.sh_offset > len || strsh.sh_size > len - strsh.sh_offset)
+		goto out;
+	for (size_t i = 1; i < eh.e_shnum && !found; i++) {
+		memcpy(&sh, buf + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_name >= strsh.sh_size ||
+		    strnlen((const char *)buf + strsh.sh_offset + sh.sh_name,
+			    strsh.sh_size - sh.sh_name) != strlen(sec) ||
+		    memcmp(buf + strsh.sh_offset + sh.sh_name, sec, strlen(sec)) != 0)
+			continue;
+		*ret_start = sh.sh_addr;
+		*ret_end = sh.sh_addr + sh.sh_size;
+		found = true;
+	}
+out:
+	free(buf);
+	return found;
+}
+
+/*
+ * Whether the 64-bit ELF file @path has a defined symbol @name in a .symtab or .dynsym;
+ * its value in *ret_value.  Read here without libelf, so that the test does not take
+ * the symbol's presence from the code under test.
+ */
+static bool elf64_find_sym(const char *path, const char *name, uint64_t *ret_value)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, strsh;
+	Elf64_Sym sym;
+	uint8_t *buf;
+	size_t len, nlen = strlen(name);
+	bool found = false;
+
+	if (!slurp(path, &buf, &len))
+		return false;
+	if (len < sizeof(eh))
+		goto out;
+	memcpy(&eh, buf, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shoff > len || (size_t)eh.e_shnum * sizeof(sh) > len - eh.e_shoff)
+		goto out;
+	for (size_t i = 1; i < eh.e_shnum && !found; i++) {
+		memcpy(&sh, buf + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		if ((sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    sh.sh_link >= eh.e_shnum || sh.sh_offset > len ||
+		    sh.sh_size > len - sh.sh_offset)
+			continue;
+		memcpy(&strsh, buf + eh.e_shoff + (size_t)sh.sh_link * sizeof(sh), sizeof(sh));
+		if (strsh.sh_offset > len || strsh.sh_size > len - strsh.sh_offset)
+			continue;
+		for (size_t k = 1; k < sh.sh_size / sizeof(sym) && !found; k++) {
+			memcpy(&sym, buf + sh.sh_offset + k * sizeof(sym), sizeof(sym));
+			if (sym.st_shndx == SHN_UNDEF || sym.st_name >= strsh.sh_size ||
+			    strsh.sh_size - sym.st_name <= nlen ||
+			    memcmp(buf + strsh.sh_offset + sym.st_name, name, nlen + 1) != 0)
+				continue;
+			*ret_value = sym.st_value;
+			found = true;
+		}
+	}
+out:
+	free(buf);
+	return found;
+}
+
+/*
+ * The system's ld.so: its _start is an STT_NOTYPE label of size 0 (in .symtab of its
+ * debug file, or of ld.so itself if it is not stripped), at e_entry.  The PC a few
+ * bytes after it (e_entry + 7 is where every process-start call chain begins: the
+ * return address of "call _dl_start", minus 1) must resolve to it.  Skipped only if
+ * neither ld.so nor the debug file report-sym chose has a _start symbol.
+ */
+START_TEST(test_ldso_start)
+{
+	static const char ldso[] = "/lib64/ld-linux-x86-64.so.2";
+	struct report_symtab *t;
+	const struct report_sym *s, *u;
+	const char *dpath;
+	uint64_t entry = 0, start = 0;
+
+	if (access(ldso, R_OK) != 0) {
+		fprintf(stderr, "test-report-sym: skipping a case: no readable '%s'\n", ldso);
+		return;
+	}
+	ck_assert_msg(elf64_facts(ldso, NULL, &entry, NULL, NULL), "'%s' is not 64-bit ELF", ldso);
+	t = open_ok(ldso, NULL);
+	check_table(t, false);
+	dpath = report_symtab__debug_path(t);
+	if (!elf64_find_sym(ldso, "_start", &start) &&
+	    !(dpath && elf64_find_sym(dpath, "_start", &start))) {
+		fprintf(stderr,
+			"test-report-sym: skipping a case: '%s' has no _start symbol (source %s; "
+			"is its debug file installed?)\n",
+			ldso, report_sym_source_name(report_symtab__source(t)));
+		report_symtab__free(t);
+		return;
+	}
+	ck_assert_uint_eq(start, entry);
+	s = report_symtab__lookup(t, entry + 7);
+	ck_assert_msg(s != NULL, "%s: nothing at e_entry + 7 (%#llx)", ldso,
+		      (unsigned long long)(entry + 7));
+	ck_assert_str_eq(s->name, "_start");
+	ck_assert_uint_eq(s->start, entry);
+	ck_assert_ptr_eq(report_symtab__lookup(t, entry), s);
+	ck_assert_ptr_eq(report_symtab__lookup(t, entry + 4), s);
+	ck_assert_ptr_eq(report_symtab__find(t, "_start"), s);
+	/* glibc's _dl_start_user follows _start directly: _start ends there. */
+	u = report_symtab__find(t, "_dl_start_user");
+	if (u && u->start > entry) {
+		ck_assert_ptr_eq(report_symtab__lookup(t, u->start - 1), s);
+		ck_assert_ptr_eq(report_symtab__lookup(t, u->start), u);
+		ck_assert_ptr_eq(report_symtab__lookup(t, u->start + 1), u);
+	}
+	report_symtab__free(t);
+}
+END_TEST
+
+/*
+ * This executable's _init (crti.o's, STT_FUNC of size 0 in .init) holds .init and not
+ * past it: the .plt that usually follows is not _init's.
+ */
+START_TEST(test_self_init)
+{
+	struct report_symtab *t = open_ok(exe_path, NULL);
+	const struct report_sym *s = report_symtab__find(t, "_init");
+	uint64_t entry, start = 0, end = 0;
+
+	if (!s || s->size != 0 || !elf64_facts(exe_path, ".init", &entry, &start, &end) ||
+	    s->start < start || s->start >= end) {
+		fprintf(stderr, "test-report-sym: skipping a case: no _init of size 0 in .init\n");
+		report_symtab__free(t);
+		return;
+	}
+	ck_assert_ptr_eq(report_symtab__lookup(t, s->start), s);
+	ck_assert_ptr_eq(report_symtab__lookup(t, end - 1), s);
+	ck_assert_ptr_ne(report_symtab__lookup(t, end), s);
+	report_symtab__free(t);
 }
 END_TEST
 
@@ -899,8 +1078,10 @@ struct tsym {
 	uint64_t size;
 	unsigned char type; /* STT_* */
 	unsigned char bind; /* STB_* */
+	unsigned char vis;  /* STV_* (st_other) */
 	bool undef;	    /* st_shndx SHN_UNDEF instead of .text */
 	bool dyn;	    /* in .dynsym instead of .symtab */
+	unsigned sec;	    /* st_shndx if not 0 (SEC_INIT, SEC_DATA, SHN_ABS); 0: .text */
 };
 
 #define FN(nm, val, sz)                                                                            \
@@ -908,9 +1089,35 @@ struct tsym {
 		.name = (nm), .value = (val), .size = (sz), .type = STT_FUNC, .bind = STB_GLOBAL   \
 	}
 
-enum { SEC_NULL, SEC_TEXT, SEC_STRTAB, SEC_SYMTAB, SEC_DYNSYM, SEC_SHSTRTAB, SEC_NUM };
+#define LABEL(nm, val)                                                                             \
+	{                                                                                          \
+		.name = (nm), .value = (val), .type = STT_NOTYPE, .bind = STB_LOCAL                \
+	}
 
-/* A 64-bit native-order ET_DYN file: .text (NOBITS), .strtab, .symtab, .dynsym. */
+enum {
+	SEC_NULL,
+	SEC_TEXT,
+	SEC_STRTAB,
+	SEC_SYMTAB,
+	SEC_DYNSYM,
+	SEC_SHSTRTAB,
+	SEC_INIT,
+	SEC_DATA,
+	SEC_NUM
+};
+
+/* Where the synthetic sections are: .init and .text are executable, .data is not. */
+#define TEXT_START 0x1000ull
+#define TEXT_END   0x101000ull
+#define INIT_START 0x800ull
+#define INIT_END   0x900ull
+#define DATA_START 0x400000ull
+#define DATA_END   0x401000ull
+
+/*
+ * A 64-bit native-order ET_DYN file: .text and .init (executable, NOBITS), .data
+ * (NOBITS), .strtab, .symtab, .dynsym.
+ */
 struct synth {
 	uint8_t *buf;
 	size_t len;
@@ -928,8 +1135,8 @@ static size_t align8(size_t x)
 
 static void synth_build(struct synth *e, const struct tsym *syms, size_t n, bool with_symtab)
 {
-	static const char shstr[] = "\0.text\0.strtab\0.symtab\0.dynsym\0.shstrtab";
-	const size_t shname[SEC_NUM] = { 0, 1, 7, 15, 23, 31 };
+	static const char shstr[] = "\0.text\0.strtab\0.symtab\0.dynsym\0.shstrtab\0.init\0.data";
+	const size_t shname[SEC_NUM] = { 0, 1, 7, 15, 23, 31, 41, 47 };
 	size_t strsize = 1, nsym = 1, ndyn = 1, off, shstr_off, dynsym_off, k;
 	Elf64_Ehdr eh;
 	Elf64_Shdr *sh;
@@ -981,7 +1188,10 @@ static void synth_build(struct synth *e, const struct tsym *syms, size_t n, bool
 		s.st_name = syms[i].name[0] ? (uint32_t)off : 0;
 		off += strlen(syms[i].name) + 1;
 		s.st_info = (unsigned char)ELF64_ST_INFO(syms[i].bind, syms[i].type);
-		s.st_shndx = syms[i].undef ? SHN_UNDEF : SEC_TEXT;
+		s.st_other = syms[i].vis;
+		s.st_shndx = syms[i].undef ? SHN_UNDEF
+			     : syms[i].sec ? (uint16_t)syms[i].sec
+					   : SEC_TEXT;
 		s.st_value = syms[i].value;
 		s.st_size = syms[i].size;
 		if (syms[i].dyn)
@@ -999,9 +1209,19 @@ static void synth_build(struct synth *e, const struct tsym *syms, size_t n, bool
 		sh[i].sh_name = (uint32_t)shname[i];
 	sh[SEC_TEXT].sh_type = SHT_NOBITS;
 	sh[SEC_TEXT].sh_flags = SHF_ALLOC | SHF_EXECINSTR;
-	sh[SEC_TEXT].sh_addr = 0x1000;
-	sh[SEC_TEXT].sh_size = 0x100000;
+	sh[SEC_TEXT].sh_addr = TEXT_START;
+	sh[SEC_TEXT].sh_size = TEXT_END - TEXT_START;
 	sh[SEC_TEXT].sh_addralign = 16;
+	sh[SEC_INIT].sh_type = SHT_NOBITS;
+	sh[SEC_INIT].sh_flags = SHF_ALLOC | SHF_EXECINSTR;
+	sh[SEC_INIT].sh_addr = INIT_START;
+	sh[SEC_INIT].sh_size = INIT_END - INIT_START;
+	sh[SEC_INIT].sh_addralign = 16;
+	sh[SEC_DATA].sh_type = SHT_NOBITS;
+	sh[SEC_DATA].sh_flags = SHF_ALLOC | SHF_WRITE;
+	sh[SEC_DATA].sh_addr = DATA_START;
+	sh[SEC_DATA].sh_size = DATA_END - DATA_START;
+	sh[SEC_DATA].sh_addralign = 16;
 	sh[SEC_STRTAB].sh_type = SHT_STRTAB;
 	sh[SEC_STRTAB].sh_offset = e->strtab_off;
 	sh[SEC_STRTAB].sh_size = strsize;
@@ -1074,7 +1294,11 @@ START_TEST(test_synth_filter)
 {
 	const struct tsym syms[] = {
 		{ .name = "obj", .value = 0x1000, .size = 8, .type = STT_OBJECT },
-		{ .name = "notype", .value = 0x1100, .type = STT_NOTYPE },
+		/* A label in a data section is no function. */
+		{ .name = "notype",
+		  .value = DATA_START + 0x100,
+		  .type = STT_NOTYPE,
+		  .sec = SEC_DATA },
 		{ .name = "undef_fn", .value = 0x1200, .type = STT_FUNC, .undef = true },
 		{ .name = "zero_fn", .value = 0, .size = 16, .type = STT_FUNC },
 		{ .name = "", .value = 0x1300, .size = 16, .type = STT_FUNC },
@@ -1102,10 +1326,12 @@ START_TEST(test_synth_filter)
 	expect_at(t, 0x4000, "f_dyn");
 	expect_at(t, 0x40ff, "f_dyn");
 	expect_at(t, 0x4100, NULL);
-	/* The last one, of size 0: 4096 bytes. */
+	/* The last one, of size 0: up to the end of its section. */
 	expect_at(t, 0x8000, "f_last0");
-	expect_at(t, 0x8fff, "f_last0");
-	expect_at(t, 0x9000, NULL);
+	expect_at(t, 0x9000, "f_last0");
+	expect_at(t, TEXT_END - 1, "f_last0");
+	expect_at(t, TEXT_END, NULL);
+	expect_at(t, DATA_START + 0x100, NULL);
 	expect_at(t, UINT64_MAX, NULL);
 	ck_assert_uint_eq(report_symtab__find(t, "f_sized")->size, 0x10);
 	ck_assert_uint_eq(report_symtab__find(t, "f_zero")->size, 0);
@@ -1138,6 +1364,10 @@ END_TEST
 
 START_TEST(test_synth_edges)
 {
+	/*
+	 * Outside .text, which their st_shndx names: no section end is known, so size 0
+	 * holds up to the next start, and the last one 4096 bytes.
+	 */
 	const struct tsym syms[] = {
 		FN("low", 1, 0),
 		FN("top", 0xfffffffffffff000ull, 0x2000), /* wraps: saturated at 2^64 - 1 */
@@ -1163,33 +1393,63 @@ START_TEST(test_synth_edges)
 }
 END_TEST
 
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The end of the executable synthetic section that holds @s, or 0 (none, or not it). */
+static uint64_t tsym_limit(const struct tsym *s)
+{
+	unsigned sec = s->sec ? s->sec : SEC_TEXT;
+
+	if (sec == SEC_TEXT && s->value >= TEXT_START && s->value < TEXT_END)
+		return TEXT_END;
+	if (sec == SEC_INIT && s->value >= INIT_START && s->value < INIT_END)
+		return INIT_END;
+	return 0;
+}
+
 /*
- * The reference rule, by brute force over @syms (unique values, any order): the
- * function with the greatest start <= addr that holds addr.
+ * The reference rule, by brute force over @syms (unique values, any order, every one
+ * a function): the sized function with the greatest start <= addr that holds addr;
+ * else the function of size 0 with the greatest start <= addr, if addr is below both
+ * the next start and the end of its executable section (with no section known: the
+ * next start, and 4096 bytes for the last one).
  */
 static const char *brute_lookup(const struct tsym *syms, size_t n, uint64_t addr)
 {
-	const struct tsym *best = NULL;
+	const struct tsym *best = NULL, *z = NULL;
+	uint64_t next = UINT64_MAX, limit, end;
+	bool have = false;
 
 	for (size_t i = 0; i < n; i++) {
-		uint64_t end = syms[i].value + syms[i].size;
-
-		if (syms[i].size == 0) {
-			uint64_t next = UINT64_MAX;
-			bool have = false;
-
-			for (size_t j = 0; j < n; j++) {
-				if (syms[j].value > syms[i].value && syms[j].value <= next) {
-					next = syms[j].value;
-					have = true;
-				}
-			}
-			end = have ? next : syms[i].value + 4096;
+		if (syms[i].value > addr)
+			continue;
+		if (syms[i].size > 0) {
+			if (addr < add_sat(syms[i].value, syms[i].size) &&
+			    (!best || syms[i].value > best->value))
+				best = &syms[i];
+		} else if (!z || syms[i].value > z->value) {
+			z = &syms[i];
 		}
-		if (syms[i].value <= addr && addr < end && (!best || syms[i].value > best->value))
-			best = &syms[i];
 	}
-	return best ? best->name : NULL;
+	if (best)
+		return best->name;
+	if (!z)
+		return NULL;
+	for (size_t j = 0; j < n; j++) {
+		if (syms[j].value > z->value && syms[j].value <= next) {
+			next = syms[j].value;
+			have = true;
+		}
+	}
+	limit = tsym_limit(z);
+	if (limit)
+		end = have && next < limit ? next : limit;
+	else
+		end = have ? next : add_sat(z->value, 4096);
+	return addr < end ? z->name : NULL;
 }
 
 static void check_against_brute(const struct report_symtab *t, const struct tsym *syms, size_t n,
@@ -1223,12 +1483,20 @@ START_TEST(test_synth_overlap)
 	/* Crossing: X and Y overlap without nesting. */
 	ADD("X", 0x4000, 0x100);
 	ADD("Y", 0x4080, 0x180);
-	/* Size 0 after sized ones, and a size-0 label inside a sized function. */
+	/*
+	 * Size 0 after sized ones, and a size-0 label inside a sized function: the sized
+	 * one wins where it reaches, the label holds the gap after it.
+	 */
 	ADD("Z0", 0x5000, 0);
 	ADD("W", 0x5100, 0x10);
 	ADD("BIG", 0x6000, 0x100);
 	ADD("L0", 0x6080, 0);
 	ADD("after", 0x6200, 0x10);
+	/* Two of size 0 inside nested sized ones, the second also after the inner's end. */
+	ADD("OUT", 0x7000, 0x200);
+	ADD("IN", 0x7040, 0x40);
+	ADD("L1", 0x7050, 0);
+	ADD("L2", 0x7100, 0);
 	/* 50 small functions inside one large one: no fixed window of predecessors works. */
 	ADD("HUGE", 0x10000, 0x10000);
 	for (int k = 0; k < 50; k++) {
@@ -1263,15 +1531,29 @@ START_TEST(test_synth_overlap)
 	expect_at(t, 0x5100, "W");
 	expect_at(t, 0x5110, NULL);
 	expect_at(t, 0x6050, "BIG");
-	expect_at(t, 0x6090, "L0");
+	expect_at(t, 0x6080, "BIG");
+	expect_at(t, 0x60ff, "BIG");
+	expect_at(t, 0x6100, "L0");
 	expect_at(t, 0x61ff, "L0");
 	expect_at(t, 0x6200, "after");
+	expect_at(t, 0x7050, "IN");
+	expect_at(t, 0x7080, "OUT");
+	expect_at(t, 0x7100, "OUT");
+	expect_at(t, 0x71ff, "OUT");
+	/* L1 is covered everywhere; L2 holds from OUT's end to the next start. */
+	ck_assert_ptr_nonnull(report_symtab__find(t, "L1"));
+	expect_at(t, 0x7200, "L2");
+	expect_at(t, 0xffff, "L2");
+	expect_at(t, 0x10000, "HUGE");
 	expect_at(t, 0x10000 + 0x100 * 49 + 0x80, "HUGE");
 	expect_at(t, 0x10000 + 0x100 * 49 + 0x18, "in49");
 	expect_at(t, 0x1ffff, "HUGE");
 	expect_at(t, 0x20000, NULL);
+	/* The last one, of size 0, holds up to the end of .text. */
 	expect_at(t, 0x30fff, "last0");
-	expect_at(t, 0x31000, NULL);
+	expect_at(t, 0x31000, "last0");
+	expect_at(t, TEXT_END - 1, "last0");
+	expect_at(t, TEXT_END, NULL);
 	/* Every boundary and its neighbours, against the brute-force rule. */
 	for (size_t i = 0; i < n; i++) {
 		for (int d = -1; d <= 1; d++) {
@@ -1283,7 +1565,11 @@ START_TEST(test_synth_overlap)
 }
 END_TEST
 
-/* Random tables with overlaps and sizes 0, against the brute-force rule. */
+/*
+ * Random tables with overlaps, sizes 0 and labels, against the brute-force rule; one
+ * function in 8 is in .init, so that size 0 there ends at .init's end, not at the
+ * next start in .text.
+ */
 START_TEST(test_synth_random)
 {
 	enum { NSYM = 200 };
@@ -1295,7 +1581,9 @@ START_TEST(test_synth_random)
 		size_t n = 0;
 
 		while (n < NSYM) {
-			uint64_t v = 0x1000 + (rng() % 0x4000) * 4;
+			bool init = rng() % 8 == 0;
+			uint64_t v = init ? INIT_START + (rng() % 0x40) * 4
+					  : TEXT_START + (rng() % 0x4000) * 4;
 			uint64_t r = rng() % 8;
 			bool dup = false;
 
@@ -1305,9 +1593,18 @@ START_TEST(test_synth_random)
 				continue;
 			(void)snprintf(names[n], sizeof(names[n]), "r%zu", n);
 			syms[n] = (struct tsym)FN(names[n], v,
-						  r < 2	  ? 0
+						  r < 3	  ? 0
 						  : r < 6 ? rng() % 0x80 + 1
 							  : rng() % 0x4000 + 1);
+			/* Small in .init, so that the gap up to .text stays mostly open. */
+			if (init) {
+				syms[n].sec = SEC_INIT;
+				syms[n].size = syms[n].size ? rng() % 0x10 + 1 : 0;
+			}
+			if (rng() % 3 == 0) {
+				syms[n].type = STT_NOTYPE;
+				syms[n].bind = STB_LOCAL;
+			}
 			syms[n].dyn = (rng() & 3) == 0;
 			n++;
 		}
@@ -1320,10 +1617,169 @@ START_TEST(test_synth_random)
 						    syms[i].value + syms[i].size + (uint64_t)d);
 			}
 		}
+		for (int d = -1; d <= 1; d++) {
+			check_against_brute(t, syms, n, INIT_END + (uint64_t)d);
+			check_against_brute(t, syms, n, TEXT_END + (uint64_t)d);
+		}
 		for (int k = 0; k < 2000; k++)
-			check_against_brute(t, syms, n, 0x1000 + rng() % 0x14000);
+			check_against_brute(t, syms, n, INIT_START + rng() % 0x14800);
 		report_symtab__free(t);
 	}
+}
+END_TEST
+
+/*
+ * Size 0 (perf's symbols__fixup_end, bounded by the section): a label and a function of
+ * size 0, each followed by a gap and a sized function; the last one of .init, whose
+ * range ends with .init although the next function starts much later; a label and a
+ * function of size 0 inside sized functions, which win there.
+ */
+START_TEST(test_synth_size0)
+{
+	const struct tsym syms[] = {
+		/* .init [0x800, 0x900): a label, a gap, a sized function, a last size 0. */
+		{ .name = "_start", .value = 0x800, .type = STT_NOTYPE, .sec = SEC_INIT },
+		{ .name = "init_fn",
+		  .value = 0x840,
+		  .size = 0x20,
+		  .type = STT_FUNC,
+		  .sec = SEC_INIT },
+		{ .name = "_init",
+		  .value = 0x8c0,
+		  .type = STT_FUNC,
+		  .bind = STB_GLOBAL,
+		  .vis = STV_HIDDEN,
+		  .sec = SEC_INIT },
+		/* .text: a function of size 0, a gap, a sized one. */
+		{ .name = "asm_entry", .value = 0x1000, .type = STT_FUNC, .bind = STB_GLOBAL },
+		FN("c_fn", 0x1100, 0x40),
+		/* A label and a function of size 0 inside a sized function. */
+		FN("outer", 0x2000, 0x100),
+		LABEL("inner_label", 0x2010),
+		{ .name = "inner_fn0", .value = 0x2080, .type = STT_FUNC, .bind = STB_LOCAL },
+		FN("next_fn", 0x2200, 0x10),
+		/* A label with a size is a sized function. */
+		{ .name = "sized_label", .value = 0x3000, .size = 0x20, .type = STT_NOTYPE },
+		FN("far", 0x5000, 0x10),
+	};
+	struct report_symtab *t = synth_table(syms, ARRAY_SIZE(syms), true);
+
+	ck_assert_uint_eq(report_symtab__nsyms(t), ARRAY_SIZE(syms));
+	/* The label, up to the sized function after the gap. */
+	expect_at(t, 0x7ff, NULL);
+	expect_at(t, 0x800, "_start");
+	expect_at(t, 0x807, "_start");
+	expect_at(t, 0x83f, "_start");
+	expect_at(t, 0x840, "init_fn");
+	expect_at(t, 0x85f, "init_fn");
+	/* After a sized function, nothing until the next start. */
+	expect_at(t, 0x860, NULL);
+	expect_at(t, 0x8bf, NULL);
+	/* The last function of .init: up to .init's end, not to asm_entry's start. */
+	expect_at(t, 0x8c0, "_init");
+	expect_at(t, INIT_END - 1, "_init");
+	expect_at(t, INIT_END, NULL);
+	expect_at(t, 0xfff, NULL);
+	/* A function of size 0, the gap, the sized one. */
+	expect_at(t, 0x1000, "asm_entry");
+	expect_at(t, 0x10ff, "asm_entry");
+	expect_at(t, 0x1100, "c_fn");
+	expect_at(t, 0x113f, "c_fn");
+	expect_at(t, 0x1140, NULL);
+	/* Inside outer, outer wins; after its end, the latest of size 0 up to next_fn. */
+	expect_at(t, 0x2000, "outer");
+	expect_at(t, 0x2010, "outer");
+	expect_at(t, 0x2050, "outer");
+	expect_at(t, 0x2080, "outer");
+	expect_at(t, 0x20ff, "outer");
+	expect_at(t, 0x2100, "inner_fn0");
+	expect_at(t, 0x21ff, "inner_fn0");
+	expect_at(t, 0x2200, "next_fn");
+	expect_at(t, 0x2210, NULL);
+	ck_assert_uint_eq(report_symtab__find(t, "inner_label")->size, 0);
+	ck_assert_uint_eq(report_symtab__find(t, "_start")->size, 0);
+	expect_at(t, 0x301f, "sized_label");
+	expect_at(t, 0x3020, NULL);
+	/* The last one of all is sized: nothing after it. */
+	expect_at(t, 0x5010, NULL);
+	expect_at(t, TEXT_END - 1, NULL);
+	report_symtab__free(t);
+}
+END_TEST
+
+/*
+ * Which labels are functions: visible STT_NOTYPE symbols in an executable section
+ * that holds them, not mapping symbols; a typed function wins over a label alias.
+ */
+START_TEST(test_synth_labels)
+{
+	const struct tsym syms[] = {
+		LABEL("kept", 0x1000),
+		{ .name = "hidden", .value = 0x1100, .type = STT_NOTYPE, .vis = STV_HIDDEN },
+		{ .name = "internal", .value = 0x1200, .type = STT_NOTYPE, .vis = STV_INTERNAL },
+		{ .name = "protected",
+		  .value = 0x1300,
+		  .type = STT_NOTYPE,
+		  .bind = STB_GLOBAL,
+		  .vis = STV_PROTECTED },
+		LABEL("$x", 0x1400),
+		LABEL("$d.1", 0x1500),
+		{ .name = "in_data",
+		  .value = DATA_START + 0x10,
+		  .type = STT_NOTYPE,
+		  .sec = SEC_DATA },
+		{ .name = "abs", .value = 0x1600, .type = STT_NOTYPE, .sec = SHN_ABS },
+		/* At the end of .init (as _etext is at the end of .text): outside it. */
+		{ .name = "_einit", .value = INIT_END, .type = STT_NOTYPE, .sec = SEC_INIT },
+		/* Named .init but below it: not held by its section. */
+		{ .name = "stray", .value = 0x700, .type = STT_NOTYPE, .sec = SEC_INIT },
+		{ .name = "dyn_label",
+		  .value = 0x1700,
+		  .type = STT_NOTYPE,
+		  .bind = STB_GLOBAL,
+		  .dyn = true },
+		/* Aliases: the typed local function beats the shorter global label. */
+		{ .name = "a", .value = 0x1800, .type = STT_NOTYPE, .bind = STB_GLOBAL },
+		{ .name = "typed_fn",
+		  .value = 0x1800,
+		  .size = 0x10,
+		  .type = STT_FUNC,
+		  .bind = STB_LOCAL },
+		/* A label alias of a function of size 0: the function's name. */
+		{ .name = "lab", .value = 0x1900, .type = STT_NOTYPE, .bind = STB_GLOBAL },
+		{ .name = "zero_fn", .value = 0x1900, .type = STT_FUNC, .bind = STB_LOCAL },
+		FN("end_fn", 0x1a00, 0x10),
+	};
+	struct sym_expect {
+		uint64_t addr;
+		const char *name;
+	};
+	static const struct sym_expect want[] = {
+		{ 0x1000, "kept" },	 { 0x12ff, "kept" },	  { 0x1300, "protected" },
+		{ 0x16ff, "protected" }, { 0x1700, "dyn_label" }, { 0x17ff, "dyn_label" },
+		{ 0x1800, "typed_fn" },	 { 0x180f, "typed_fn" },  { 0x1810, NULL },
+		{ 0x1900, "zero_fn" },	 { 0x19ff, "zero_fn" },	  { 0x1a00, "end_fn" },
+		{ 0x700, NULL },	 { INIT_END, NULL },	  { DATA_START + 0x10, NULL },
+	};
+	struct report_symtab *t = synth_table(syms, ARRAY_SIZE(syms), true);
+
+	/* kept, protected, dyn_label, typed_fn, zero_fn, end_fn. */
+	ck_assert_uint_eq(report_symtab__nsyms(t), 6);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		expect_at(t, want[i].addr, want[i].name);
+	ck_assert_ptr_null(report_symtab__find(t, "hidden"));
+	ck_assert_ptr_null(report_symtab__find(t, "internal"));
+	ck_assert_ptr_null(report_symtab__find(t, "$x"));
+	ck_assert_ptr_null(report_symtab__find(t, "$d.1"));
+	ck_assert_ptr_null(report_symtab__find(t, "in_data"));
+	ck_assert_ptr_null(report_symtab__find(t, "abs"));
+	ck_assert_ptr_null(report_symtab__find(t, "_einit"));
+	ck_assert_ptr_null(report_symtab__find(t, "stray"));
+	ck_assert_ptr_null(report_symtab__find(t, "a"));
+	ck_assert_ptr_null(report_symtab__find(t, "lab"));
+	/* The label's size 0 does not shrink the typed alias's size. */
+	ck_assert_uint_eq(report_symtab__find(t, "typed_fn")->size, 0x10);
+	report_symtab__free(t);
 }
 END_TEST
 
@@ -2058,6 +2514,8 @@ int main(void)
 
 	tcase_add_test(tc_self, test_self_symtab);
 	tcase_add_test(tc_self, test_self_proc_and_small);
+	tcase_add_test(tc_self, test_self_init);
+	tcase_add_test(tc_self, test_ldso_start);
 	suite_add_tcase(s, tc_self);
 
 	tcase_add_test(tc_debug, test_debug_buildid);
@@ -2076,6 +2534,8 @@ int main(void)
 	tcase_add_test(tc_synth, test_synth_edges);
 	tcase_add_test(tc_synth, test_synth_overlap);
 	tcase_add_test(tc_synth, test_synth_random);
+	tcase_add_test(tc_synth, test_synth_size0);
+	tcase_add_test(tc_synth, test_synth_labels);
 	tcase_add_test(tc_synth, test_synth_dedupe);
 	tcase_add_test(tc_synth, test_synth_hostile);
 	tcase_set_timeout(tc_synth, 60);
