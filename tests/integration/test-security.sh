@@ -187,10 +187,19 @@ matrix "U: tracepoint event" "deny EACCES" \
 matrix "root: kernel-mode event (cpu-clock:k)" "allow" "$(rec root "$tmp/rk.pmclog" -e cpu-clock:k -a -d 1)"
 
 # --- the admin group
+# The busy programs above keep both CPUs in user mode: a reader of /dev/zero runs
+# meanwhile, so that kernel-mode samples exist whatever the machine's load; every
+# kernel-mode sample of it must carry kernel PCs (a user-only session would have none).
+dd if=/dev/zero of=/dev/null bs=512 count=100000000 2> /dev/null &
+ddpid=$!
 matrix "A (admin group): system-wide (-a)" "allow" "$(rec "$A" "$tmp/a/a.pmclog" -a -d 1)"
+kill "$ddpid" 2> /dev/null; wait "$ddpid" 2> /dev/null
 n=$("$hwpmc" dump --json "$tmp/a/a.pmclog" 2> /dev/null | python3 -c '
 import json, sys
-print(sum(1 for l in sys.stdin if l.startswith("{") and any(int(p, 16) >= 0xffff800000000000 for p in json.loads(l).get("pc", []))) > 0)')
+recs = [json.loads(l) for l in sys.stdin if l.startswith("{")]
+dd = {r["pid"] for r in recs if r.get("type") == "proc-create" and r.get("name") == "dd"}
+kern = [r for r in recs if r.get("type") == "callchain" and r.get("pid") in dd and not r.get("user")]
+print(len(kern) > 0 and all(any(int(p, 16) >= 0xffff800000000000 for p in r["pc"]) for r in kern))')
 matrix "A: system-wide log has kernel PCs" "True" "$n"
 matrix "A: other user's process" "allow" "$(rec "$A" "$tmp/a/v.pmclog" -p "$vpid" -d 1)"
 matrix "A: detached session" "allow" "$(as "$A" $ctl "$sock" "$(start_req '{"output": "state"}')" | verdict)"
