@@ -46,6 +46,7 @@
 #include "hwpmcd/common.h"
 #include "hwpmcd/ctl-protocol.h"
 #include "hwpmcd/log.h"
+#include "hwpmcd/maplog.h"
 #include "tools-int.h"
 
 struct conn {
@@ -476,6 +477,32 @@ static void watch_exit(struct watch *w)
 	memset(w, 0, sizeof(*w));
 }
 
+/*
+ * The kernel's vDSO image beside the log (LOG.vdso), so that the report can name
+ * the functions of "[vdso]" mappings: ours is every 64-bit process's on this
+ * kernel.  A machine without one (valgrind) writes nothing; a failure is a note.
+ */
+static void write_vdso_beside(const char *out)
+{
+	char *name = NULL;
+	int fd, r;
+
+	if (asprintf(&name, "%s.vdso", out) < 0)
+		return;
+	fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	r = fd < 0 ? -errno : maplog_vdso_write(fd);
+	if (fd >= 0 && close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r < 0) {
+		if (fd >= 0)
+			(void)unlink(name);
+		if (r != -ENOENT)
+			fprintf(stderr, "hwpmc: note: no vDSO image beside the log (%s: %s)\n", name,
+				strerror(-r));
+	}
+	free(name);
+}
+
 /* Remove @path if it is still the regular file we opened (@st); a device stays. */
 static void remove_ours(const char *path, const struct stat *st)
 {
@@ -511,7 +538,8 @@ void tools_record_usage(FILE *out)
 		"                      recording stops when they have all exited\n"
 		"  -g                  --call-graph dwarf\n"
 		"      --call-graph M  none, fp (kernel walks frame pointers; default) or\n"
-		"                      dwarf[,BYTES] (user stack snapshot of BYTES, default %d)\n"
+		"                      dwarf[,BYTES] (user stack snapshot of BYTES, default %d,\n"
+		"                      the kernel's largest: complete stacks, no cost on disk)\n"
 		"      --depth N       most frames per sample, 1..%d (default %d)\n"
 		"      --ring-pages N  ring pages per CPU, a power of two\n"
 		"  -d, --duration S    stop after S seconds\n"
@@ -520,6 +548,8 @@ void tools_record_usage(FILE *out)
 		"                      written beside the log by default)\n"
 		"      --kallsyms-out F the kernel symbols into F instead of FILE.kallsyms (the\n"
 		"                      only way to get them with -o -)\n"
+		"                      (FILE.vdso, the kernel's vDSO image, is written beside\n"
+		"                      the log too, for the report to name [vdso] frames)\n"
 		"  -q, --quiet         no progress line and no summary\n"
 		"      --socket PATH   the daemon's socket (default $%s or %s)\n"
 		"\n"
@@ -527,7 +557,7 @@ void tools_record_usage(FILE *out)
 		"  hwpmc record -a -d 5 -o all.pmclog\n"
 		"  hwpmc record -e cpu-clock -F 4000 -g -- ./my-program --its-args\n"
 		"  hwpmc dump --summary all.pmclog\n",
-		1000, 8192, 512, 128, CTL_SOCKET_ENV, CTL_SOCKET_DEFAULT);
+		1000, 65528, 512, 128, CTL_SOCKET_ENV, CTL_SOCKET_DEFAULT);
 }
 
 static int parse_list(const char *s, long max, json_t *arr)
@@ -835,6 +865,8 @@ int tools_record_main(int argc, char **argv)
 		ks_fd = -1;
 		goto done;
 	}
+	if (strcmp(out, "-") != 0)
+		write_vdso_beside(out);
 	if (ks_fd >= 0 && !json_is_true(json_object_get(rep, "kallsyms"))) {
 		/* The session cannot use kernel symbols (the reply says why): no empty file. */
 		const char *why = json_string_value(json_object_get(rep, "kallsyms_reason"));

@@ -86,6 +86,15 @@ WORKLOADS = {
                               r"|hwpmc-corpus-pie:(?:_start|_init|_fini|frame_dummy|"
                               r"(?:de)?register_tm_clones|__do_global_dtors_aux)"},
     "cxx": {"full": [suffixes("x_burn x_thrower x_mid x_outer main")]},
+    # The leaf is the vDSO's clock_gettime (through libc's): with the vDSO image
+    # beside the log (--alias '[vdso]=LOG.vdso') every frame must resolve, and
+    # every leaf in [vdso] must have a name.
+    "vdso": {"full": [suffixes("v_mid v_outer main")], "named": True, "vdso_leaves": True},
+    # Frame pointers; samples on ep_leaf's ret (after pop %rbp) are counted and
+    # each must have the whole chain: the caller's rbp is the live register there.
+    "epilogue": {"full": [suffixes("ep_leaf ep_outer main")], "ret_leaf": "ep_leaf"},
+    # 10.6 KB of frames between main and the leaf: complete with the default snapshot.
+    "bigframe": {"full": [suffixes("bf_leaf bf_mid bf_outer main")]},
 }
 CORPUS_NAMES = set()
 for w in WORKLOADS.values():
@@ -128,6 +137,21 @@ def lookup(path, link):
             continue
         break
     return None
+
+
+def is_ret(img, link, func):
+    """Whether link address @link of @img is the last byte of @func and a ret (0xc3)."""
+    syms, _ = symbols(img.file)
+    sym = next((x for x in syms if x[2] == func), None)
+    if not sym or link != sym[0] + sym[1] - 1:
+        return False
+    info = elf_info(img.file)
+    for vaddr, memsz, _, offset, _ in info[1] if info else []:
+        if vaddr <= link < vaddr + memsz:
+            with open(img.file, "rb") as f:
+                f.seek(offset + link - vaddr)
+                return f.read(1) == b"\xc3"
+    return False
 
 
 class Image:
@@ -201,7 +225,8 @@ def main():
             i += 2
         else:
             sys.exit("check_chains.py: unknown argument " + args[i])
-    full_re = re.compile(r"(?:[~?] )*(?:%s)(?: ~)*" % "|".join(spec["full"]))
+    lead = r"(?:~ )*" if spec.get("named") else r"(?:[~?] )*"
+    full_re = re.compile(r"%s(?:%s)(?: ~)*" % (lead, "|".join(spec["full"])))
     trunc_re = re.compile(r"(?:[~?] )*(?:%s)" % spec["truncated"]) if "truncated" in spec else None
 
     recs = [json.loads(line) for line in open(dump)]
@@ -212,6 +237,8 @@ def main():
     lines = collections.Counter()
     leaf_images, stray_leaves = collections.Counter(), collections.Counter()
     nomap_leaves = 0
+    vdso_named, vdso_unnamed = collections.Counter(), 0
+    ret_samples = collections.Counter()
     for r in recs:
         t = r["type"]
         if t == "proc-create":
@@ -243,6 +270,15 @@ def main():
                 name = lookup(img.file, look - img.bias)
                 toks.append(name if name in CORPUS_NAMES else "~")
             line = " ".join(toks)
+            leaf = next((m for m in maps.get(r["pid"], []) if m.holds(user[0])), None)
+            if spec.get("vdso_leaves") and leaf and leaf.path == "[vdso]":
+                name = lookup(leaf.file, user[0] - leaf.bias)
+                if name:
+                    vdso_named[name] += 1
+                else:
+                    vdso_unnamed += 1
+            if "ret_leaf" in spec and leaf and is_ret(leaf, user[0] - leaf.bias, spec["ret_leaf"]):
+                ret_samples["full" if full_re.fullmatch(line) else line] += 1
             if "exec_window" in spec and ksyms:
                 kern = [p for p in pcs if p >= KERNEL_MIN]
                 knames = [ksyms[1][bisect.bisect_right(ksyms[0], p) - 1] for p in kern
@@ -305,8 +341,22 @@ def main():
         check(nomap_leaves <= max(2, int(total * spec["nomap_leaves"])),
               "%s: leaves in no mapping at most %.1f%% (%d of %d)"
               % (workload, spec["nomap_leaves"] * 100, nomap_leaves, total))
+    if spec.get("vdso_leaves"):
+        check(sum(vdso_named.values()) > 0 and vdso_unnamed == 0,
+              "%s: every leaf in [vdso] is named (%s; %d without a name)" %
+              (workload, ", ".join("%s %d" % kv for kv in vdso_named.most_common(3)) or "none",
+               vdso_unnamed))
+    if "ret_leaf" in spec:
+        n = sum(ret_samples.values())
+        check(n > 0 and ret_samples["full"] == n,
+              "%s: samples on %s's ret after pop %%rbp have the whole chain (%d of %d)%s" %
+              (workload, spec["ret_leaf"], ret_samples["full"], n,
+               "".join("; %d: %s" % (c, ln) for ln, c in ret_samples.items() if ln != "full")))
     if "exec_window" in spec and ksyms:
-        check(counts["exec-full"] + counts["exec-leaf"] > 0 and counts["exec-bad"] == 0,
+        # How many samples land inside execve() is the machine's business (about 700
+        # of 4300 on one VM, 1 of 2300 on another): each one is judged, none required.
+        # The model's side of the exec window is unit-tested (test_exec_window).
+        check(counts["exec-bad"] == 0,
               "%s: samples inside execve() have the old image's chain (%d) or, after the "
               "address space was replaced, its execve alone (%d) or, at the very end, "
               "the new entry point (%d); %d otherwise%s"

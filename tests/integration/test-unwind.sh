@@ -90,6 +90,20 @@ if [[ -x "$corpus/hwpmc-corpus-cxx" ]]; then
 else
 	echo "# no C++ compiler: the exceptions workload was not built"
 fi
+# The vDSO: its image beside the log (LOG.vdso) names the leaf; unwound through its CFI.
+corpus vdso vdso hwpmc-corpus-pie complete --alias "[vdso]=$tmp/vdso.pmclog.vdso" -- \
+	"$corpus/hwpmc-corpus-pie" vdso "$secs"
+if [[ -z "${UNWIND_TEST_ONLY:-}" || " $UNWIND_TEST_ONLY " == *" vdso "* ]]; then
+	"$hwpmc" report --top "$tmp/vdso.pmclog" > "$tmp/vdso.top" 2> "$tmp/vdso.report.err"
+	vtop=$(awk '$NF == "[vdso]" && $3 > 0 {print $4 " " $3; exit}' "$tmp/vdso.top")
+	vunk=$(grep -v '^#' "$tmp/vdso.top" | grep -c '\[unknown\]')
+	[[ -n $vtop && $vunk == 0 ]] && ok "vdso: hwpmc report names the vDSO's function ($vtop samples in [vdso]) and no [unknown]" ||
+		bad "vdso: report: '$vtop' in [vdso], $vunk [unknown] lines: $(head -20 "$tmp/vdso.top"; cat "$tmp/vdso.report.err")"
+fi
+# Samples on a ret after pop %rbp, the caller found through rbp (corpus-fp.c).
+corpus epilogue epilogue hwpmc-corpus-pie complete -- "$corpus/hwpmc-corpus-pie" epilogue "$secs"
+# Frames of 5.5 and 5 KB (sqlite3's shell, bzip2): complete with the default snapshot.
+corpus bigframe bigframe hwpmc-corpus-pie complete -- "$corpus/hwpmc-corpus-pie" bigframe "$secs"
 corpus recursion recursion hwpmc-corpus-pie truncated --truncated -- "$corpus/hwpmc-corpus-pie" recursion "$secs"
 corpus storm storm hwpmc-corpus-pie complete-exec --kallsyms "$tmp/storm.pmclog.kallsyms" -- \
 	"$corpus/hwpmc-corpus-pie" storm 1000

@@ -80,7 +80,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(c.socket_mode, 0660);
 	ck_assert_uint_eq(c.ring_pages, 256);
 	ck_assert_uint_eq(c.depth, 128);
-	ck_assert_uint_eq(c.stack_bytes, 8192);
+	ck_assert_uint_eq(c.stack_bytes, 65528);
 	ck_assert_uint_eq(c.max_sessions, 16);
 	ck_assert_uint_eq(c.unwind_cache_mb, 256);
 	ck_assert_uint_eq(c.max_clients, 128);

@@ -701,7 +701,9 @@ START_TEST(test_start_user_defaults)
 	ck_assert_int_eq(p.cfg.callgraph, COLL_CG_FP);
 	ck_assert_uint_eq(p.cfg.depth, 127);
 	ck_assert_uint_eq(st.depth_note, 0);
-	ck_assert_uint_eq(p.cfg.stack_bytes, COLL_STACK_DEFAULT);
+	/* The default snapshot (the kernel's largest) is lowered to the user's limit. */
+	ck_assert_uint_gt(COLL_STACK_DEFAULT, cfg.user_max_stack_bytes);
+	ck_assert_uint_eq(p.cfg.stack_bytes, cfg.user_max_stack_bytes);
 	ck_assert_uint_eq(p.cfg.ring_pages, COLL_RING_PAGES_DEFAULT);
 	ck_assert_uint_eq(p.cfg.freq, COLL_FREQ_DEFAULT);
 	ck_assert_uint_eq(st.ring_bytes, (COLL_RING_PAGES_DEFAULT + 1) * 4096);

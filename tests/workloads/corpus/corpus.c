@@ -8,9 +8,16 @@
  *   dlopen     main -> d_outer -> dl_mid -> dl_leaf (libhwpmc-corpus-dl.so, dlopen)
  *   threads    two threads: t_worker -> t_middle -> t_leaf
  *   signal     main -> m_spin, interrupted by SIGPROF: sig_handler -> sig_leaf
- *   recursion  main -> rec_top -> rec_fn x 200 (256 bytes a frame) -> rec_leaf:
- *              deeper than the stack snapshot, so unwinding must stop short
+ *   recursion  main -> rec_top -> rec_fn x 100 (1 KiB a frame) -> rec_leaf: 100 KiB,
+ *              deeper than the largest stack snapshot (65528 bytes) in fewer frames
+ *              than the default depth (128), so unwinding must stop short
  *   storm      main -> storm_loop forks and execs itself 1000 times ("chain" for 2 ms)
+ *   vdso       main -> v_outer -> v_mid -> clock_gettime (libc) -> the vDSO's function
+ *   epilogue   main -> ep_outer -> ep_leaf, with frame pointers (corpus-fp.c): samples
+ *              on the ret after pop %rbp
+ *   bigframe   main -> bf_outer (5.5 KB frame) -> bf_mid (5 KB frame) -> bf_leaf: a
+ *              stack deeper than 8 KiB, as sqlite3's shell (5.5 KB) and bzip2 (5 KB)
+ *              have; complete with the default snapshot
  *
  * IMPLEMENTATION NOTES
  *   Built -O2 -fomit-frame-pointer -fno-optimize-sibling-calls: frame pointers
@@ -40,6 +47,7 @@
 #define ROUND 200000 /* iterations of a hot loop: about a millisecond here */
 
 uint64_t lib_mid(uint64_t n);
+void ep_outer(double seconds, volatile uint64_t *sink);
 
 static volatile uint64_t sink;
 static volatile sig_atomic_t in_handler;
@@ -141,19 +149,58 @@ NOINL static void m_spin(double seconds)
 NOINL static uint64_t rec_leaf(uint64_t n) { return spin(n, sink) + 7; }
 NOINL static uint64_t rec_fn(int depth, uint64_t n)
 {
-	volatile char frame[256]; /* makes the stack deeper than the snapshot */
+	volatile char frame[1024]; /* makes the stack deeper than the snapshot */
 	uint64_t r;
 
-	frame[depth % 256] = (char)depth;
+	frame[depth % 1024] = (char)depth;
 	r = depth > 0 ? rec_fn(depth - 1, n) : rec_leaf(n);
-	return r + (uint64_t)frame[depth % 256];
+	return r + (uint64_t)frame[depth % 1024];
 }
 NOINL static void rec_top(double seconds)
 {
 	double end = now() + seconds;
 
 	while (now() < end)
-		sink += rec_fn(200, ROUND);
+		sink += rec_fn(100, ROUND);
+}
+
+NOINL static uint64_t v_mid(int n)
+{
+	struct timespec ts;
+	uint64_t x = 0;
+
+	for (int i = 0; i < n; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts); /* the vDSO's, through libc */
+		x += (uint64_t)ts.tv_nsec;
+	}
+	return x;
+}
+NOINL static void v_outer(double seconds)
+{
+	double end = now() + seconds;
+
+	while (now() < end)
+		sink += v_mid(20000);
+}
+
+/* Frames as large as sqlite3's shell main (5.5 KB) and bzip2's (5 KB). */
+NOINL static uint64_t bf_leaf(uint64_t n) { return spin(n, sink) + 9; }
+NOINL static uint64_t bf_mid(uint64_t n)
+{
+	volatile char frame[5120];
+
+	frame[n % sizeof(frame)] = (char)n;
+	return bf_leaf(n) + (uint64_t)frame[n % sizeof(frame)];
+}
+NOINL static void bf_outer(double seconds)
+{
+	volatile char frame[5632];
+	double end = now() + seconds;
+
+	while (now() < end) {
+		frame[sink % sizeof(frame)] = (char)sink;
+		sink += bf_mid(ROUND) + (uint64_t)frame[sink % sizeof(frame)];
+	}
 }
 
 NOINL static int storm_loop(const char *self, int n)
@@ -217,11 +264,18 @@ int main(int argc, char **argv)
 		setitimer(ITIMER_PROF, &it, NULL);
 	} else if (strcmp(mode, "recursion") == 0) {
 		rec_top(seconds);
+	} else if (strcmp(mode, "vdso") == 0) {
+		v_outer(seconds);
+	} else if (strcmp(mode, "epilogue") == 0) {
+		ep_outer(seconds, &sink);
+	} else if (strcmp(mode, "bigframe") == 0) {
+		bf_outer(seconds);
 	} else if (strcmp(mode, "storm") == 0) {
 		return storm_loop(argv[0], argc > 2 ? atoi(argv[2]) : 1000);
 	} else {
 		fprintf(stderr,
-			"usage: %s chain|shlib|dlopen|threads|signal|recursion|storm [SECONDS|N]\n",
+			"usage: %s chain|shlib|dlopen|threads|signal|recursion|vdso|epilogue|bigframe|storm\n"
+			"       [SECONDS|N]\n",
 			argv[0]);
 		return 2;
 	}
