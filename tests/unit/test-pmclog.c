@@ -352,7 +352,7 @@ START_TEST(test_golden_map_in_kernel)
 
 	ck_assert_uint_eq(n, 40);
 	rec.u.map_in.pid = PLOG_PID_KERNEL;
-	rec.u.map_in.start = 0;
+	rec.u.map_in.start = 0xffffffff81000000;
 	rec.u.map_in.path = "vmlinux";
 	ck_assert_int_eq(plog_encode(&rec, out), 40);
 	ck_assert_mem_eq(out, gold, 40);
@@ -361,7 +361,7 @@ START_TEST(test_golden_map_in_kernel)
 	ck_assert_int_eq(plog_reader__feed(r, gold, n), 0);
 	ck_assert_int_eq(plog_reader__next(r, &got), 1);
 	ck_assert_int_eq(got.u.map_in.pid, -1);
-	ck_assert_uint_eq(got.u.map_in.start, 0);
+	ck_assert_uint_eq(got.u.map_in.start, 0xffffffff81000000);
 	ck_assert_str_eq(got.u.map_in.path, "vmlinux");
 	plog_reader__free(r);
 	free(gold);
