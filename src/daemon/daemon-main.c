@@ -420,11 +420,6 @@ static uint64_t ring_bytes_all(void)
 }
 
 /*
- * The state directory, made if missing (0750): it must be a real directory of
- * ours that nobody else may write, or a user could plant a link or a file
- * where a detached session writes (the files are also opened O_EXCL|O_NOFOLLOW).
- */
-/*
  * The kernel's vDSO image beside a detached session's log (LOG.vdso), for the
  * report to name "[vdso]" functions: 8 KiB into the daemon's own directory, best
  * effort (a failure is logged; the log is complete without it).
@@ -432,21 +427,20 @@ static uint64_t ring_bytes_all(void)
 static void write_vdso_beside(const char *log)
 {
 	char path[sizeof(cfg.state_dir) + 128];
-	int fd, r;
+	int r;
 
 	if (snprintf(path, sizeof(path), "%s.vdso", log) >= (int)sizeof(path))
 		return;
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
-	r = fd < 0 ? -errno : maplog_vdso_write(fd);
-	if (fd >= 0 && close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r < 0) {
-		if (fd >= 0)
-			(void)unlink(path);
-		if (r != -ENOENT)
-			log_warn_errno(r, "'%s': cannot save the vDSO image, ignoring", path);
-	}
+	r = maplog_vdso_save(path, false, 0640);
+	if (r < 0 && r != -ENOENT)
+		log_warn_errno(r, "'%s': cannot save the vDSO image, ignoring", path);
 }
+
+/*
+ * The state directory, made if missing (0750): it must be a real directory of
+ * ours that nobody else may write, or a user could plant a link or a file
+ * where a detached session writes (the files are also opened O_EXCL|O_NOFOLLOW).
+ */
 
 static int state_dir_check(char *err, size_t errlen)
 {

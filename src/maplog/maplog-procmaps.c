@@ -4,7 +4,7 @@
  *
  * PUBLIC INTERFACES
  *   maplog_maps_parse_line() (see include/hwpmcd/maplog-proc.h)
- *   maplog_vdso_self(), maplog_vdso_v(), maplog_vdso_write() (see include/hwpmcd/maplog.h)
+ *   maplog_vdso_self(), maplog_vdso_v(), maplog_vdso_save() (see include/hwpmcd/maplog.h)
  *
  * IMPLEMENTATION NOTES
  *   The fixed fields are parsed by hand rather than with sscanf() or strtoull(),
@@ -16,11 +16,13 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <unistd.h>
 
 #include "hwpmcd/common.h"
 #include "hwpmcd/maplog-elf.h"
@@ -266,13 +268,22 @@ int maplog_vdso_v(uint64_t *ret_v)
 	return 0;
 }
 
-int maplog_vdso_write(int fd)
+int maplog_vdso_save(const char *path, bool replace, mode_t mode)
 {
 	const void *img;
 	size_t size;
-	int r = maplog_vdso_self(&img, &size);
+	int fd, r = maplog_vdso_self(&img, &size);
 
 	if (r < 0)
 		return r;
-	return util_write_all(fd, img, size, NULL);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (replace ? O_TRUNC : O_EXCL),
+		  mode);
+	if (fd < 0)
+		return -errno;
+	r = util_write_all(fd, img, size, NULL);
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r < 0)
+		(void)unlink(path);
+	return r;
 }

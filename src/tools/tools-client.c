@@ -485,21 +485,14 @@ static void watch_exit(struct watch *w)
 static void write_vdso_beside(const char *out)
 {
 	char *name = NULL;
-	int fd, r;
+	int r;
 
 	if (asprintf(&name, "%s.vdso", out) < 0)
 		return;
-	fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	r = fd < 0 ? -errno : maplog_vdso_write(fd);
-	if (fd >= 0 && close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r < 0) {
-		if (fd >= 0)
-			(void)unlink(name);
-		if (r != -ENOENT)
-			fprintf(stderr, "hwpmc: note: no vDSO image beside the log (%s: %s)\n", name,
-				strerror(-r));
-	}
+	r = maplog_vdso_save(name, true, 0644);
+	if (r < 0 && r != -ENOENT)
+		fprintf(stderr, "hwpmc: note: no vDSO image beside the log (%s: %s)\n", name,
+			strerror(-r));
 	free(name);
 }
 
