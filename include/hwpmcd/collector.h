@@ -120,10 +120,14 @@ int coll_cpu__event_index(const struct coll_cpu *c, uint64_t id);
 
 const struct coll_cpu_stats *coll_cpu__stats(const struct coll_cpu *c);
 
+/* Values below this are no PC (page 0, never mapped): dropped from call chains. */
+#define COLL_PAGE0_END 4096
+
 /*
- * coll_sample_pcs: the sample's call chain without PERF_CONTEXT_* markers, kernel
- * part first, innermost first, at most @max; the IP alone if the chain is empty.
- * Returns the PC count.
+ * coll_sample_pcs: the sample's call chain without PERF_CONTEXT_* markers and
+ * without values in page 0 (the null return address that ends a frame-pointer
+ * walk), kernel part first, innermost first, at most @max; the IP alone if the
+ * chain is empty.  Returns the PC count.
  */
 uint32_t coll_sample_pcs(const struct rec_sample *s, uint64_t *pcs, uint32_t max);
 

@@ -793,6 +793,13 @@ uint32_t coll_sample_chain(const struct rec_sample *s, uint64_t *pcs, uint32_t m
 		/* PERF_CONTEXT_* markers sit in the top page of the address space. */
 		if (v >= (uint64_t)PERF_CONTEXT_MAX)
 			continue;
+		/*
+		 * Nothing runs in page 0 (mmap_min_addr): such a value is no frame.  The
+		 * kernel's frame-pointer walk stores the outermost frame's null return
+		 * address (a quarter of a system-wide fp log's chains ended in 0).
+		 */
+		if (v < COLL_PAGE0_END)
+			continue;
 		pcs[n++] = v;
 	}
 	return n;

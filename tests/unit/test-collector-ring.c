@@ -136,6 +136,17 @@ START_TEST(test_sample_and_markers)
 	ck_assert_int_eq(coll_cpu__peek(c, &rec), 1);
 	ck_assert_uint_eq(coll_sample_pcs(&rec.u.sample, pcs, 8), 1);
 	ck_assert_uint_eq(pcs[0], 0x401000);
+
+	/* A frame-pointer walk that ends in the null return address: no PC 0. */
+	coll_cpu__advance(c);
+	sample(r, 700, 4, (const uint64_t[]){ (uint64_t)PERF_CONTEXT_USER, 0x401000, 0x401234, 0 });
+	publish(r);
+	coll_cpu__snapshot(c);
+	ck_assert_int_eq(coll_cpu__peek(c, &rec), 1);
+	ck_assert_uint_eq(rec.time, 700);
+	ck_assert_uint_eq(coll_sample_pcs(&rec.u.sample, pcs, 8), 2);
+	ck_assert_uint_eq(pcs[0], 0x401000);
+	ck_assert_uint_eq(pcs[1], 0x401234);
 	coll_cpu__free(c);
 	free(r);
 }
