@@ -162,9 +162,10 @@ int maplog_vdso_v(uint64_t *ret_v);
 
 /*
  * maplog_vdso_save: write that vDSO image to a new file @path (mode @mode), so that
- * a reader can name "[vdso]" PCs (LOG.vdso beside a log).  The file is opened with
- * O_NOFOLLOW, and O_EXCL unless @replace (then O_TRUNC); a file it could not write
- * whole is removed again.  0 or a negative errno (-ENOENT: no vDSO, no file made).
+ * a reader can name "[vdso]" PCs (LOG.vdso beside a log).  The file is created
+ * with O_EXCL|O_NOFOLLOW, or, if @replace, opened as util_open_output() opens an
+ * output; a file it created and could not write whole is removed again.  0 or a
+ * negative errno (-ENOENT: no vDSO, no file made; util_open_output()'s errors).
  */
 int maplog_vdso_save(const char *path, bool replace, mode_t mode);
 

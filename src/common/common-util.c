@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
@@ -160,4 +161,65 @@ void *util_grow(void *p, size_t *cap, size_t need, size_t elem)
 		return NULL;
 	*cap = n;
 	return q;
+}
+
+int util_open_output(const char *path, mode_t mode, bool *ret_created)
+{
+	/* A file that vanishes or appears between the two opens: try again, a few times. */
+	for (int tries = 0; tries < 8; tries++) {
+		struct stat st;
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		int flags, r = 0;
+
+		if (fd >= 0) {
+			*ret_created = true;
+			return fd;
+		}
+		if (errno != EEXIST)
+			return -errno;
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0) {
+			if (errno == ENOENT)
+				continue;
+			return -errno;
+		}
+		if (fstat(fd, &st) < 0)
+			r = -errno;
+		else if (S_ISREG(st.st_mode))
+			r = st.st_uid != geteuid() || st.st_nlink != 1 ? -EPERM : 0;
+		else if (S_ISFIFO(st.st_mode))
+			r = st.st_uid != geteuid() ? -EPERM : 0;
+		else if (!S_ISCHR(st.st_mode))
+			r = -EINVAL;
+		if (r == 0 && S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0)
+			r = -errno;
+		if (r == 0 && ((flags = fcntl(fd, F_GETFL)) < 0 ||
+			       fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0))
+			r = -errno;
+		if (r < 0) {
+			close(fd);
+			return r;
+		}
+		*ret_created = false;
+		return fd;
+	}
+	return -EAGAIN;
+}
+
+const char *util_output_strerror(int r)
+{
+	switch (r) {
+	case -ELOOP:
+		return "a symbolic link: refusing to write through it";
+	case -EPERM:
+		return "exists and is another user's or has other hard links: refusing to overwrite it";
+	case -EINVAL:
+		return "exists and is not a file, FIFO or character device";
+	case -ENXIO:
+		return "a FIFO nobody reads";
+	case -EAGAIN:
+		return "keeps appearing and vanishing";
+	default:
+		return strerror(-r);
+	}
 }

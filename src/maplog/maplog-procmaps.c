@@ -272,18 +272,24 @@ int maplog_vdso_save(const char *path, bool replace, mode_t mode)
 {
 	const void *img;
 	size_t size;
+	bool created = true;
 	int fd, r = maplog_vdso_self(&img, &size);
 
 	if (r < 0)
 		return r;
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (replace ? O_TRUNC : O_EXCL),
-		  mode);
-	if (fd < 0)
-		return -errno;
+	if (replace) {
+		fd = util_open_output(path, mode, &created);
+		if (fd < 0)
+			return fd;
+	} else {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+		if (fd < 0)
+			return -errno;
+	}
 	r = util_write_all(fd, img, size, NULL);
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
-	if (r < 0)
+	if (r < 0 && created)
 		(void)unlink(path);
 	return r;
 }

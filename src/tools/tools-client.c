@@ -781,11 +781,11 @@ int tools_record_main(int argc, char **argv)
 			goto done;
 		}
 	} else {
-		created = access(out, F_OK) != 0;
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		fd = util_open_output(out, 0644, &created);
 	}
 	if (fd < 0) {
-		log_error("record: %s: %s", out, strerror(errno));
+		log_error("record: %s: %s", out, strcmp(out, "-") == 0 ? strerror(errno)
+									: util_output_strerror(fd));
 		goto done;
 	}
 	if (!no_ks && (ks_out || strcmp(out, "-") != 0)) {
@@ -798,12 +798,15 @@ int tools_record_main(int argc, char **argv)
 			log_error("record: out of memory");
 			goto fail_log;
 		}
-		ks_created = access(ks_name, F_OK) != 0;
-		ks_fd = open(ks_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		ks_fd = util_open_output(ks_name, 0644, &ks_created);
 		if (ks_fd < 0 || fstat(ks_fd, &ks_st) < 0) {
-			log_error("record: %s: %s", ks_name, strerror(errno));
+			log_error("record: %s: %s", ks_name,
+				  ks_fd < 0 ? util_output_strerror(ks_fd) : strerror(errno));
 			if (ks_fd >= 0 && ks_created)
 				(void)unlink(ks_name);
+			if (ks_fd >= 0)
+				close(ks_fd);
+			ks_fd = -1;
 			goto fail_log;
 		}
 		json_object_set_new(args, "kallsyms", json_string("fd"));

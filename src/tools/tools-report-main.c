@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
 #include "tools-int.h"
 #include "tools-report.h"
@@ -458,10 +459,15 @@ int tools_report_main(int argc, char **argv)
 		}
 	}
 	if (flame) {
-		FILE *f = fopen(flame, "we");
+		bool made;
+		int ffd = util_open_output(flame, 0644, &made);
+		FILE *f = ffd < 0 ? NULL : fdopen(ffd, "we");
 
 		if (!f) {
-			log_error("--flame: %s: %s", flame, strerror(errno));
+			log_error("--flame: %s: %s", flame,
+				  ffd < 0 ? util_output_strerror(ffd) : strerror(errno));
+			if (ffd >= 0)
+				close(ffd);
 			goto out;
 		}
 		e = tools_report_write_flame(&r, f);

@@ -245,6 +245,37 @@ matrix "U: an O_PATH fd (/etc/shadow) as output" "deny EBADF" \
 [[ "$(md5sum < /etc/passwd)" == "$sum0" ]] && ok "/etc/passwd unchanged" || bad "/etc/passwd changed"
 matrix "U: no fd with output fd" "deny EBADF" \
 	"$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$upid]}")" | verdict)"
+# --- root records into a directory U may write (sticky, as /tmp): what U planted
+# there is never written through, and nothing blocks (issue 13, item 7).
+shared=$tmp/shared
+mkdir "$shared"; chmod 1777 "$shared"
+echo secret > "$tmp/victim"; chmod 0600 "$tmp/victim"
+vsum=$(md5sum < "$tmp/victim")
+as "$U" ln -s "$tmp/victim" "$shared/p1.pmclog.kallsyms"
+as "$U" ln -s "$tmp/victim" "$shared/p2.pmclog"
+as "$U" ln -s "$tmp/victim" "$shared/p3.pmclog.vdso"
+as "$U" mkfifo "$shared/p4.pmclog"
+as "$U" touch "$shared/p5.pmclog"
+planted() { # CELL LOG EXPECTED-TEXT: root's `record -o LOG -- true`: "refused" with that text, or "note"
+	local out rc=0
+	out=$(timeout 20 "$hwpmc" record --socket "$sock" -q -o "$2" -- true 2>&1 > /dev/null) || rc=$?
+	if [[ $rc == 124 ]]; then echo "hung"
+	elif [[ $out != *"$3"* ]]; then echo "rc $rc: $out"
+	elif [[ $rc == 0 ]]; then echo "note"
+	else echo "refused"; fi
+}
+matrix "root: record beside U's link LOG.kallsyms -> victim" "refused" \
+	"$(planted x "$shared/p1.pmclog" "p1.pmclog.kallsyms: a symbolic link")"
+matrix "root: record -o U's link -> victim" "refused" "$(planted x "$shared/p2.pmclog" "a symbolic link")"
+matrix "root: record beside U's link LOG.vdso -> victim" "note" \
+	"$(planted x "$shared/p3.pmclog" "no vDSO image beside the log")"
+matrix "root: record -o U's FIFO (no reader)" "refused" "$(planted x "$shared/p4.pmclog" "a FIFO nobody reads")"
+matrix "root: record -o U's regular file" "refused" "$(planted x "$shared/p5.pmclog" "another user's")"
+[[ "$(md5sum < "$tmp/victim")" == "$vsum" ]] && ok "the victim is unchanged" || bad "the victim was written"
+[[ -L "$shared/p1.pmclog.kallsyms" && -L "$shared/p2.pmclog" && -p "$shared/p4.pmclog" && ! -s "$shared/p5.pmclog" ]] &&
+	ok "U's planted files are left as they were" || bad "U's planted files changed: $(ls -la "$shared")"
+[[ ! -e "$shared/p1.pmclog" ]] && ok "a refused record leaves no log behind" || bad "p1.pmclog left behind"
+
 st=$(stat -c '%a %U' "$tmp/state")
 [[ $st == "750 root" ]] && ok "the daemon made its state dir 0750 root" || bad "state dir: $st"
 chmod 1777 "$tmp/state"

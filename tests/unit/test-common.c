@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
@@ -112,6 +114,83 @@ START_TEST(test_write_all)
 }
 END_TEST
 
+
+/* util_open_output: every trick a user can plant where a recorder (maybe root) writes. */
+START_TEST(test_open_output)
+{
+	char dir[] = "/tmp/hwpmc-test-out.XXXXXX", p[128], q[128];
+	bool made = false;
+	struct stat st;
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* A new file: created; again: reused and truncated, not created. */
+	snprintf(p, sizeof(p), "%s/log", dir);
+	fd = util_open_output(p, 0600, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(made);
+	ck_assert_int_eq(write(fd, "abc", 3), 3);
+	close(fd);
+	fd = util_open_output(p, 0600, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(!made);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	ck_assert_int_eq(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+	ck_assert_int_ne(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+	close(fd);
+	/* A symbolic link to a victim: refused, the victim untouched. */
+	snprintf(q, sizeof(q), "%s/victim", dir);
+	fd = open(q, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	ck_assert_int_eq(write(fd, "secret", 6), 6);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/link", dir);
+	ck_assert_int_eq(symlink(q, p), 0);
+	ck_assert_int_eq(util_open_output(p, 0600, &made), -ELOOP);
+	/* A hard link to it: refused. */
+	snprintf(p, sizeof(p), "%s/hard", dir);
+	ck_assert_int_eq(link(q, p), 0);
+	ck_assert_int_eq(util_open_output(p, 0600, &made), -EPERM);
+	ck_assert_int_eq(stat(q, &st), 0);
+	ck_assert_int_eq(st.st_size, 6);
+	/* Another user's file (needs root to make one). */
+	if (geteuid() == 0) {
+		snprintf(p, sizeof(p), "%s/theirs", dir);
+		fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+		ck_assert_int_eq(write(fd, "x", 1), 1);
+		ck_assert_int_eq(fchown(fd, 65534, 65534), 0);
+		close(fd);
+		ck_assert_int_eq(util_open_output(p, 0600, &made), -EPERM);
+		ck_assert_int_eq(stat(p, &st), 0);
+		ck_assert_int_eq(st.st_size, 1);
+		unlink(p);
+	}
+	/* A FIFO nobody reads: refused at once, not a hang. */
+	snprintf(p, sizeof(p), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	ck_assert_int_eq(util_open_output(p, 0600, &made), -ENXIO);
+	unlink(p);
+	/* A directory: refused; /dev/null (a character device): taken. */
+	snprintf(p, sizeof(p), "%s/sub", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	ck_assert_int_lt(util_open_output(p, 0600, &made), 0);
+	rmdir(p);
+	fd = util_open_output("/dev/null", 0600, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(!made);
+	close(fd);
+	ck_assert_str_eq(util_output_strerror(-ELOOP), "a symbolic link: refusing to write through it");
+	snprintf(p, sizeof(p), "%s/link", dir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/hard", dir);
+	unlink(p);
+	unlink(q);
+	snprintf(p, sizeof(p), "%s/log", dir);
+	unlink(p);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("common");
@@ -124,6 +203,7 @@ int main(void)
 	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_parse_u64);
 	tcase_add_test(tc, test_write_all);
+	tcase_add_test(tc, test_open_output);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
