@@ -135,10 +135,13 @@ const struct maplog_stats *maplog__stats(const struct maplog *m);
 /*
  * maplog_open_mapped: open the file behind a mapping of process @pid: through
  * /proc/PID/map_files/START-END (works for deleted and replaced files and inside
- * containers), else /proc/PID/root/@path, else (the process has exited) @path in
- * the daemon's own file system; never blocks on a FIFO.  The file must
- * be the mapping's: -ESTALE if its st_dev/st_ino differ from @dev (makedev()) and
- * @inode, -ENOEXEC if it is not a non-empty regular file.  Returns the fd (the
+ * containers), else @path inside /proc/PID/root, else (the process has exited)
+ * @path in the daemon's own file system; by name, no symbolic link is followed
+ * anywhere in the path (openat2 RESOLVE_NO_SYMLINKS, RESOLVE_IN_ROOT).  Every
+ * candidate is opened O_PATH first and opened for reading only once it is known
+ * to be the mapping's file: -ESTALE if its st_dev/st_ino differ from @dev
+ * (makedev()) and @inode, -ENOEXEC if it is not a non-empty regular file, so a
+ * FIFO or a device a user put at that name is never opened.  Returns the fd (the
  * caller closes it; O_CLOEXEC) with its size in *ret_size (if not NULL), or a
  * negative errno.  Any thread.
  */

@@ -31,10 +31,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -523,50 +525,104 @@ static void set_name(char *dst, const char *src)
 	dst[n] = '\0';
 }
 
-int maplog_open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *path, uint64_t dev,
-		       uint64_t inode, uint64_t *ret_size)
+/*
+ * An O_PATH fd of @path: relative to @dirfd as its root if @in_root, else as it is;
+ * no symbolic link is followed anywhere in it (the kernel's /proc/PID/maps paths
+ * have none: d_path() resolves them), nor any /proc magic link.  Without openat2()
+ * (before Linux 5.6) only the last component is guarded (O_NOFOLLOW), through
+ * @fallback, the same file named from our root.  An O_PATH open reads nothing and
+ * opens no device or FIFO, so nothing happens until the fd is checked.
+ */
+static int open_path_nofollow(int dirfd, const char *path, bool in_root, const char *fallback)
 {
-	char p[64 + 4096];
-	struct stat st;
-	int fd, n, r;
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (in_root ? RESOLVE_IN_ROOT : 0),
+	};
+	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 
-	/* O_NONBLOCK: a target could put a FIFO under its root at that path. */
-	snprintf(p, sizeof(p), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start, end);
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		n = snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
-		if (n < 0 || (size_t)n >= sizeof(p))
-			return -ENAMETOOLONG;
-		fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	}
-	if (fd < 0 && path[0] == '/') {
-		/*
-		 * The process has exited (its records are merged a little later than
-		 * they happen, and short-lived processes are gone by then): the path in
-		 * our own file system, which the identity check below accepts only if
-		 * it is still the very file that was mapped.
-		 */
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	}
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(fallback, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/*
+ * Open for reading the file an O_PATH fd @pfd names (closed here), only if it is the
+ * mapping's (@dev, @inode) and a non-empty regular file: a FIFO, a device or another
+ * file at that name is never opened.
+ */
+static int reopen_mapped(int pfd, uint64_t dev, uint64_t inode, uint64_t *ret_size)
+{
+	char p[64];
+	struct stat st, st2;
+	int fd, r = 0;
+
+	if (fstat(pfd, &st) < 0)
 		r = -errno;
-		close(fd);
+	else if ((uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != inode)
+		r = -ESTALE; /* a different file now has that name: never use it for this mapping */
+	else if (!S_ISREG(st.st_mode) || st.st_size <= 0)
+		r = -ENOEXEC;
+	if (r < 0) {
+		close(pfd);
 		return r;
 	}
-	if ((uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != inode) {
-		/* A different file now has that name: never use it for this mapping. */
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", pfd);
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	r = fd < 0 ? -errno : 0;
+	close(pfd);
+	if (r < 0)
+		return r;
+	if (fstat(fd, &st2) < 0 || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino) {
 		close(fd);
 		return -ESTALE;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size <= 0) {
-		close(fd);
-		return -ENOEXEC;
-	}
 	if (ret_size)
-		*ret_size = (uint64_t)st.st_size;
+		*ret_size = (uint64_t)st2.st_size;
 	return fd;
+}
+
+int maplog_open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *path, uint64_t dev,
+		       uint64_t inode, uint64_t *ret_size)
+{
+	char p[64 + 4096], root[64];
+	int pfd, rootfd, n;
+
+	/*
+	 * /proc/PID/map_files/START-END names the mapped file itself (a magic link
+	 * the kernel resolves to it, deleted or renamed or not), never what a name
+	 * now points to.
+	 */
+	snprintf(p, sizeof(p), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start, end);
+	pfd = open(p, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		pfd = -errno;
+	if (pfd < 0 && path[0] == '/') {
+		/* The path inside the process's root, with no symbolic link on the way. */
+		n = snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
+		if (n < 0 || (size_t)n >= sizeof(p))
+			return -ENAMETOOLONG;
+		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+		rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (rootfd < 0) {
+			pfd = -errno;
+		} else {
+			pfd = open_path_nofollow(rootfd, path, true, p);
+			close(rootfd);
+		}
+	}
+	if (pfd < 0 && path[0] == '/') {
+		/*
+		 * The process has exited (its records are merged a little later than
+		 * they happen, and short-lived processes are gone by then): the path in
+		 * our own file system, which reopen_mapped() accepts only if it is
+		 * still the very file that was mapped.
+		 */
+		pfd = open_path_nofollow(AT_FDCWD, path, false, path);
+	}
+	if (pfd < 0)
+		return pfd;
+	return reopen_mapped(pfd, dev, inode, ret_size);
 }
 
 static uint64_t compute_pl_start(struct maplog *m, int32_t pid, uint64_t start, uint64_t end,

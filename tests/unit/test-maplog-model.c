@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -645,6 +646,98 @@ START_TEST(test_kernel_maps)
 }
 END_TEST
 
+
+/* Whether @ifd saw an open of a watched file since the last call. */
+static bool opened(int ifd)
+{
+	char buf[4096];
+	bool any = false;
+
+	while (read(ifd, buf, sizeof(buf)) > 0)
+		any = true;
+	return any;
+}
+
+/*
+ * maplog_open_mapped() by name: no symbolic link is followed anywhere in the path,
+ * and nothing that is not the mapping's regular file is ever opened (issue 13, item
+ * 6: a user swapped a mapped file's name for a link to a root-only FIFO).
+ */
+START_TEST(test_open_mapped_by_name)
+{
+	char dir[] = "/tmp/hwpmc-test-om.XXXXXX", f[128], l[128], d[128], dl[128], q[128], ql[128];
+	struct stat st, fst, qst;
+	uint64_t size = 0, fdev, qdev;
+	int fd, ifd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(f, sizeof(f), "%s/lib.so", dir);
+	fd = open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	ck_assert_int_eq(write(fd, "\177ELF-and-more!", 15), 15);
+	close(fd);
+	ck_assert_int_eq(stat(f, &fst), 0);
+	fdev = makedev(major(fst.st_dev), minor(fst.st_dev));
+	/* A process that is gone: the name in our root.  The file itself opens. */
+	fd = maplog_open_mapped((int32_t)NOPID, 0x1000, 0x2000, f, fdev, fst.st_ino, &size);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_eq(size, 15);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(fcntl(fd, F_GETFL) & O_ACCMODE, O_RDONLY);
+	close(fd);
+	/* Another file at that name: -ESTALE. */
+	ck_assert_int_eq(maplog_open_mapped((int32_t)NOPID, 0x1000, 0x2000, f, fdev, fst.st_ino + 1,
+					    NULL),
+			 -ESTALE);
+	/* A link to the very file, as the last component or on the way: refused. */
+	snprintf(l, sizeof(l), "%s/link.so", dir);
+	ck_assert_int_eq(symlink(f, l), 0);
+	ck_assert_int_eq(maplog_open_mapped((int32_t)NOPID, 0x1000, 0x2000, l, fdev, fst.st_ino, NULL),
+			 -ELOOP);
+	snprintf(d, sizeof(d), "%s/sub", dir);
+	ck_assert_int_eq(symlink(dir, d), 0);
+	snprintf(dl, sizeof(dl), "%s/sub/lib.so", dir);
+	ck_assert_int_eq(maplog_open_mapped((int32_t)NOPID, 0x1000, 0x2000, dl, fdev, fst.st_ino, NULL),
+			 -ELOOP);
+	/* The same through a live process's root (ours): the file, and not the link. */
+	fd = maplog_open_mapped((int32_t)getpid(), 0x1000, 0x2000, f, fdev, fst.st_ino, NULL);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(maplog_open_mapped((int32_t)getpid(), 0x1000, 0x2000, l, fdev, fst.st_ino,
+					    NULL),
+			 -ELOOP);
+	/* A FIFO, named or linked, even with its own dev/inode: never opened. */
+	snprintf(q, sizeof(q), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(q, 0600), 0);
+	ck_assert_int_eq(stat(q, &qst), 0);
+	qdev = makedev(major(qst.st_dev), minor(qst.st_dev));
+	snprintf(ql, sizeof(ql), "%s/fifo-link", dir);
+	ck_assert_int_eq(symlink(q, ql), 0);
+	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ck_assert_int_ge(ifd, 0);
+	ck_assert_int_ge(inotify_add_watch(ifd, q, IN_OPEN), 0);
+	ck_assert_int_eq(maplog_open_mapped((int32_t)NOPID, 0x1000, 0x2000, q, qdev, qst.st_ino, NULL),
+			 -ENOEXEC);
+	ck_assert_int_eq(maplog_open_mapped((int32_t)NOPID, 0x1000, 0x2000, ql, qdev, qst.st_ino, NULL),
+			 -ELOOP);
+	ck_assert_int_eq(maplog_open_mapped((int32_t)getpid(), 0x1000, 0x2000, q, qdev, qst.st_ino,
+					    NULL),
+			 -ENOEXEC);
+	ck_assert(!opened(ifd));
+	/* The watch works: an open of the FIFO is seen. */
+	fd = open(q, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert(opened(ifd));
+	close(ifd);
+	unlink(ql);
+	unlink(q);
+	unlink(d);
+	unlink(l);
+	unlink(f);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("maplog-model");
@@ -659,6 +752,7 @@ int main(void)
 	tcase_add_test(tc, test_ranges);
 	tcase_add_test(tc, test_exec_window);
 	tcase_add_test(tc, test_ranges_many);
+	tcase_add_test(tc, test_open_mapped_by_name);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
