@@ -81,6 +81,7 @@ struct unwind_stats {
 	uint64_t own_tables;		       /* search tables built from .eh_frame (no hdr) */
 	uint64_t elf_opened;		       /* images opened and parsed */
 	uint64_t elf_evicted;		       /* images dropped by the byte budget */
+	uint64_t elf_too_big; /* files larger than the budget (and 16 MiB): never read (no-info) */
 	uint64_t elf_bytes;		       /* bytes of the images mapped now */
 };
 

@@ -179,7 +179,7 @@ struct session_stats {
 	/* dwarf mode: the unwinder's counters, published after every merge round */
 	uint64_t unwound; /* samples given to the unwinder */
 	uint64_t unwind[UNWIND_OUTCOME_MAX];
-	uint64_t fp_steps, epilogue_regs, own_tables, elf_opened, elf_evicted, elf_bytes;
+	uint64_t fp_steps, epilogue_regs, own_tables, elf_opened, elf_evicted, elf_bytes, elf_too_big;
 };
 
 /* Per-CPU counters the worker publishes after every merge round (relaxed atomics). */

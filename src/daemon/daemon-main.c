@@ -317,6 +317,7 @@ static json_t *session_json(struct session *s)
 		json_object_set_new(u, "elf_opened", json_integer(UL(elf_opened)));
 		json_object_set_new(u, "elf_evicted", json_integer(UL(elf_evicted)));
 		json_object_set_new(u, "elf_bytes", json_integer(UL(elf_bytes)));
+		json_object_set_new(u, "elf_too_big", json_integer(UL(elf_too_big)));
 #undef UL
 		json_object_set_new(st, "unwind", u);
 	}

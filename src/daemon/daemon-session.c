@@ -267,6 +267,7 @@ static void publish_unwind(struct session *s)
 	__atomic_store_n(&s->stats.elf_opened, us->elf_opened, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.elf_evicted, us->elf_evicted, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.elf_bytes, us->elf_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stats.elf_too_big, us->elf_too_big, __ATOMIC_RELAXED);
 }
 
 /*

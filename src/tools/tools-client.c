@@ -351,6 +351,11 @@ static void print_summary(FILE *out, json_t *st, const char *file, const char *k
 			jint(u, "below-sp", NULL), jint(u, "fp_steps", NULL),
 			jint(u, "epilogue_regs", NULL), jint(u, "elf_opened", NULL),
 			jint(u, "own_tables", NULL));
+		if (jint(u, "elf_too_big", NULL) > 0)
+			fprintf(out,
+				"hwpmc: note: %" JSON_INTEGER_FORMAT " files larger than the daemon's "
+				"unwind cache (unwind_cache_mb) were not read: their frames are no-info\n",
+				jint(u, "elf_too_big", NULL));
 	}
 	if (json_object_size(recs)) {
 		fprintf(out, "hwpmc: records:");

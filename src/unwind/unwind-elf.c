@@ -17,7 +17,9 @@
  *   another build of a library would produce confident garbage.  A refused or
  *   unreadable file is remembered per (dev, inode, pid), so a process whose file is
  *   gone costs one attempt, not one per sample; unwind_images_forget_pid() (called
- *   on a flush) allows a new attempt.
+ *   on a flush) allows a new attempt.  A file larger than the whole budget is
+ *   refused from its fstat() size before anything is copied, and that and a file
+ *   that is not a usable ELF image are remembered per (dev, inode) for every pid.
  *
  *   The whole file is copied once into anonymous memory (then PROT_READ) and the
  *   descriptor closed.  libelf
@@ -629,7 +631,8 @@ static struct unwind_neg *neg_find(struct unwind_ctx *u, uint64_t dev, uint64_t 
 	for (unsigned int i = 0; i < UNWIND_NEG_MAX; i++) {
 		struct unwind_neg *n = &u->neg[i];
 
-		if (n->used && n->dev == dev && n->inode == inode && n->pid == pid)
+		if (n->used && n->dev == dev && n->inode == inode &&
+		    (n->pid == pid || n->pid == UNWIND_NEG_ANY_PID))
 			return n;
 	}
 	return NULL;
@@ -656,8 +659,12 @@ void unwind_images_forget_pid(struct unwind_ctx *u, int32_t pid)
 	}
 }
 
-/* Open, check, map and parse the file of @m; returns 0 with *ret_img or -errno. */
-static int image_open(int32_t pid, const struct maplog_map *m, struct unwind_image **ret_img)
+/*
+ * Open, check, copy and parse the file of @m; returns 0 with *ret_img or -errno
+ * (-EFBIG: larger than @max_size, found before a byte is read).
+ */
+static int image_open(int32_t pid, const struct maplog_map *m, uint64_t max_size,
+		      struct unwind_image **ret_img)
 {
 	struct unwind_image *img;
 	uint64_t size = 0;
@@ -670,6 +677,15 @@ static int image_open(int32_t pid, const struct maplog_map *m, struct unwind_ima
 		return fd;
 	if (size > SIZE_MAX) {
 		r = -ENOEXEC;
+		goto err_close;
+	}
+	if (size > max_size) {
+		/*
+		 * It could never fit the budget: refused before any copy, or one page
+		 * of a sparse 8 GiB file mapped by a user would make the daemon copy
+		 * 8 GiB (issue 13, item 4).
+		 */
+		r = -EFBIG;
 		goto err_close;
 	}
 	/*
@@ -759,10 +775,19 @@ int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct maplog_map
 	if (neg)
 		return neg->err;
 
-	r = image_open(procpid, m, &img);
+	r = image_open(procpid, m, u->budget > UNWIND_IMAGE_FLOOR ? u->budget : UNWIND_IMAGE_FLOOR,
+		       &img);
 	if (r < 0) {
-		/* Out of memory is transient; everything else is a property of the file. */
-		if (r != -ENOMEM && r != -EMFILE && r != -ENFILE)
+		/*
+		 * Out of memory is transient; everything else is remembered: for every
+		 * process if it is the file's own property (its size, its contents),
+		 * else for this one (gone, unreadable, replaced in its view).
+		 */
+		if (r == -EFBIG)
+			u->stats.elf_too_big++;
+		if (r == -EFBIG || r == -ENOEXEC)
+			neg_add(u, m->dev, m->inode, UNWIND_NEG_ANY_PID, r);
+		else if (r != -ENOMEM && r != -EMFILE && r != -ENFILE)
 			neg_add(u, m->dev, m->inode, procpid, r);
 		return r;
 	}

@@ -61,7 +61,12 @@ struct unwind_image {
 	uint64_t stamp; /* sample serial of the last use */
 };
 
-/* A file that could not be used for a process: not retried until a flush of the pid. */
+/*
+ * A file that could not be used for a process: not retried until a flush of the pid.
+ * A failure that is the file's own (larger than the budget, not an ELF image we can
+ * use) holds for every process: pid UNWIND_NEG_ANY_PID, never flushed by a pid.
+ */
+#define UNWIND_NEG_ANY_PID (-1)
 struct unwind_neg {
 	uint64_t dev, inode;
 	int32_t pid;
@@ -71,6 +76,13 @@ struct unwind_neg {
 
 /* Where libunwind sees an image's own search table: not a canonical x86-64 address. */
 #define UNWIND_OWN_TABLE_ADDR 0xfff0000000000000ULL
+
+/*
+ * A file larger than the budget is never read, nor one larger than this when the
+ * budget is smaller (16 MiB: the smallest unwind_cache_mb the daemon accepts; the
+ * tests' tiny budgets only make images evict each other).
+ */
+#define UNWIND_IMAGE_FLOOR (16u << 20)
 
 #define UNWIND_HASH_SIZE 256
 #define UNWIND_NEG_MAX	 64

@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -1074,6 +1075,64 @@ START_TEST(test_replaced)
 }
 END_TEST
 
+/*
+ * A file larger than the whole budget (one page of a sparse 1 GiB file mapped): never
+ * copied, no-info for its PCs, and not tried again for another process (issue 13,
+ * item 4: an 8 GiB sparse file took the daemon to 9.47 GB, once per pid).
+ */
+START_TEST(test_huge_file)
+{
+	struct capture *c = capture_new();
+	char path[128];
+	uint64_t pcs[8], base;
+	struct rec_sample s;
+	enum unwind_outcome o;
+	struct unwind_ctx *u;
+	struct rusage ru0, ru1;
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/huge.so", g_tmpdir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "\177ELF", 4), 4);
+	ck_assert_int_eq(ftruncate(fd, (off_t)1 << 30), 0);
+	close(fd);
+	ck_assert_int_eq(stat(path, &st), 0);
+	unwt_run_qsort(c);
+	u = ctx_new(0, &c->maps);
+	base = tmaps_free_range(&c->maps, 0x10000);
+	c->maps.m[c->maps.n] = (struct maplog_map){ .start = base,
+						    .end = base + 0x10000,
+						    .dev = st.st_dev,
+						    .inode = st.st_ino,
+						    .path = path,
+						    .pid = getpid() };
+	c->maps.n++;
+	sample_from(&s, c);
+	s.regs[8] = base + 0x1234;
+	ck_assert_int_eq(getrusage(RUSAGE_SELF, &ru0), 0);
+	for (int k = 0; k < 3; k++) {
+		ck_assert_int_eq(do_unwind(u, &s, pcs, 8, &o), 1);
+		ck_assert_int_eq(o, UNWIND_NO_INFO);
+	}
+	/* Not copied: the peak RSS grew by far less than the file (KiB here). */
+	ck_assert_int_eq(getrusage(RUSAGE_SELF, &ru1), 0);
+	ck_assert_int_lt(ru1.ru_maxrss - ru0.ru_maxrss, 64 * 1024);
+	/* Another process mapping the same file: the refusal holds, nothing is opened. */
+	c->maps.m[c->maps.n - 1].pid = getppid();
+	unwind_ctx__flush(u, getpid());
+	ck_assert_int_eq(do_unwind(u, &s, pcs, 8, &o), 1);
+	ck_assert_int_eq(o, UNWIND_NO_INFO);
+	ck_assert_uint_eq(unwind_ctx__stats(u)->elf_too_big, 1);
+	ck_assert_uint_eq(unwind_ctx__stats(u)->elf_opened, 0);
+	ck_assert_uint_eq(unwind_ctx__stats(u)->elf_bytes, 0);
+	unwind_ctx__free(u);
+	unlink(path);
+	free(c);
+}
+END_TEST
+
 START_TEST(test_lru_budget)
 {
 	struct capture *ca, *cb;
@@ -1793,6 +1852,7 @@ static Suite *unwind_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_replaced);
 	tcase_add_test(tc, test_lru_budget);
+	tcase_add_test(tc, test_huge_file);
 	tcase_add_test(tc, test_fp_fallback);
 	tcase_add_test(tc, test_vdso);
 	tcase_add_test(tc, test_entry_frame);
