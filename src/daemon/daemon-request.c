@@ -370,9 +370,17 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 					  cfg->user_max_ring_pages, "user_max_ring_pages");
 		p->cfg.ring_pages = (uint32_t)x;
 	}
-	if (p->cfg.callgraph == COLL_CG_DWARF && !has_ring && p->cfg.ring_pages < 1024) {
-		/* A dwarf sample carries its stack snapshot: give the ring room for it (4 MiB). */
-		p->cfg.ring_pages = admin ? 1024 : MIN(1024u, cfg->user_max_ring_pages);
+	if (p->cfg.callgraph == COLL_CG_DWARF && !has_ring) {
+		/*
+		 * A dwarf sample carries its stack snapshot: room for about 128 of them,
+		 * 4 MiB for snapshots up to 32 KiB, 8 MiB above (with 64 KiB snapshots,
+		 * 4 MiB rings lost samples at 4 kHz on both CPUs of a busy machine, 8 MiB
+		 * none).
+		 */
+		uint32_t want = p->cfg.stack_bytes > 32768 ? 2048 : 1024;
+
+		if (p->cfg.ring_pages < want)
+			p->cfg.ring_pages = admin ? want : MIN(want, cfg->user_max_ring_pages);
 	}
 	if ((has_freq = get_int(args, "freq", 1, INT32_MAX, &x, err, errlen)) < 0)
 		return has_freq;

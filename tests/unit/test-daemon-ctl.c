@@ -923,19 +923,25 @@ END_TEST
 
 START_TEST(test_start_dwarf_ring)
 {
-	/* dwarf mode: a default ring of 1024 pages (4 MiB) for the stack snapshots. */
+	/*
+	 * dwarf mode: a default ring for about 128 stack snapshots: 2048 pages (8 MiB)
+	 * for the default 64 KiB, 1024 (4 MiB) for snapshots up to 32 KiB.
+	 */
 	ck_assert_int_eq(ADMIN("{'output': 'fd', 'callgraph': 'dwarf'}"), 0);
-	ck_assert_uint_eq(p.cfg.ring_pages, 1024);
-	ck_assert_uint_eq(st.ring_bytes, 1025 * 4096);
+	ck_assert_uint_eq(p.cfg.ring_pages, 2048);
+	ck_assert_uint_eq(st.ring_bytes, 2049 * 4096);
 	ck_assert_uint_eq(p.cfg.stack_bytes, COLL_STACK_DEFAULT);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'callgraph': 'dwarf', 'stack_bytes': 32768}"), 0);
+	ck_assert_uint_eq(p.cfg.ring_pages, 1024);
 	ck_assert_int_eq(USER("{'output': 'fd', 'pids': [1], 'callgraph': 'dwarf'}"), 0);
+	ck_assert_uint_eq(p.cfg.stack_bytes, 32768); /* user_max_stack_bytes */
 	ck_assert_uint_eq(p.cfg.ring_pages, 1024); /* user_max_ring_pages 1024 by default */
 	cfg.user_max_ring_pages = 512;
 	ck_assert_int_eq(USER("{'output': 'fd', 'pids': [1], 'callgraph': 'dwarf'}"), 0);
 	ck_assert_uint_eq(p.cfg.ring_pages, 512);
 	ck_assert_uint_eq(st.ring_bytes, 513 * 4096);
 	ck_assert_int_eq(ADMIN("{'output': 'fd', 'callgraph': 'dwarf'}"), 0);
-	ck_assert_uint_eq(p.cfg.ring_pages, 1024);
+	ck_assert_uint_eq(p.cfg.ring_pages, 2048);
 	/* Asked for: as asked. */
 	ck_assert_int_eq(ADMIN("{'output': 'fd', 'callgraph': 'dwarf', 'ring_pages': 8}"), 0);
 	ck_assert_uint_eq(p.cfg.ring_pages, 8);
@@ -943,19 +949,19 @@ START_TEST(test_start_dwarf_ring)
 			      "'ring_pages': 16}"),
 			 0);
 	ck_assert_uint_eq(p.cfg.ring_pages, 16);
-	/* A configured default above 1024 stays. */
-	cfg.ring_pages = 2048;
+	/* A configured default above that stays. */
+	cfg.ring_pages = 4096;
 	cfg.user_max_ring_pages = 4096;
 	ck_assert_int_eq(ADMIN("{'output': 'fd', 'callgraph': 'dwarf'}"), 0);
-	ck_assert_uint_eq(p.cfg.ring_pages, 2048);
+	ck_assert_uint_eq(p.cfg.ring_pages, 4096);
 	ck_assert_int_eq(USER("{'output': 'fd', 'pids': [1], 'callgraph': 'dwarf'}"), 0);
-	ck_assert_uint_eq(p.cfg.ring_pages, 2048);
+	ck_assert_uint_eq(p.cfg.ring_pages, 4096);
 	/* Other modes keep the configured default. */
 	cfg.ring_pages = 64;
 	ck_assert_int_eq(ADMIN("{'output': 'fd', 'callgraph': 'none'}"), 0);
 	ck_assert_uint_eq(p.cfg.ring_pages, 64);
 	ck_assert_int_eq(ADMIN("{'output': 'fd', 'callgraph': 'dwarf'}"), 0);
-	ck_assert_uint_eq(p.cfg.ring_pages, 1024);
+	ck_assert_uint_eq(p.cfg.ring_pages, 2048);
 }
 END_TEST
 
