@@ -11,6 +11,14 @@
 #   - agreement: of the samples each tool unwound to the root (main or the thread
 #     function), the overlap of the two distributions of symbolized chains,
 #     sum over chains of min(share in hwpmcd, share in perf), frame by frame
+# then, on real programs with large stack frames (bzip2, sqlite3, cc1, python3; those
+# installed), recorded by hwpmcd with its defaults (a 64 KiB snapshot), by perf with
+# its default (8 KiB) and by perf with 64 KiB (--call-graph dwarf,65528):
+#   - complete%: share of the program's samples whose chain reaches libc's process
+#     or thread start (__libc_start_main, start_thread), from hwpmc report --folded
+#     and perf script alike
+#   - the program's own wall time (median of 3 runs; the sampled program's
+#     slowdown) against a run without profiling, and the recorder's bytes per sample
 # then lost samples at 1, 4 and 10 kHz on all CPUs with -g and default settings.
 # usage: bench/unwind-bench.sh [BUILD_DIR] [SECONDS] [HZ]      (root; needs perf)
 set -euo pipefail
@@ -31,7 +39,8 @@ for _ in $(seq 100); do "$hwpmc" status > /dev/null 2>&1 && break; sleep 0.1; do
 
 # perf script's chains -> the tokens check_chains.py gives hwpmcd's ("KIND<TAB>TOKENS").
 cat > "$tmp/perf_tokens.py" <<'PY'
-import importlib.util, re, sys
+import importlib.util, os, re, sys
+sys.path.insert(0, os.path.dirname(sys.argv[1]))  # check_chains.py imports elfrule beside it
 spec = importlib.util.spec_from_file_location("cc", sys.argv[1]); cc = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(cc)
 w = cc.WORKLOADS[sys.argv[2]]; comm = sys.argv[3][:15]
@@ -73,7 +82,7 @@ PY
 }
 
 printf "%-9s %-7s %8s %10s %9s %9s %12s %8s %9s\n" workload tool samples bytes B/sample cpu-s samples/cpu-s root% agree%
-for spec in chain:pie:chain shlib:pie:shlib threads:pie:threads cxx:cxx:; do
+for spec in chain:pie:chain shlib:pie:shlib threads:pie:threads cxx:cxx: bigframe:pie:bigframe; do
 	IFS=: read -r wl bin mode <<< "$spec"
 	exe=$corpus/hwpmc-corpus-$bin
 	[[ -x $exe ]] || continue
@@ -109,6 +118,82 @@ echo "(root%: share of the workload's samples unwound to main or the thread func
 echo " agree%: overlap of the two tools' distributions of those chains, frame by frame)"
 echo
 
+# Real programs with large frames.  complete%: samples of COMM whose chain reaches
+# the first frames of libc's process or thread start (Debian's programs are
+# stripped: their own _start has no name for either tool).
+roots='^(__libc_start_main(@@GLIBC_[0-9.]*)?|__libc_start_call_main|start_thread|__clone3|clone3)$'
+folded_root() { # COMM < hwpmc report --folded: "complete total"
+	awk -F';' -v c="$1" -v re="$roots" '$1 == c {n = $NF; sub(/.* /, "", n); sub(/ [0-9]+$/, "", $NF)
+		t += n; for (i = 2; i <= NF; i++) if ($i ~ re) {k += n; break}} END {print k + 0, t + 0}'
+}
+script_root() { # COMM < perf script -F comm,ip,sym: "complete total"
+	awk -v c="$1" -v re="$roots" '
+		/^[^ \t]/ {if (in_s) {t++; k += hit}; in_s = ($1 == c); hit = 0; next}
+		/^[ \t]+[0-9a-f]+ / {f = $2; sub(/\+0x.*/, "", f); if (f ~ re) hit = 1}
+		END {if (in_s) {t++; k += hit}; print k + 0, t + 0}'
+}
+# The program's own wall time (measured inside whatever runs it, so a recorder's
+# start and end are not counted): ptime CMD... writes seconds to $tmp/ptime.
+cat > "$tmp/ptime.sh" <<'SH'
+t0=$(date +%s%N); "$@" > /dev/null 2>&1; t1=$(date +%s%N)
+echo "$(( (t1 - t0) / 1000000 ))" > "$PTIME_OUT"
+SH
+export PTIME_OUT=$tmp/ptime.ms
+ptime=(sh "$tmp/ptime.sh")
+secs_of() { echo "scale=3; $(cat "$PTIME_OUT") / 1000" | bc; }
+# median3 CMD...: run CMD three times (it runs the program through ptime); the median
+# of the program's wall times.  One run on this VM varies by up to 40%.
+median3() {
+	local a=()
+	for _ in 1 2 3; do "$@"; a+=("$(cat "$PTIME_OUT")"); done
+	printf "%s\n" "${a[@]}" | sort -n | sed -n 2p | awk '{printf "%.3f", $1 / 1000}'
+}
+head -c 12000000 /dev/urandom | base64 > "$tmp/bz.in"
+cat > "$tmp/q.sql" <<'SQL'
+CREATE TABLE t(a INTEGER, b TEXT);
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 300000)
+  INSERT INTO t SELECT x, hex(randomblob(16)) FROM c;
+INSERT INTO t SELECT a + 300000, hex(randomblob(16)) FROM t;
+CREATE INDEX tb ON t(b);
+SELECT count(*), sum(length(b)) FROM (SELECT b FROM t ORDER BY b DESC);
+SQL
+cat > "$tmp/p.py" <<'PY'
+import json
+d = [{"a": i, "b": str(i) * 3} for i in range(500000)]
+s = json.dumps(d); json.loads(s); sorted(d, key=lambda x: x["b"])
+PY
+echo
+printf "%-8s %-12s %8s %10s %9s %8s %9s\n" program tool samples complete% B/sample wall-s slowdown
+for prog in bzip2 sqlite3 cc1 python3; do
+	case $prog in
+	bzip2) cmd=(bzip2 -9 -c "$tmp/bz.in") ;;
+	sqlite3) cmd=(sh -c "sqlite3 :memory: < '$tmp/q.sql'") ;;
+	cc1) cmd=(gcc -O2 -I"$src/include" -c "$src/src/report/report-model.c" -o /dev/null) ;;
+	python3) cmd=(/usr/bin/python3 "$tmp/p.py") ;;
+	esac
+	command -v "${cmd[0]}" > /dev/null && { [[ $prog != sqlite3 ]] || command -v sqlite3 > /dev/null; } || continue
+	base=$(median3 "${ptime[@]}" "${cmd[@]}")
+	t=$(median3 "$hwpmc" record -g -F "$hz" -o "$tmp/r.pmclog" -q -- "${ptime[@]}" "${cmd[@]}")
+	read -r k n < <("$hwpmc" report --folded "$tmp/r.pmclog" 2> /dev/null | folded_root "$prog")
+	printf "%-8s %-12s %8s %10.2f %9.1f %8.2f %8.2fx\n" "$prog" "hwpmcd" "$n" "$(echo "100 * $k / ($n + 0.0001)" | bc -l)" \
+		"$(echo "$(stat -c %s "$tmp/r.pmclog") / ($n + 0.0001)" | bc -l)" "$t" "$(echo "$t / $base" | bc -l)"
+	for size in 8192 65528; do
+		t=$(median3 perf record -q --call-graph "dwarf,$size" -F "$hz" -o "$tmp/r.data" -- \
+			"${ptime[@]}" "${cmd[@]}" 2> /dev/null)
+		read -r k n < <(perf script -i "$tmp/r.data" -F comm,ip,sym --no-inline 2> /dev/null | script_root "$prog")
+		printf "%-8s %-12s %8s %10.2f %9.1f %8.2f %8.2fx\n" "$prog" "perf-$((size / 1024))k" "$n" \
+			"$(echo "100 * $k / ($n + 0.0001)" | bc -l)" \
+			"$(echo "$(stat -c %s "$tmp/r.data") / ($n + 0.0001)" | bc -l)" "$t" "$(echo "$t / $base" | bc -l)"
+	done
+	printf "%-8s %-12s %8s %10s %9s %8.2f\n" "$prog" "(none)" "" "" "" "$base"
+done
+echo "(complete%: samples of the program whose chain reaches libc's process or thread start;"
+echo " perf-8k is perf's default snapshot, hwpmcd's default is 64 KiB; wall-s: the program's"
+echo " own wall time under each recorder (its start and end not counted; the median of 3"
+echo " runs; complete% and samples are the last run's), slowdown against the run without"
+echo " profiling)"
+echo
+
 printf "%-6s %-7s %9s %7s\n" freq tool samples lost
 for f in 1000 4000 10000; do
 	"$corpus/hwpmc-corpus-pie" threads $((secs + 1)) &
@@ -127,4 +212,5 @@ for f in 1000 4000 10000; do
 	printf "%-6s %-7s %9s %7s\n" "$f" hwpmcd "$hs" "$hl"
 	printf "%-6s %-7s %9s %7s\n" "$f" perf "${ps:-0}" "$pl"
 done
-echo "(all CPUs, -g / --call-graph dwarf with 8 KiB snapshots, default ring sizes; two busy threads)"
+echo "(all CPUs, -g / --call-graph dwarf with default settings: hwpmcd 64 KiB snapshots and"
+echo " 8 MiB rings per CPU, perf 8 KiB snapshots and its default ring; two busy threads)"
