@@ -65,6 +65,13 @@ struct maplog_ops {
 	 * caches) must be dropped.  No return value: it cannot fail.
 	 */
 	void (*maps_changed)(void *ctx, int32_t pid);
+	/*
+	 * Optional (NULL: every process): may process @pid, found by
+	 * maplog__scan_procs() (a listed pid or a descendant of one), enter the log?
+	 * One that may not is skipped: no PROC_CREATE, THR_CREATE or MAP_IN of it,
+	 * and it stays out of the model (its descendants are asked for themselves).
+	 */
+	bool (*may_scan)(void *ctx, int32_t pid);
 };
 
 /* One executable mapping of a process (the unwinder's view of its address space). */
@@ -81,6 +88,7 @@ struct maplog_stats {
 	uint64_t map_in;
 	uint64_t map_out;
 	uint64_t elf_fallback;	 /* pl_start without the file (unreadable, replaced) */
+	uint64_t scan_refused;	 /* processes in scope that ops->may_scan kept out of the log */
 	uint64_t path_too_long;	 /* MAP_IN skipped: path of 1024 bytes or more */
 	uint64_t anon_exec;	 /* executable anonymous/JIT/memfd mappings: no MAP_IN */
 	uint64_t tracked;	 /* processes in the model now (exited ones are forgotten) */
@@ -102,7 +110,8 @@ int maplog__scan_kernel(struct maplog *m, uint64_t time, const char *procfs, con
 /*
  * maplog__scan_procs: PROC_CREATE, THR_CREATE and MAP_IN for the processes in
  * scope: all of /proc when @npids is 0, else those pids (and, with @children,
- * their descendants).  Processes that vanish during the scan are skipped.
+ * their descendants), each only if ops->may_scan allows it.  Processes that vanish
+ * during the scan are skipped.
  */
 int maplog__scan_procs(struct maplog *m, uint64_t time, const pid_t *pids, size_t npids,
 		       bool children);

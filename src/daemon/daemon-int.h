@@ -152,6 +152,12 @@ struct session_params {
 	 * first check is refused before a byte of it is logged.  0 or -errno + @err.
 	 */
 	int (*authorize)(const struct session_params *p, void *ud, char *err, size_t errlen);
+	/*
+	 * Called (NULL: none) for every process the start-time scan finds in scope,
+	 * the listed pids and their descendants: may it enter the log?  A process the
+	 * client could not profile itself (a setuid child of its shell) is left out.
+	 */
+	bool (*authorize_pid)(void *ud, pid_t pid);
 	void *authorize_ud;
 };
 

@@ -333,6 +333,7 @@ static json_t *session_json(struct session *s)
 		json_object_set_new(st, "anon_exec", json_integer((json_int_t)ms->anon_exec));
 		json_object_set_new(st, "path_too_long",
 				    json_integer((json_int_t)ms->path_too_long));
+		json_object_set_new(st, "scan_refused", json_integer((json_int_t)ms->scan_refused));
 	}
 	for (size_t i = 0; i < s->ncoll; i++) {
 		const struct session_cpu_stats *cs = &s->cstats[i];
@@ -484,6 +485,22 @@ static int authorize_targets(const struct session_params *p, void *ud, char *err
 	return 0;
 }
 
+/*
+ * session_params.authorize_pid: a process the start-time scan finds (a listed pid or
+ * a descendant of one) enters a user's log only if that user may profile it.
+ */
+static bool authorize_scanned(void *ud, pid_t pid)
+{
+	const struct client *c = ud;
+	char err[256];
+	int r = daemon_auth_target("/proc", &c->who, pid, err, sizeof(err));
+
+	if (r < 0 && r != -ESRCH)
+		log_info("uid %u: process %d left out of the log: %s", (unsigned)c->who.uid,
+			 (int)pid, err);
+	return r == 0;
+}
+
 static void cmd_start(struct client *c, json_int_t id, json_t *args)
 {
 	struct session_params *p = calloc(1, sizeof(*p));
@@ -622,6 +639,7 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 
 	if (!is_admin(c)) {
 		p->authorize = authorize_targets;
+		p->authorize_pid = authorize_scanned;
 		p->authorize_ud = c;
 	}
 	r = session__start(p, next_session_id, err, sizeof(err), &s);

@@ -216,6 +216,13 @@ static const struct maplog_map *uw_find_map(void *ctx, int32_t pid, uint64_t add
 	return maplog__find_map(s->ml, pid, addr);
 }
 
+static bool ml_may_scan(void *ctx, int32_t pid)
+{
+	struct session *s = ctx;
+
+	return !s->p.authorize_pid || s->p.authorize_pid(s->p.authorize_ud, pid);
+}
+
 static const struct maplog_ops session_maplog_ops = {
 	.proc_create = ml_proc_create,
 	.thr_create = ml_thr_create,
@@ -225,6 +232,7 @@ static const struct maplog_ops session_maplog_ops = {
 	.sysexit = ml_sysexit,
 	.thr_exit = ml_thr_exit,
 	.maps_changed = ml_maps_changed,
+	.may_scan = ml_may_scan,
 };
 
 /*
@@ -907,6 +915,10 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 			goto fail_write;
 	}
 	r = maplog__scan_procs(s->ml, t0, s->p.pids, s->p.npids, true);
+	/* The hooks' context is the caller's (a client): not used past the start. */
+	s->p.authorize = NULL;
+	s->p.authorize_pid = NULL;
+	s->p.authorize_ud = NULL;
 	if (r < 0)
 		goto fail_write;
 	s->last_tsc = t0;

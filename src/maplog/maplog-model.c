@@ -974,6 +974,10 @@ int maplog__scan_procs(struct maplog *m, uint64_t time, const pid_t *pids, size_
 	for (size_t i = 0; i < n; i++) {
 		if (!all[i].in)
 			continue;
+		if (m->ops->may_scan && !m->ops->may_scan(m->ctx, all[i].pid)) {
+			m->stats.scan_refused++;
+			continue;
+		}
 		r = scan_one(m, time, all[i].pid, all[i].flags);
 		if (r < 0)
 			goto out;

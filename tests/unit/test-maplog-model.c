@@ -11,6 +11,7 @@
 #include <check.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,6 +21,7 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hwpmcd/maplog.h"
@@ -647,6 +649,68 @@ START_TEST(test_kernel_maps)
 END_TEST
 
 
+static pid_t refused_pid;
+static bool o_may_scan(void *c, int32_t pid)
+{
+	(void)c;
+	return pid != refused_pid;
+}
+static const struct maplog_ops ops_may_scan = { .proc_create = o_proc, .thr_create = o_thr,
+						.map_in = o_in, .map_out = o_out,
+						.procfork = o_fork, .sysexit = o_sysexit,
+						.thr_exit = o_threxit, .may_scan = o_may_scan };
+
+/* Whether the calls so far name @pid in a proc_create, thr_create or map_in. */
+static bool calls_name(pid_t pid)
+{
+	char a[64], b[64], c[64];
+
+	snprintf(a, sizeof(a), "proc_create 7 %d ", (int)pid);
+	snprintf(b, sizeof(b), "thr_create %d %d ", (int)pid, (int)pid);
+	snprintf(c, sizeof(c), "map_in %d ", (int)pid);
+	for (int i = 0; i < ncalls; i++)
+		if (strncmp(calls[i], a, strlen(a)) == 0 || strncmp(calls[i], b, strlen(b)) == 0 ||
+		    strncmp(calls[i], c, strlen(c)) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The scan of a pid and its descendants asks ops->may_scan for each (issue 13,
+ * item 1: a user's shell's setuid child entered the user's log).
+ */
+START_TEST(test_scan_may_scan)
+{
+	struct maplog *m;
+	pid_t me = getpid(), child = fork();
+
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	refused_pid = child;
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops_may_scan, NULL, &m), 0);
+	ck_assert_int_eq(maplog__scan_procs(m, 7, &me, 1, true), 0);
+	ck_assert(calls_name(me));
+	ck_assert(!calls_name(child));
+	ck_assert_uint_eq(maplog__stats(m)->scan_refused, 1);
+	maplog__free(m);
+	/* Allowed, the same child is scanned as our descendant. */
+	refused_pid = -1;
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops_may_scan, NULL, &m), 0);
+	ck_assert_int_eq(maplog__scan_procs(m, 7, &me, 1, true), 0);
+	ck_assert(calls_name(me));
+	ck_assert(calls_name(child));
+	ck_assert_uint_eq(maplog__stats(m)->scan_refused, 0);
+	maplog__free(m);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+}
+END_TEST
+
 /* Whether @ifd saw an open of a watched file since the last call. */
 static bool opened(int ifd)
 {
@@ -753,6 +817,7 @@ int main(void)
 	tcase_add_test(tc, test_exec_window);
 	tcase_add_test(tc, test_ranges_many);
 	tcase_add_test(tc, test_open_mapped_by_name);
+	tcase_add_test(tc, test_scan_may_scan);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
