@@ -132,7 +132,10 @@ int util_parse_u64(const char *s, uint64_t *ret_v);
  *   - an existing file is used only if it cannot be someone else's: a regular file
  *     of the caller's effective uid with a single link (then truncated to 0), a
  *     FIFO of that uid, or a character device (only root makes those: /dev/null);
- *     a directory, socket or block device is refused.
+ *     a directory, socket or block device is refused;
+ *   - /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name the caller's own
+ *     descriptor (links nobody else can plant): it is duplicated, whatever it is,
+ *     if it is open for writing (-EBADF otherwise).
  * Returns the fd (O_CLOEXEC, blocking writes) with *@ret_created set, or a negative
  * errno: -ELOOP (a symbolic link), -EPERM (another user's file, or a hard link),
  * -EINVAL (a kind of file that is no output), -ENXIO, or what open(2) says.

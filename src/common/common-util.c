@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -163,8 +164,48 @@ void *util_grow(void *p, size_t *cap, size_t need, size_t elem)
 	return q;
 }
 
+/*
+ * The caller's own descriptor named by @path (/dev/stdout, /dev/stderr, /dev/fd/N,
+ * /proc/self/fd/N), or -1: those names are links nobody else can plant.
+ */
+static int own_fd_name(const char *path)
+{
+	const char *n = NULL;
+	char *end;
+	long v;
+
+	if (strcmp(path, "/dev/stdout") == 0)
+		return 1;
+	if (strcmp(path, "/dev/stderr") == 0)
+		return 2;
+	if (strncmp(path, "/dev/fd/", 8) == 0)
+		n = path + 8;
+	else if (strncmp(path, "/proc/self/fd/", 14) == 0)
+		n = path + 14;
+	if (!n || *n < '0' || *n > '9')
+		return -1;
+	errno = 0;
+	v = strtol(n, &end, 10);
+	return *end || errno || v > 1 << 20 ? -1 : (int)v;
+}
+
 int util_open_output(const char *path, mode_t mode, bool *ret_created)
 {
+	int own = own_fd_name(path);
+
+	if (own >= 0) {
+		/* A name of one of our own descriptors (a pipe, say): that descriptor. */
+		int fd = fcntl(own, F_DUPFD_CLOEXEC, 3);
+
+		if (fd < 0)
+			return -errno;
+		if ((fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY) {
+			close(fd);
+			return -EBADF;
+		}
+		*ret_created = false;
+		return fd;
+	}
 	/* A file that vanishes or appears between the two opens: try again, a few times. */
 	for (int tries = 0; tries < 8; tries++) {
 		struct stat st;

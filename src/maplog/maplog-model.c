@@ -526,24 +526,81 @@ static void set_name(char *dst, const char *src)
 }
 
 /*
- * An O_PATH fd of @path: relative to @dirfd as its root if @in_root, else as it is;
- * no symbolic link is followed anywhere in it (the kernel's /proc/PID/maps paths
- * have none: d_path() resolves them), nor any /proc magic link.  Without openat2()
- * (before Linux 5.6) only the last component is guarded (O_NOFOLLOW), through
- * @fallback, the same file named from our root.  An O_PATH open reads nothing and
- * opens no device or FIFO, so nothing happens until the fd is checked.
+ * What openat2(RESOLVE_NO_SYMLINKS) does, by hand, for kernels before 5.6 (and
+ * valgrind, which does not know openat2): the absolute @path walked from @root one
+ * component at a time, each opened O_PATH|O_NOFOLLOW and refused (-ELOOP) if it is a
+ * symbolic link; "." and ".." are refused (-EINVAL: a /proc/PID/maps path has
+ * neither).  Returns an O_PATH fd or a negative errno.
  */
-static int open_path_nofollow(int dirfd, const char *path, bool in_root, const char *fallback)
+static int walk_nofollow(int root, const char *path)
+{
+	char comp[256];
+	int dir = fcntl(root, F_DUPFD_CLOEXEC, 3);
+
+	if (dir < 0)
+		return -errno;
+	for (const char *p = path;;) {
+		const char *q;
+		struct stat st;
+		size_t len;
+		int next;
+
+		while (*p == '/')
+			p++;
+		q = strchr(p, '/');
+		len = q ? (size_t)(q - p) : strlen(p);
+		if (len == 0)
+			return dir; /* the path ended (a trailing slash) */
+		if (len >= sizeof(comp) || (len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.')) {
+			close(dir);
+			return len >= sizeof(comp) ? -ENAMETOOLONG : -EINVAL;
+		}
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		next = openat(dir, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		close(dir);
+		if (next < 0)
+			return -errno;
+		if (fstat(next, &st) < 0 || S_ISLNK(st.st_mode)) {
+			int r = S_ISLNK(st.st_mode) ? -ELOOP : -errno;
+
+			close(next);
+			return r;
+		}
+		dir = next;
+		if (!q)
+			return dir;
+		p = q;
+	}
+}
+
+/*
+ * An O_PATH fd of the absolute @path: relative to @dirfd as its root if @in_root,
+ * else from our root (@dirfd AT_FDCWD); no symbolic link is followed anywhere in it
+ * (the kernel's /proc/PID/maps paths have none: d_path() resolves them), nor any
+ * /proc magic link.  An O_PATH open reads nothing and opens no device or FIFO, so
+ * nothing happens until the fd is checked.
+ */
+static int open_path_nofollow(int dirfd, const char *path, bool in_root)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC,
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (in_root ? RESOLVE_IN_ROOT : 0),
 	};
 	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	int r, root;
 
-	if (fd < 0 && errno == ENOSYS)
-		fd = open(fallback, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 ? -errno : (int)fd;
+	if (fd >= 0)
+		return (int)fd;
+	if (errno != ENOSYS)
+		return -errno;
+	root = in_root ? fcntl(dirfd, F_DUPFD_CLOEXEC, 3) : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
+	r = walk_nofollow(root, path);
+	close(root);
+	return r;
 }
 
 /*
@@ -607,7 +664,7 @@ int maplog_open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *pa
 		if (rootfd < 0) {
 			pfd = -errno;
 		} else {
-			pfd = open_path_nofollow(rootfd, path, true, p);
+			pfd = open_path_nofollow(rootfd, path, true);
 			close(rootfd);
 		}
 	}
@@ -618,7 +675,7 @@ int maplog_open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *pa
 		 * our own file system, which reopen_mapped() accepts only if it is
 		 * still the very file that was mapped.
 		 */
-		pfd = open_path_nofollow(AT_FDCWD, path, false, path);
+		pfd = open_path_nofollow(AT_FDCWD, path, false);
 	}
 	if (pfd < 0)
 		return pfd;

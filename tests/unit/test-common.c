@@ -179,6 +179,23 @@ START_TEST(test_open_output)
 	ck_assert_int_ge(fd, 0);
 	ck_assert(!made);
 	close(fd);
+	/* Our own descriptors by name (links, but nobody else's): a pipe, say. */
+	{
+		int pp[2], d;
+		char name[64];
+
+		ck_assert_int_eq(pipe2(pp, O_CLOEXEC), 0);
+		snprintf(name, sizeof(name), "/dev/fd/%d", pp[1]);
+		d = util_open_output(name, 0600, &made);
+		ck_assert_int_ge(d, 0);
+		ck_assert_int_eq(write(d, "x", 1), 1);
+		close(d);
+		snprintf(name, sizeof(name), "/proc/self/fd/%d", pp[0]);
+		ck_assert_int_eq(util_open_output(name, 0600, &made), -EBADF); /* the read end */
+		ck_assert_int_eq(util_open_output("/dev/fd/12x", 0600, &made), -ENOENT);
+		close(pp[0]);
+		close(pp[1]);
+	}
 	ck_assert_str_eq(util_output_strerror(-ELOOP), "a symbolic link: refusing to write through it");
 	snprintf(p, sizeof(p), "%s/link", dir);
 	unlink(p);
