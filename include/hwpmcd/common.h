@@ -128,7 +128,8 @@ int util_parse_u64(const char *s, uint64_t *ret_v);
  * project directory, also for root:
  *   - a missing file is created with O_EXCL and @mode;
  *   - the last component is never followed if it is a symbolic link;
- *   - opening never blocks (a FIFO without a reader fails with ENXIO);
+ *   - opening never blocks on someone else's file: a FIFO without a reader is
+ *     waited for only if it is the caller's (any writer of a FIFO waits so);
  *   - an existing file is used only if it cannot be someone else's: a regular file
  *     of the caller's effective uid with a single link (then truncated to 0), a
  *     FIFO of that uid, or a character device (only root makes those: /dev/null);
@@ -138,7 +139,8 @@ int util_parse_u64(const char *s, uint64_t *ret_v);
  *     if it is open for writing (-EBADF otherwise).
  * Returns the fd (O_CLOEXEC, blocking writes) with *@ret_created set, or a negative
  * errno: -ELOOP (a symbolic link), -EPERM (another user's file, or a hard link),
- * -EINVAL (a kind of file that is no output), -ENXIO, or what open(2) says.
+ * -EINVAL (a kind of file that is no output), -EAGAIN (it kept changing), or what
+ * open(2) says.
  */
 int util_open_output(const char *path, mode_t mode, bool *ret_created);
 

@@ -219,6 +219,25 @@ int util_open_output(const char *path, mode_t mode, bool *ret_created)
 		if (errno != EEXIST)
 			return -errno;
 		fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0 && errno == ENXIO) {
+			/*
+			 * A FIFO without a reader yet.  Ours: wait for the reader, as any
+			 * writer of a FIFO does, and check it is still that FIFO.  Anyone
+			 * else's: refused now, never waited for.
+			 */
+			struct stat lst;
+
+			if (lstat(path, &lst) < 0)
+				return errno == ENOENT ? -EAGAIN : -errno;
+			if (!S_ISFIFO(lst.st_mode) || lst.st_uid != geteuid())
+				return -EPERM;
+			fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+			if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != lst.st_dev ||
+					st.st_ino != lst.st_ino)) {
+				close(fd);
+				return -EAGAIN;
+			}
+		}
 		if (fd < 0) {
 			if (errno == ENOENT)
 				continue;
@@ -256,8 +275,6 @@ const char *util_output_strerror(int r)
 		return "exists and is another user's or has other hard links: refusing to overwrite it";
 	case -EINVAL:
 		return "exists and is not a file, FIFO or character device";
-	case -ENXIO:
-		return "a FIFO nobody reads";
 	case -EAGAIN:
 		return "keeps appearing and vanishing";
 	default:

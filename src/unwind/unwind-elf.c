@@ -40,7 +40,9 @@
  *
  *   The vDSO is the same image for every process on one kernel, so the daemon's
  *   own (maplog_vdso_self()) is copied
- *   once and serves every "[vdso]" mapping, loaded at that mapping's start.
+ *   once and serves every "[vdso]" mapping, loaded at that mapping's start.  A
+ *   daemon without one (under valgrind) reads it from a sampled process's
+ *   "[vdso]" mapping (process_vm_readv), at most VDSO_TRIES times.
  *
  *   Eviction runs when an image is added: least recently used images go until the
  *   mapped bytes fit the budget, skipping those the current sample already uses.
@@ -57,6 +59,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "hwpmcd/maplog.h"
@@ -67,6 +70,9 @@
 /* x86-64 pages: a mapping's pgoff is a multiple of this. */
 #define PAGE_BYTES 4096u
 /* Larger vDSO images do not exist; the bound keeps a strange maps line harmless. */
+#define VDSO_MAX_BYTES (64u << 10)
+/* Reads of a sampled process's [vdso] before giving up (each may find it gone). */
+#define VDSO_TRIES 16
 
 /* .eh_frame_hdr pointer encodings (DWARF for x86-64 / LSB; libunwind's dwarf.h is private). */
 #define DW_EH_PE_absptr	  0x00
@@ -737,6 +743,40 @@ err_close:
 	return r;
 }
 
+/*
+ * The vDSO image from a sampled process's "[vdso]" mapping @m, for an unwinder
+ * whose own process has none (the daemon under valgrind): the kernel's image, the
+ * same in every 64-bit process.  Read with process_vm_readv(); the copy is
+ * parsed as hostile data like any file.  Leaves u->vdso NULL on any failure.
+ */
+static void vdso_from(struct unwind_ctx *u, int32_t pid, const struct maplog_map *m)
+{
+	struct unwind_image *img;
+	size_t size = (size_t)(m->end - m->start);
+	struct iovec local, remote;
+
+	if (m->end <= m->start || m->end - m->start > VDSO_MAX_BYTES)
+		return;
+	img = calloc(1, sizeof(*img));
+	if (!img)
+		return;
+	img->heap = true;
+	img->data = malloc(size);
+	if (!img->data) {
+		free(img);
+		return;
+	}
+	local = (struct iovec){ .iov_base = img->data, .iov_len = size };
+	remote = (struct iovec){ .iov_base = (void *)(uintptr_t)m->start, .iov_len = size };
+	img->size = size;
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)size ||
+	    unwind_image_parse(img) < 0) {
+		image_free(img);
+		return;
+	}
+	u->vdso = img;
+}
+
 int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct maplog_map *m,
 		      struct unwind_image **ret_img)
 {
@@ -749,6 +789,10 @@ int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct maplog_map
 	if (!m->path)
 		return -ENODATA;
 	if (strcmp(m->path, "[vdso]") == 0) {
+		if (!u->vdso && u->vdso_tries < VDSO_TRIES) {
+			u->vdso_tries++;
+			vdso_from(u, procpid, m);
+		}
 		if (!u->vdso)
 			return -ENODATA;
 		u->vdso->stamp = u->serial;

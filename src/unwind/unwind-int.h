@@ -98,6 +98,7 @@ struct unwind_ctx {
 	struct unwind_image *hash[UNWIND_HASH_SIZE];
 	struct unwind_image *lru_head, *lru_tail; /* head: most recently used */
 	struct unwind_image *vdso;		  /* NULL if this process has no vDSO */
+	unsigned int vdso_tries; /* reads of a sampled process's [vdso] when we have none */
 	struct unwind_neg neg[UNWIND_NEG_MAX];
 	unsigned int neg_next;
 	struct unwind_aspace *aspaces;

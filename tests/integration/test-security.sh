@@ -287,7 +287,7 @@ matrix "root: record beside U's link LOG.kallsyms -> victim" "refused" \
 matrix "root: record -o U's link -> victim" "refused" "$(planted x "$shared/p2.pmclog" "a symbolic link")"
 matrix "root: record beside U's link LOG.vdso -> victim" "note" \
 	"$(planted x "$shared/p3.pmclog" "no vDSO image beside the log")"
-matrix "root: record -o U's FIFO (no reader)" "refused" "$(planted x "$shared/p4.pmclog" "a FIFO nobody reads")"
+matrix "root: record -o U's FIFO (no reader)" "refused" "$(planted x "$shared/p4.pmclog" "another user's")"
 matrix "root: record -o U's regular file" "refused" "$(planted x "$shared/p5.pmclog" "another user's")"
 [[ "$(md5sum < "$tmp/victim")" == "$vsum" ]] && ok "the victim is unchanged" || bad "the victim was written"
 [[ -L "$shared/p1.pmclog.kallsyms" && -L "$shared/p2.pmclog" && -p "$shared/p4.pmclog" && ! -s "$shared/p5.pmclog" ]] &&

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
@@ -165,10 +166,34 @@ START_TEST(test_open_output)
 		ck_assert_int_eq(st.st_size, 1);
 		unlink(p);
 	}
-	/* A FIFO nobody reads: refused at once, not a hang. */
+	/* Our FIFO: its reader is waited for (one opens it a moment later). */
 	snprintf(p, sizeof(p), "%s/fifo", dir);
 	ck_assert_int_eq(mkfifo(p, 0600), 0);
-	ck_assert_int_eq(util_open_output(p, 0600, &made), -ENXIO);
+	{
+		pid_t rd = fork();
+
+		ck_assert_int_ge(rd, 0);
+		if (rd == 0) {
+			char b[8];
+			int r;
+
+			usleep(200000);
+			r = open(p, O_RDONLY | O_CLOEXEC);
+			_exit(r >= 0 && read(r, b, sizeof(b)) == 1 ? 0 : 1);
+		}
+		fd = util_open_output(p, 0600, &made);
+		ck_assert_int_ge(fd, 0);
+		ck_assert(!made);
+		ck_assert_int_eq(write(fd, "f", 1), 1);
+		close(fd);
+		ck_assert_int_eq(waitpid(rd, &fd, 0), rd);
+		ck_assert(WIFEXITED(fd) && WEXITSTATUS(fd) == 0);
+	}
+	/* Another user's FIFO nobody reads: refused at once, never waited for. */
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chown(p, 65534, 65534), 0);
+		ck_assert_int_eq(util_open_output(p, 0600, &made), -EPERM);
+	}
 	unlink(p);
 	/* A directory: refused; /dev/null (a character device): taken. */
 	snprintf(p, sizeof(p), "%s/sub", dir);
