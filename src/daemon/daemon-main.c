@@ -69,6 +69,13 @@ struct client {
 static struct daemon_config cfg;
 static int epfd = -1;
 static int listen_fd = -1;
+/*
+ * accept4() failed for want of fds or memory: the listening socket is disarmed
+ * until then (mono_ns), or the level-triggered loop would retry it without pause.
+ */
+static uint64_t accept_paused_until;
+static uint64_t accept_warned_at;
+#define ACCEPT_PAUSE_NS 200000000ull
 static bool listen_owned; /* we created the socket file (not socket activation) */
 static struct client *clients;
 static size_t nclients;
@@ -894,8 +901,23 @@ static void client_accept(void)
 	char msg[256];
 	bool admin;
 
-	if (fd < 0)
+	if (fd < 0) {
+		int err = errno;
+
+		if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+			struct epoll_event off = { .events = 0, .data.ptr = &tag_listen };
+			uint64_t now = mono_ns();
+
+			(void)epoll_ctl(epfd, EPOLL_CTL_MOD, listen_fd, &off);
+			accept_paused_until = now + ACCEPT_PAUSE_NS;
+			if (!accept_warned_at || now - accept_warned_at >= 10000000000ull) {
+				log_warn("cannot accept connections: %s; pausing accept for 0.2 s at a "
+					 "time until fds or memory are free again", strerror(err));
+				accept_warned_at = now;
+			}
+		}
 		return;
+	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 		refuse_connection(fd, -EPROTO, "cannot read the peer's credentials");
 		return;
@@ -1242,8 +1264,22 @@ int main(int argc, char **argv)
 
 	while (running) {
 		struct epoll_event evs[32];
-		int n = epoll_wait(epfd, evs, 32, tick_ms);
+		int wait_ms = tick_ms, n;
 		uint64_t now = mono_ns();
+
+		if (accept_paused_until) {
+			if (now >= accept_paused_until) {
+				struct epoll_event on = { .events = EPOLLIN, .data.ptr = &tag_listen };
+
+				(void)epoll_ctl(epfd, EPOLL_CTL_MOD, listen_fd, &on);
+				accept_paused_until = 0;
+			} else {
+				wait_ms = (int)MIN((uint64_t)tick_ms,
+						   (accept_paused_until - now) / 1000000 + 1);
+			}
+		}
+		n = epoll_wait(epfd, evs, 32, wait_ms);
+		now = mono_ns();
 
 		if (wd_usec && now - wd_last >= wd_usec * 500) {
 			/* Half the interval: the loop is alive (a stuck session stop is not). */

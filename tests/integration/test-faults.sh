@@ -529,6 +529,58 @@ else
 fi
 hello && ok "targets: the daemon still answers hello" || bad "targets: the daemon is gone"
 
+# ---- out of fds: accept4() fails with EMFILE -------------------------------------
+# A second daemon with 40 fds, flooded with 120 connections: the connections past
+# its limit wait in the listen backlog and accept4() fails with EMFILE.  The loop
+# must not retry it without pause (it did: ~24,000 accept+epoll calls in 2 s):
+# its CPU time while out of fds is bounded far below the wall time a spin would
+# use, whatever the machine's speed; and once the connections go, it serves again.
+fsock=$tmp/fds.sock
+prlimit --nofile=40:40 ${HWPMCD_WRAPPER:-} "$hwpmcd" --socket "$fsock" --state-dir "$tmp/fds-state" \
+	--foreground 2> "$tmp/fds-daemon.log" &
+fdpid=$!
+bg+=($fdpid)
+for _ in $(seq 200); do [[ -S $fsock ]] && break; sleep 0.05; done
+python3 - "$fsock" "$fdpid" > "$tmp/fds.out" 2>&1 <<'PY'
+import json, socket, sys, time
+path, pid = sys.argv[1], int(sys.argv[2])
+def cpu():
+    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / 100.0  # utime + stime, clock ticks
+held = []
+for _ in range(120):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    held.append(s)
+time.sleep(0.5)
+c0, t0 = cpu(), time.time()
+time.sleep(2)
+used, wall = cpu() - c0, time.time() - t0
+print("cpu %.2f s in %.2f s out of fds" % (used, wall))
+for s in held:
+    s.close()
+ok = False
+for _ in range(50):  # a new client is served again within a few seconds
+    try:
+        s = socket.socket(socket.AF_UNIX); s.settimeout(1); s.connect(path)
+        s.sendall(b'{"id": 1, "cmd": "status"}\n')
+        ok = json.loads(s.makefile().readline()).get("ok") is True
+        s.close()
+        if ok:
+            break
+    except (OSError, ValueError):
+        time.sleep(0.1)
+print("served again" if ok else "not served")
+PY
+fcpu=$(sed -n 's/^cpu \([0-9.]*\) s in.*/\1/p' "$tmp/fds.out")
+[[ -n $fcpu ]] && lt "$fcpu" 0.2 && ok "out of fds: the daemon does not spin ($(head -1 "$tmp/fds.out"))" ||
+	bad "out of fds: $(cat "$tmp/fds.out")"
+grep -q "served again" "$tmp/fds.out" && ok "out of fds: served again once connections closed" ||
+	bad "out of fds: $(cat "$tmp/fds.out")"
+grep -q "cannot accept connections" "$tmp/fds-daemon.log" && ok "out of fds: the daemon says so: $(grep -m1 'cannot accept' "$tmp/fds-daemon.log")" ||
+	bad "out of fds: no message in its log: $(tail -3 "$tmp/fds-daemon.log")"
+kill -TERM "$fdpid"; wait_pid "$fdpid" 20 > /dev/null
+
 # ---- the end -------------------------------------------------------------------
 t0=$(now)
 kill -TERM "$dpid"
