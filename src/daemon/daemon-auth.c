@@ -3,7 +3,7 @@
  * daemon-auth.c: who is an administrator, and whom a user may profile.
  *
  * PUBLIC INTERFACES (daemon-internal, daemon-ctl.h)
- *   daemon_auth_admin(), daemon_auth_target()
+ *   daemon_auth_admin(), daemon_auth_target(), daemon_auth_tids()
  *
  * IMPLEMENTATION NOTES
  *   perf_event_open(2) lets a user attach to a process it may ptrace in "read"
@@ -165,4 +165,26 @@ int daemon_auth_target(const char *procroot, const struct daemon_who *who, pid_t
 	else if (r < 0 && !err[0])
 		snprintf(err, errlen, "process %d: %s", (int)pid, strerror(-r));
 	return r;
+}
+
+int daemon_auth_tids(const char *procroot, const pid_t *tids, const pid_t *owners, size_t n,
+		     char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		char path[256];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%d/task/%d", procroot, (int)owners[i], (int)tids[i]);
+		if (stat(path, &st) == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%d", procroot, (int)tids[i]);
+		if (stat(path, &st) < 0 && errno == ENOENT)
+			continue;
+		snprintf(err, errlen,
+			 "thread %d of process %d exited during the start and its id now names "
+			 "another task; try again",
+			 (int)tids[i], (int)owners[i]);
+		return -EAGAIN;
+	}
+	return 0;
 }

@@ -134,4 +134,16 @@ bool daemon_auth_admin(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups
 int daemon_auth_target(const char *procroot, const struct daemon_who *who, pid_t pid,
 		       char *err, size_t errlen);
 
+/*
+ * daemon_auth_tids: once the counters of a non-administrator's session exist, each
+ * of the @n thread ids @tids that got one must still be a thread of the process it
+ * was listed under (@owners[i]): a tid that exited between the listing and the open
+ * may have been reused by another task (a setuid program the user started into the
+ * freed id), whose counter would then be the user's.  A tid with no task at all holds
+ * a dead counter and passes.  @procroot as for daemon_auth_target.  0, or -EAGAIN
+ * with @err naming the thread.
+ */
+int daemon_auth_tids(const char *procroot, const pid_t *tids, const pid_t *owners, size_t n,
+		     char *err, size_t errlen);
+
 #endif /* HWPMCD_DAEMON_CTL_H */

@@ -78,6 +78,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon-ctl.h"
 #include "daemon-int.h"
 #include "hwpmcd/log.h"
 #include "hwpmcd/unwind.h"
@@ -724,11 +725,14 @@ static void cpuid_string(char *out, size_t outsize)
 			 stepping < 0 ? 0 : stepping);
 }
 
-/* Every thread of the chosen processes, for per-thread counters with inheritance. */
-static int list_tids(const pid_t *pids, size_t npids, pid_t **ret, size_t *ret_n,
-		     pid_t *ret_missing)
+/*
+ * Every thread of the chosen processes, for per-thread counters with inheritance,
+ * and (*ret_owner, same length) the process each was listed under.
+ */
+static int list_tids(const pid_t *pids, size_t npids, pid_t **ret, pid_t **ret_owner,
+		     size_t *ret_n, pid_t *ret_missing)
 {
-	pid_t *t = NULL;
+	pid_t *t = NULL, *o = NULL;
 	size_t n = 0, cap = 0;
 
 	for (size_t i = 0; i < npids; i++) {
@@ -740,9 +744,8 @@ static int list_tids(const pid_t *pids, size_t npids, pid_t **ret, size_t *ret_n
 		snprintf(path, sizeof(path), "/proc/%d/task", (int)pids[i]);
 		d = opendir(path);
 		if (!d) {
-			free(t);
 			*ret_missing = pids[i];
-			return -ESRCH;
+			goto fail_srch;
 		}
 		while ((de = readdir(d))) {
 			int tid = atoi(de->d_name);
@@ -750,28 +753,38 @@ static int list_tids(const pid_t *pids, size_t npids, pid_t **ret, size_t *ret_n
 			if (tid <= 0)
 				continue;
 			if (n == cap) {
-				pid_t *nt = realloc(t, (cap ? 2 * cap : 64) * sizeof(*nt));
+				size_t nc = cap ? 2 * cap : 64;
+				pid_t *nt = realloc(t, nc * sizeof(*nt)), *no;
 
-				if (!nt) {
+				if (nt)
+					t = nt;
+				no = nt ? realloc(o, nc * sizeof(*no)) : NULL;
+				if (!no) {
 					closedir(d);
 					free(t);
+					free(o);
 					return -ENOMEM;
 				}
-				t = nt;
-				cap = cap ? 2 * cap : 64;
+				o = no;
+				cap = nc;
 			}
-			t[n++] = tid;
+			t[n] = tid;
+			o[n++] = pids[i];
 		}
 		closedir(d);
 		if (n == before) {
-			free(t);
 			*ret_missing = pids[i];
-			return -ESRCH;
+			goto fail_srch;
 		}
 	}
 	*ret = t;
+	*ret_owner = o;
 	*ret_n = n;
 	return 0;
+fail_srch:
+	free(t);
+	free(o);
+	return -ESRCH;
 }
 
 int session__start(struct session_params *p, int id, char *err, size_t errlen,
@@ -780,7 +793,7 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 	struct session *s = calloc(1, sizeof(*s));
 	int cpus[DAEMON_MAX_CPUS];
 	size_t ncpus = 0, ntids = 0;
-	pid_t *tids = NULL;
+	pid_t *tids = NULL, *owners = NULL;
 	char cpuid[64];
 	struct timespec wall;
 	uint64_t t0;
@@ -819,7 +832,7 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 	if (s->p.npids) {
 		pid_t missing = 0;
 
-		r = list_tids(s->p.pids, s->p.npids, &tids, &ntids, &missing);
+		r = list_tids(s->p.pids, s->p.npids, &tids, &owners, &ntids, &missing);
 		if (r == -ESRCH) {
 			snprintf(err, errlen, "process %d does not exist (it may have exited)",
 				 (int)missing);
@@ -842,13 +855,16 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 			goto fail;
 		s->ncoll++;
 	}
-	free(tids);
-	tids = NULL;
 	if (s->p.authorize) {
-		r = s->p.authorize(&s->p, s->p.authorize_ud, err, errlen);
+		r = daemon_auth_tids("/proc", tids, owners, ntids, err, errlen);
+		if (r == 0)
+			r = s->p.authorize(&s->p, s->p.authorize_ud, err, errlen);
 		if (r < 0)
 			goto fail;
 	}
+	free(tids);
+	free(owners);
+	tids = owners = NULL;
 
 	s->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->done_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -941,6 +957,7 @@ fail_write:
 	snprintf(err, errlen, "writing the process and mapping records: %s", strerror(-r));
 fail:
 	free(tids);
+	free(owners);
 	if (!err[0])
 		snprintf(err, errlen, "%s", strerror(-r));
 	session__free(s);

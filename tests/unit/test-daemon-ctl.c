@@ -1267,6 +1267,37 @@ START_TEST(test_target_vanished_thread)
 }
 END_TEST
 
+/*
+ * daemon_auth_tids: a tid that got a counter but is no longer a thread of its
+ * target, while a task of that id exists, was reused (issue 13, item 2).
+ */
+START_TEST(test_auth_tids)
+{
+	const pid_t tids[] = { 700, 701, 702 }, owners[] = { 700, 700, 700 };
+
+	mkdir_p("700");
+	mkdir_p("700/task");
+	mkdir_p("700/task/700");
+	mkdir_p("700/task/701");
+	/* 702 exited and no task has its id: a dead counter, fine. */
+	ck_assert_int_eq(daemon_auth_tids(procdir, tids, owners, 3, err, sizeof(err)), 0);
+	/* 702 now names another task (a process of its own): refused. */
+	mkdir_p("702");
+	ck_assert_int_eq(daemon_auth_tids(procdir, tids, owners, 3, err, sizeof(err)), -EAGAIN);
+	ck_assert_err_has("thread 702 of process 700 exited during the start");
+	/* Still a thread of its process: fine, whatever else exists. */
+	mkdir_p("700/task/702");
+	ck_assert_int_eq(daemon_auth_tids(procdir, tids, owners, 3, err, sizeof(err)), 0);
+	ck_assert_int_eq(daemon_auth_tids(procdir, tids, owners, 0, err, sizeof(err)), 0);
+	/* The real /proc: our own thread. */
+	{
+		pid_t me = getpid();
+
+		ck_assert_int_eq(daemon_auth_tids("/proc", &me, &me, 1, err, sizeof(err)), 0);
+	}
+}
+END_TEST
+
 START_TEST(test_target_real_proc)
 {
 	struct daemon_who me = { getuid(), getgid(), getpid(), false };
@@ -1340,6 +1371,7 @@ int main(void)
 	tcase_add_test(ta, test_target_bad_status);
 	tcase_add_test(ta, test_target_vanished_thread);
 	tcase_add_test(ta, test_target_real_proc);
+	tcase_add_test(ta, test_auth_tids);
 	suite_add_tcase(s, ta);
 
 	sr = srunner_create(s);
