@@ -158,6 +158,10 @@ struct report_model {
 	/* the resolution cache */
 	struct report_pcc *pcc;
 	uint32_t gen;
+	/* the range trees' spare nodes (report-model.c) and their priority source */
+	struct report_rnode *rfree;
+	size_t nrfree;
+	uint64_t rseed;
 };
 
 /*

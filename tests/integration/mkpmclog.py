@@ -18,6 +18,12 @@ usage: mkpmclog.py freebsd BINARY OUT     a log in FreeBSD's own conventions: cp
                                           as images, PCs in no mapping, 512-PC chains, a
                                           sample of an unannounced pmcid, names with
                                           control bytes
+       mkpmclog.py forks BINARY OUT       5,000 MAP_INs of BINARY in one process, then 5,000
+                                          PROCFORKs of it, one corpus chain per child (the
+                                          report's model once took 804 MB for this)
+       mkpmclog.py manymaps BINARY OUT    80,000 MAP_INs in one process in descending
+                                          address order, MAP_OUTs of every odd one and of a
+                                          block of 1,000, samples in kept and cut ones
 Prints the expected counts as 'key value' lines on standard output.
 """
 import struct
@@ -54,6 +60,14 @@ def map_in(pid, start, path):
 def callchain(pid, tid, pcs, user=True, cpu=0, pmcid=PMCID, tsc=0):
     return rec(16, struct.pack("<iiII", pid, tid, pmcid, cpu << 16 | (1 if user else 0)) +
                b"".join(struct.pack("<Q", pc) for pc in pcs), tsc)
+
+
+def procfork(oldpid, newpid):
+    return rec(11, struct.pack("<ii", oldpid, newpid))
+
+
+def map_out(pid, start, end):
+    return rec(15, struct.pack("<iIQQ", pid, 0, start, end))
 
 
 def closelog():
@@ -187,7 +201,53 @@ def cxx(lib, symbol, out):
     print("samples 100")
 
 
+SLOT = 0x100000  # one MAP_IN every MiB: the corpus binary's text is far smaller
+
+
+def forks(binary, out):
+    vaddr, _ = elf_exec_vaddr(binary)
+    syms = symbols(binary)
+    base = 0x555500000000
+    b = [initialize(0x400), userdata(HWPMCD_RULE_FREEBSD), allocdyn(PMCID, b"cpu-clock"),
+         proc_create(100, b"corpus")]
+    b += [map_in(100, base + i * SLOT + (vaddr & ~0xFFF), binary.encode()) for i in range(5000)]
+    b += [procfork(100, 200000 + i) for i in range(5000)]
+    for i in range(5000):
+        b.append(callchain(200000 + i, 200000 + i, chain_pcs(syms, base + i * SLOT), tsc=1000 + i))
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("samples 5000")
+
+
+def manymaps(binary, out):
+    vaddr, _ = elf_exec_vaddr(binary)
+    syms = symbols(binary)
+    base, n = 0x555500000000, 80000
+    b = [initialize(0x400), userdata(HWPMCD_RULE_FREEBSD), allocdyn(PMCID, b"cpu-clock"),
+         proc_create(100, b"corpus")]
+    b += [map_in(100, base + i * SLOT + (vaddr & ~0xFFF), binary.encode())
+          for i in range(n - 1, -1, -1)]
+    b += [map_out(100, base + i * SLOT, base + (i + 1) * SLOT) for i in range(1, n, 2)]
+    b.append(map_out(100, base + 1000 * SLOT, base + 2000 * SLOT))
+    kept = [i for i in range(0, n, 800)]                  # even, outside the block
+    cut = [i for i in range(1, n, 800)] + list(range(1000, 2000, 10))
+    kept = [i for i in kept if not 1000 <= i < 2000]
+    for k, i in enumerate(kept + cut):
+        b.append(callchain(100, 100, chain_pcs(syms, base + i * SLOT), tsc=1000 + k))
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("samples %d" % (len(kept) + len(cut)))
+    print("resolved %d" % len(kept))
+    print("unknown_pcs %d" % (len(cut) * len(CHAIN)))
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "forks":
+        forks(sys.argv[2], sys.argv[3])
+        sys.exit(0)
+    if len(sys.argv) == 4 and sys.argv[1] == "manymaps":
+        manymaps(sys.argv[2], sys.argv[3])
+        sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "freebsd":
         freebsd(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "cxx":
