@@ -40,6 +40,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -396,17 +397,37 @@ static void client_drop_fds(struct client *c)
 	c->nfds = 0;
 }
 
-/* An output fd must be open for writing (not O_PATH, not read-only). */
+/*
+ * An output fd must be open for writing (not O_PATH, not read-only), and of a kind
+ * whose writes the session can bound: a regular file, a pipe or a socket (polled,
+ * never blocking: plog_writer__set_nowait), or a memory device (/dev/null, /dev/zero,
+ * /dev/full, major 1).  A terminal (a pty whose master nobody reads blocked the
+ * session's writer, and the stop with it: issue 13, item 5), any other device, a
+ * directory: refused.
+ */
 static int check_output_fd(int fd, const char *what, char *err, size_t errlen)
 {
 	int fl = fcntl(fd, F_GETFL);
+	struct stat st;
 
 	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_RDONLY) {
 		snprintf(err, errlen, "the %s fd that came with the request is not open for "
 			 "writing", what);
 		return -EBADF;
 	}
-	return 0;
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "the %s fd that came with the request: %s", what,
+			 strerror(errno));
+		return -EBADF;
+	}
+	if (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+	    (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && !isatty(fd)))
+		return 0;
+	snprintf(err, errlen, "the %s fd that came with the request is %s: an output must be a "
+		 "file, a pipe or a socket (writes to it could block the daemon)", what,
+		 isatty(fd) ? "a terminal" : S_ISCHR(st.st_mode) ? "a device"
+		 : S_ISDIR(st.st_mode) ? "a directory" : "neither a file, a pipe nor a socket");
+	return -EINVAL;
 }
 
 /* Sessions of @uid, and the ring memory of every session, for the limits. */

@@ -7,7 +7,8 @@ usage: ctl_req.py SOCKET REQUEST_JSON [--fd PATH:MODE]... [--wait S]
        ctl_req.py SOCKET --idle S
 
 REQUEST_JSON is sent as one line; each --fd opens PATH (MODE w: O_WRONLY|O_CREAT|O_TRUNC,
-r: O_RDONLY, path: O_PATH) in this process, with its credentials, and passes it with
+r: O_RDONLY, path: O_PATH; pty: a new pty's slave, PATH ignored, whose master is
+never read) in this process, with its credentials, and passes it with
 SCM_RIGHTS.  The reply line is printed; with --wait the connection is held S seconds
 (a session lives as long as its client) and every event line that arrives is printed.
 --conns opens N connections at once and prints, per connection, "ok" or the refusal
@@ -74,11 +75,16 @@ def main():
                           "closed": closed}))
         return 0
     req = args.pop(0)
-    fds, wait = [], 0.0
+    fds, wait, held = [], 0.0, []
     while args:
         a = args.pop(0)
         if a == "--fd":
             p, mode = args.pop(0).rsplit(":", 1)
+            if mode == "pty":  # a pty's slave; its master is kept open and never read
+                master, slave = os.openpty()
+                held.append(master)
+                fds.append(slave)
+                continue
             flags = {"w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "r": os.O_RDONLY,
                      "path": os.O_PATH}[mode]
             fds.append(os.open(p, flags, 0o644))

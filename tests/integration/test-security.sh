@@ -261,6 +261,8 @@ matrix "U: a read-only fd (/etc/passwd) as output" "deny EBADF" \
 matrix "U: an O_PATH fd (/etc/shadow) as output" "deny EBADF" \
 	"$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$upid]}")" --fd /etc/shadow:path | verdict)"
 [[ "$(md5sum < /etc/passwd)" == "$sum0" ]] && ok "/etc/passwd unchanged" || bad "/etc/passwd changed"
+matrix "U: a pty slave (its master never read) as output" "deny EINVAL" \
+	"$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$upid]}")" --fd -:pty | verdict)"
 matrix "U: no fd with output fd" "deny EBADF" \
 	"$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$upid]}")" | verdict)"
 # --- root records into a directory U may write (sticky, as /tmp): what U planted
