@@ -44,4 +44,4 @@ fuzz: build
 	echo "fuzz: $$failed of $(words $(FUZZ_HARNESSES)) harnesses failed"; [ $$failed = 0 ]
 
 clean:
-	rm -rf $(BUILD) build-asan demo.pmclog demo.pmclog.kallsyms demo.svg build.setup.log build.ninja.log build-asan.setup.log build-asan.ninja.log
+	rm -rf $(BUILD) build-asan demo.pmclog demo.pmclog.kallsyms demo.pmclog.vdso demo.svg build.setup.log build.ninja.log build-asan.setup.log build-asan.ninja.log
