@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
@@ -239,6 +241,17 @@ static int thread_set(struct report_model *m, int32_t tid, const char *name)
 /* Spare nodes kept beyond an operation's needs; more are given back to malloc. */
 #define RNODE_SPARE_MAX 4096
 
+static void rnode_give(struct report_model *m, struct report_rnode *x)
+{
+	if (m->nrfree >= RNODE_SPARE_MAX) {
+		free(x);
+		return;
+	}
+	x->left = m->rfree;
+	m->rfree = x;
+	m->nrfree++;
+}
+
 /*
  * Every node an operation may take comes from m->rfree, filled first by
  * rset_reserve(): an add or a cut copies at most the nodes of two root-to-leaf
@@ -259,9 +272,7 @@ static int rset_reserve(struct report_model *m, const struct report_rset *t)
 
 		if (!x)
 			return -ENOMEM;
-		x->left = m->rfree;
-		m->rfree = x;
-		m->nrfree++;
+		rnode_give(m, x);
 	}
 	return 0;
 }
@@ -280,17 +291,6 @@ static struct report_rnode *rnode_take(struct report_model *m)
 	memset(x, 0, sizeof(*x));
 	x->refs = 1;
 	return x;
-}
-
-static void rnode_give(struct report_model *m, struct report_rnode *x)
-{
-	if (m->nrfree >= RNODE_SPARE_MAX) {
-		free(x);
-		return;
-	}
-	x->left = m->rfree;
-	m->rfree = x;
-	m->nrfree++;
 }
 
 /* Drop one reference to @x (and, at the last one, to its children). */
@@ -1151,6 +1151,13 @@ int report_model__new(const struct report_model_opts *o, struct report_model **r
 	m->o = *o;
 	m->rule = o->rule == REPORT_RULE_AUTO ? REPORT_RULE_FREEBSD : o->rule;
 	m->rule_why = "no image placed";
+	/*
+	 * The range trees' priorities must be unknown to the log's writer: with a known
+	 * sequence, a log could order its MAP_INs into a degenerate tree (a chain as
+	 * deep as the log is long).  Without getrandom(), time and address stand in.
+	 */
+	if (getrandom(&m->rseed, sizeof(m->rseed), GRND_NONBLOCK) != (ssize_t)sizeof(m->rseed))
+		m->rseed = util_mix64((uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)m);
 	m->pcc = calloc(REPORT_PCC_SIZE, sizeof(*m->pcc));
 	if (!m->pcc)
 		goto err;
