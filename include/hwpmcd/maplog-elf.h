@@ -8,7 +8,8 @@
  *   maplog_pl_start_v()            V of the pl_start rule (FreeBSD main's pi_vaddr)
  *   maplog_pl_start_from_phdrs()   the pl_start rule of pmclog-format.md 11.5, no libelf
  *   struct maplog_elf_info         ELF type, V, PT_LOADs, executable-section range, build id
- *   maplog_elf_info_fd(), maplog_elf_info_elf()   fill a struct maplog_elf_info
+ *   maplog_elf_info_fd(), maplog_elf_info_elf(), maplog_elf_info_mem()   fill a
+ *                                  struct maplog_elf_info
  *   maplog_elf_info_pl_start()     the rule applied to a (cached) struct maplog_elf_info
  *   maplog_elf_pl_start(), maplog_elf_pl_start_elf()   the rule applied to a file
  *
@@ -138,6 +139,12 @@ int maplog_elf_info_fd(int fd, struct maplog_elf_info *ret_info);
  * while it is read raises SIGBUS).  Returns -EINVAL for a NULL handle.
  */
 int maplog_elf_info_elf(struct Elf *elf, struct maplog_elf_info *ret_info);
+
+/*
+ * maplog_elf_info_mem: as maplog_elf_info_fd, for the @size bytes of an image in
+ * memory at @image (read only: libelf works on a private copy).  -ENOMEM too.
+ */
+int maplog_elf_info_mem(const void *image, size_t size, struct maplog_elf_info *ret_info);
 
 /*
  * maplog_elf_info_pl_start: maplog_pl_start_from_phdrs() on the PT_LOADs kept in

@@ -168,7 +168,7 @@ int maplog_vdso_self(const void **ret_image, size_t *ret_size);
 /*
  * maplog_vdso_v: V of the MAP_IN rule (maplog-elf.h) for that vDSO image, so that
  * a "[vdso]" mapping at A gets pl_start = A + V (V is 0 for x86-64's).  0, or
- * maplog_vdso_self()'s errors, or -ENOEXEC (not a 64-bit ELF image).
+ * maplog_vdso_self()'s errors, or maplog_elf_info_mem()'s (-ENOEXEC: not an ELF image).
  */
 int maplog_vdso_v(uint64_t *ret_v);
 

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -359,6 +360,28 @@ static int elf_open_fd(int fd, Elf **ret_elf)
 		return -ENOEXEC;
 	*ret_elf = elf;
 	return 0;
+}
+
+int maplog_elf_info_mem(const void *image, size_t size, struct maplog_elf_info *ret_info)
+{
+	/* elf_memory() may convert in place: give it a copy, never the caller's bytes. */
+	char *copy = size ? malloc(size) : NULL;
+	Elf *elf;
+	int r;
+
+	if (!copy)
+		return size ? -ENOMEM : -ENOEXEC;
+	memcpy(copy, image, size);
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		free(copy);
+		return -ENOTSUP;
+	}
+	elf = elf_memory(copy, size);
+	r = elf ? maplog_elf_info_elf(elf, ret_info) : -ENOEXEC;
+	if (elf)
+		(void)elf_end(elf);
+	free(copy);
+	return r;
 }
 
 int maplog_elf_info_fd(int fd, struct maplog_elf_info *ret_info)

@@ -14,7 +14,6 @@
  *   line is parsed into a local entry and copied out only on success, so the caller's
  *   entry is never left half-written.
  */
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -241,30 +240,17 @@ int maplog_vdso_self(const void **ret_image, size_t *ret_size)
 
 int maplog_vdso_v(uint64_t *ret_v)
 {
+	struct maplog_elf_info info;
 	const void *img;
 	size_t size;
-	Elf64_Ehdr eh;
-	struct maplog_phdr ph[16];
-	size_t n = 0;
 	int r = maplog_vdso_self(&img, &size);
 
 	if (r < 0)
 		return r;
-	memcpy(&eh, img, sizeof(eh) <= size ? sizeof(eh) : 0);
-	if (size < sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
-	    (size - eh.e_phoff) / sizeof(Elf64_Phdr) < eh.e_phnum)
-		return -ENOEXEC;
-	for (size_t i = 0; i < eh.e_phnum && n < 16; i++) {
-		Elf64_Phdr p;
-
-		memcpy(&p, (const char *)img + eh.e_phoff + i * sizeof(p), sizeof(p));
-		ph[n++] = (struct maplog_phdr){ .p_type = p.p_type, .p_flags = p.p_flags,
-						.p_offset = p.p_offset, .p_vaddr = p.p_vaddr,
-						.p_filesz = p.p_filesz, .p_memsz = p.p_memsz,
-						.p_align = p.p_align };
-	}
-	*ret_v = maplog_pl_start_v(eh.e_type, ph, n);
+	r = maplog_elf_info_mem(img, size, &info);
+	if (r < 0)
+		return r;
+	*ret_v = info.v;
 	return 0;
 }
 
