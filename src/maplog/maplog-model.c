@@ -432,6 +432,12 @@ static bool is_announced_path(const char *path)
 	return is_file_path(path) && strlen(path) < 1024;
 }
 
+/* Whether a mapping of @path got a MAP_IN: a file of a length a MAP_IN takes, or the vDSO. */
+static bool has_map_in(const char *path)
+{
+	return is_announced_path(path) || strcmp(path, "[vdso]") == 0;
+}
+
 /*
  * The span of the old image's object that range @i of p->old belongs to: from
  * the lowest start to the highest end of the old ranges of the same file.  A
@@ -483,7 +489,7 @@ static int exec_retire(struct maplog *m, uint64_t time, struct maplog_proc *p)
 		uint64_t lo, hi;
 		bool first = true;
 
-		if (!is_announced_path(p->old[i].path) && strcmp(p->old[i].path, "[vdso]") != 0)
+		if (!has_map_in(p->old[i].path))
 			continue;
 		/* One MAP_OUT per object: only at the object's first range. */
 		for (size_t j = 0; j < i && first; j++)
@@ -642,8 +648,8 @@ static int reopen_mapped(int pfd, uint64_t dev, uint64_t inode, uint64_t *ret_si
 int maplog_open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *path, uint64_t dev,
 		       uint64_t inode, uint64_t *ret_size)
 {
-	char p[64 + 4096], root[64];
-	int pfd, rootfd, n;
+	char p[96];
+	int pfd, rootfd;
 
 	/*
 	 * /proc/PID/map_files/START-END names the mapped file itself (a magic link
@@ -656,11 +662,8 @@ int maplog_open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *pa
 		pfd = -errno;
 	if (pfd < 0 && path[0] == '/') {
 		/* The path inside the process's root, with no symbolic link on the way. */
-		n = snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
-		if (n < 0 || (size_t)n >= sizeof(p))
-			return -ENAMETOOLONG;
-		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-		rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		snprintf(p, sizeof(p), "/proc/%d/root", (int)pid);
+		rootfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (rootfd < 0) {
 			pfd = -errno;
 		} else {
