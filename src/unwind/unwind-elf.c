@@ -743,6 +743,23 @@ err_close:
 	return r;
 }
 
+/* An image of @size bytes on the heap, its bytes still to be filled; NULL: no memory. */
+static struct unwind_image *heap_image(size_t size)
+{
+	struct unwind_image *img = calloc(1, sizeof(*img));
+
+	if (!img)
+		return NULL;
+	img->heap = true;
+	img->size = size;
+	img->data = malloc(size);
+	if (!img->data) {
+		free(img);
+		return NULL;
+	}
+	return img;
+}
+
 /*
  * The vDSO image from a sampled process's "[vdso]" mapping @m, for an unwinder
  * whose own process has none (the daemon under valgrind): the kernel's image, the
@@ -752,24 +769,16 @@ err_close:
 static void vdso_from(struct unwind_ctx *u, int32_t pid, const struct maplog_map *m)
 {
 	struct unwind_image *img;
-	size_t size = (size_t)(m->end - m->start);
 	struct iovec local, remote;
 
 	if (m->end <= m->start || m->end - m->start > VDSO_MAX_BYTES)
 		return;
-	img = calloc(1, sizeof(*img));
+	img = heap_image((size_t)(m->end - m->start));
 	if (!img)
 		return;
-	img->heap = true;
-	img->data = malloc(size);
-	if (!img->data) {
-		free(img);
-		return;
-	}
-	local = (struct iovec){ .iov_base = img->data, .iov_len = size };
-	remote = (struct iovec){ .iov_base = (void *)(uintptr_t)m->start, .iov_len = size };
-	img->size = size;
-	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)size ||
+	local = (struct iovec){ .iov_base = img->data, .iov_len = img->size };
+	remote = (struct iovec){ .iov_base = (void *)(uintptr_t)m->start, .iov_len = img->size };
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)img->size ||
 	    unwind_image_parse(img) < 0) {
 		image_free(img);
 		return;
@@ -857,17 +866,10 @@ int unwind_images_init(struct unwind_ctx *u)
 	u->vdso = NULL;
 	if (maplog_vdso_self(&base, &size) < 0)
 		return 0;
-	img = calloc(1, sizeof(*img));
+	img = heap_image(size);
 	if (!img)
 		return -ENOMEM;
-	img->heap = true;
-	img->data = malloc(size);
-	if (!img->data) {
-		free(img);
-		return -ENOMEM;
-	}
 	memcpy(img->data, base, size);
-	img->size = size;
 	if (unwind_image_parse(img) < 0) {
 		/* Without a parsable vDSO, "[vdso]" PCs are simply frames without info. */
 		image_free(img);
