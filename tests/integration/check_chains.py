@@ -287,7 +287,6 @@ def main():
                     # Inside execve(): the old image's full chain (its stack still
                     # there), or, once the kernel replaced the address space, the
                     # old image's execve alone (no stack left to unwind).
-                    leaf = next((m for m in maps.get(r["pid"], []) if m.holds(user[0])), None)
                     leafname = lookup(leaf.file, user[0] - leaf.bias) if leaf else None
                     if full_re.fullmatch(line):
                         counts["exec-full"] += 1
@@ -301,7 +300,6 @@ def main():
             if not any(tk in CORPUS_NAMES for tk in toks):
                 counts["outside"] += 1
                 kind = "outside"
-                leaf = next((m for m in maps.get(r["pid"], []) if m.holds(user[0])), None)
                 image = os.path.basename(leaf.path) if leaf else "?"
                 leaf_images[image] += 1
                 where = "%s:%s" % (image, lookup(leaf.file, user[0] - leaf.bias) if leaf else "?")
