@@ -276,21 +276,21 @@ as "$U" ln -s "$tmp/victim" "$shared/p2.pmclog"
 as "$U" ln -s "$tmp/victim" "$shared/p3.pmclog.vdso"
 as "$U" mkfifo "$shared/p4.pmclog"
 as "$U" touch "$shared/p5.pmclog"
-planted() { # CELL LOG EXPECTED-TEXT: root's `record -o LOG -- true`: "refused" with that text, or "note"
+planted() { # LOG EXPECTED-TEXT: root's `record -o LOG -- true`: "refused" with that text, or "note"
 	local out rc=0
-	out=$(timeout 20 "$hwpmc" record --socket "$sock" -q -o "$2" -- true 2>&1 > /dev/null) || rc=$?
+	out=$(timeout 20 "$hwpmc" record --socket "$sock" -q -o "$1" -- true 2>&1 > /dev/null) || rc=$?
 	if [[ $rc == 124 ]]; then echo "hung"
-	elif [[ $out != *"$3"* ]]; then echo "rc $rc: $out"
+	elif [[ $out != *"$2"* ]]; then echo "rc $rc: $out"
 	elif [[ $rc == 0 ]]; then echo "note"
 	else echo "refused"; fi
 }
 matrix "root: record beside U's link LOG.kallsyms -> victim" "refused" \
-	"$(planted x "$shared/p1.pmclog" "p1.pmclog.kallsyms: a symbolic link")"
-matrix "root: record -o U's link -> victim" "refused" "$(planted x "$shared/p2.pmclog" "a symbolic link")"
+	"$(planted "$shared/p1.pmclog" "p1.pmclog.kallsyms: a symbolic link")"
+matrix "root: record -o U's link -> victim" "refused" "$(planted "$shared/p2.pmclog" "a symbolic link")"
 matrix "root: record beside U's link LOG.vdso -> victim" "note" \
-	"$(planted x "$shared/p3.pmclog" "no vDSO image beside the log")"
-matrix "root: record -o U's FIFO (no reader)" "refused" "$(planted x "$shared/p4.pmclog" "another user's")"
-matrix "root: record -o U's regular file" "refused" "$(planted x "$shared/p5.pmclog" "another user's")"
+	"$(planted "$shared/p3.pmclog" "no vDSO image beside the log")"
+matrix "root: record -o U's FIFO (no reader)" "refused" "$(planted "$shared/p4.pmclog" "another user's")"
+matrix "root: record -o U's regular file" "refused" "$(planted "$shared/p5.pmclog" "another user's")"
 [[ "$(md5sum < "$tmp/victim")" == "$vsum" ]] && ok "the victim is unchanged" || bad "the victim was written"
 [[ -L "$shared/p1.pmclog.kallsyms" && -L "$shared/p2.pmclog" && -p "$shared/p4.pmclog" && ! -s "$shared/p5.pmclog" ]] &&
 	ok "U's planted files are left as they were" || bad "U's planted files changed: $(ls -la "$shared")"
