@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "daemon-ctl.h"
@@ -167,19 +168,28 @@ int daemon_auth_target(const char *procroot, const struct daemon_who *who, pid_t
 	return r;
 }
 
-int daemon_auth_tids(const char *procroot, const pid_t *tids, const pid_t *owners, size_t n,
-		     char *err, size_t errlen)
+int daemon_auth_tids(const char *procroot, const pid_t *tids, const pid_t *owners,
+		     const int *pidfds, size_t n, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < n; i++) {
 		char path[256];
 		struct stat st;
 
 		snprintf(path, sizeof(path), "%s/%d/task/%d", procroot, (int)owners[i], (int)tids[i]);
-		if (stat(path, &st) == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%d", procroot, (int)tids[i]);
-		if (stat(path, &st) < 0 && errno == ENOENT)
-			continue;
+		if (stat(path, &st) == 0) {
+			/*
+			 * Still its process's thread now, and (pidfd alive) the same task
+			 * since before its counter was opened: the counter is that task's.
+			 */
+			if (!pidfds || pidfds[i] < 0 ||
+			    syscall(SYS_pidfd_send_signal, pidfds[i], 0, NULL, 0) == 0 ||
+			    errno != ESRCH)
+				continue;
+		} else {
+			snprintf(path, sizeof(path), "%s/%d", procroot, (int)tids[i]);
+			if (stat(path, &st) < 0 && errno == ENOENT)
+				continue;
+		}
 		snprintf(err, errlen,
 			 "thread %d of process %d exited during the start and its id now names "
 			 "another task; try again",

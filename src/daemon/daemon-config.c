@@ -61,12 +61,14 @@ static const struct key keys[] = {
 	U32(max_clients, 1, DAEMON_CLIENTS_MAX, false, false),
 	U32(client_idle_timeout, 0, 86400, false, false),
 	U32(max_ring_mb, 1, 1048576, false, false),
+	U32(max_perf_fds, 0, 16777216, false, false),
 	U32(user_max_sessions, 0, DAEMON_SESSIONS_MAX, false, false),
 	U32(user_max_clients, 1, DAEMON_CLIENTS_MAX, false, false),
 	U32(user_max_freq, 0, 1000000, false, false),
 	U32(user_max_ring_pages, 1, 65536, true, false),
 	U32(user_max_stack_bytes, 8, COLL_STACK_MAX, false, true),
 	U32(user_max_depth, 1, COLL_DEPTH_MAX, false, false),
+	U32(user_max_perf_fds, 1, 16777216, false, false),
 };
 
 void daemon_config_defaults(struct daemon_config *cfg)
@@ -84,12 +86,14 @@ void daemon_config_defaults(struct daemon_config *cfg)
 	cfg->max_clients = 128;
 	cfg->client_idle_timeout = 60;
 	cfg->max_ring_mb = 4096;
+	cfg->max_perf_fds = 0; /* what RLIMIT_NOFILE leaves (daemon-main.c) */
 	cfg->user_max_sessions = 4;
 	cfg->user_max_clients = 16;
 	cfg->user_max_freq = 0;
 	cfg->user_max_ring_pages = 1024;
 	cfg->user_max_stack_bytes = 32768;
 	cfg->user_max_depth = COLL_DEPTH_DEFAULT;
+	cfg->user_max_perf_fds = 4096;
 }
 
 struct diag {

@@ -40,12 +40,14 @@ struct daemon_config {
 	uint32_t max_clients;	      /* global concurrent connections */
 	uint32_t client_idle_timeout; /* s; 0: never */
 	uint32_t max_ring_mb;	      /* ring memory of all sessions */
+	uint32_t max_perf_fds;	      /* perf fds of all sessions; 0: what RLIMIT_NOFILE leaves */
 	uint32_t user_max_sessions;
 	uint32_t user_max_clients;
 	uint32_t user_max_freq; /* Hz; 0: the kernel's perf_event_max_sample_rate */
 	uint32_t user_max_ring_pages;
 	uint32_t user_max_stack_bytes;
 	uint32_t user_max_depth;
+	uint32_t user_max_perf_fds; /* perf fds of one uid's sessions */
 };
 
 void daemon_config_defaults(struct daemon_config *cfg);
@@ -64,14 +66,6 @@ int daemon_config_parse(struct daemon_config *cfg, const char *text, size_t len,
  */
 int daemon_config_load(struct daemon_config *cfg, const char *path, bool must_exist,
 		       char *err, size_t errlen);
-
-/* Who sent a request: SO_PEERCRED of the connection, and the decision made from it. */
-struct daemon_who {
-	uid_t uid;
-	gid_t gid;
-	pid_t pid;
-	bool admin; /* root or a member of admin_group */
-};
 
 /* One parsed request line; root owns args and cmd (json_decref(root)). */
 struct daemon_request {
@@ -139,11 +133,14 @@ int daemon_auth_target(const char *procroot, const struct daemon_who *who, pid_t
  * of the @n thread ids @tids that got one must still be a thread of the process it
  * was listed under (@owners[i]): a tid that exited between the listing and the open
  * may have been reused by another task (a setuid program the user started into the
- * freed id), whose counter would then be the user's.  A tid with no task at all holds
- * a dead counter and passes.  @procroot as for daemon_auth_target.  0, or -EAGAIN
- * with @err naming the thread.
+ * freed id), whose counter would then be the user's.  @pidfds (NULL, or @n pidfds
+ * of those threads opened before the counters, -1 for none) close the last gap:
+ * a tid whose pidfd's task has exited may have been reused twice, by another task
+ * and then by a thread of the same process, and is refused too.  A tid with no
+ * task at all holds a dead counter and passes.  @procroot as for
+ * daemon_auth_target.  0, or -EAGAIN with @err naming the thread.
  */
-int daemon_auth_tids(const char *procroot, const pid_t *tids, const pid_t *owners, size_t n,
-		     char *err, size_t errlen);
+int daemon_auth_tids(const char *procroot, const pid_t *tids, const pid_t *owners,
+		     const int *pidfds, size_t n, char *err, size_t errlen);
 
 #endif /* HWPMCD_DAEMON_CTL_H */

@@ -3,11 +3,15 @@
  * daemon-int.h: private to src/daemon.
  *
  * IMPLEMENTATION NOTES
- *   A session is created and destroyed by the main thread; between
- *   session__start() and session__stop() one worker thread owns its collectors,
- *   maplog and writer.  The only shared state is the stop eventfd (main -> worker),
- *   the done eventfd (worker -> main), and counters the worker writes with relaxed
- *   atomic stores and main reads with relaxed loads (statistics, not control).
+ *   A session is created and freed by the main thread; between session__launch()
+ *   and session__reap() one worker thread owns its collectors, maplog, unwinder,
+ *   fds and writer (main reads only the writer's statistics).  The only shared
+ *   state is the stop eventfd (main -> worker), the done eventfd (worker ->
+ *   main), the state, started and error words (release/acquire), and counters
+ *   the worker writes with relaxed atomic stores and main reads with relaxed
+ *   loads (statistics, not control).  Main never waits for a worker: the
+ *   worker's end is an event of the main loop (docs/security.md, "the main loop
+ *   never blocks").
  *   The stop eventfd is never read: the worker and the kallsyms thread both poll
  *   it, so neither can be held up by an output that stopped taking data once
  *   main asks the session to stop (SESSION_BACKLOG_* and SESSION_DRAIN_*).
@@ -132,6 +136,14 @@ enum session_state {
 	SESSION_STATE_MAX
 };
 
+/* Who sent a request: SO_PEERCRED of the connection, and the decision made from it. */
+struct daemon_who {
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	bool admin; /* root or a member of admin_group */
+};
+
 struct session_params {
 	struct coll_event_spec events[COLL_EVENT_MAX];
 	size_t nevents;
@@ -146,19 +158,17 @@ struct session_params {
 	int out_fd;   /* owned by the session once started */
 	int ks_fd;    /* the kernel symbols file, -1: none; owned by the session once started */
 	/*
-	 * Called by session__start() once the counters are open and before anything
-	 * is enabled, scanned or written (NULL: none): the targets are asked again,
-	 * so a pid reused or a process whose credentials changed since the caller's
-	 * first check is refused before a byte of it is logged.  0 or -errno + @err.
+	 * Who asked for the session.  A non-administrator's session (!who.admin)
+	 * is authorized again by its worker: once the counters are open and before
+	 * anything is enabled, scanned or written, the listed pids and every thread
+	 * that got a counter are asked again (daemon_auth_target, daemon_auth_tids),
+	 * so a pid reused or a process whose credentials changed since main's first
+	 * check is refused before a byte of it is logged; and every process the
+	 * start-time scan finds in scope (a listed pid or a descendant) enters the
+	 * log only if the client could profile it itself (a setuid child of its
+	 * shell is left out).  Its perf fds count against user_max_perf_fds.
 	 */
-	int (*authorize)(const struct session_params *p, void *ud, char *err, size_t errlen);
-	/*
-	 * Called (NULL: none) for every process the start-time scan finds in scope,
-	 * the listed pids and their descendants: may it enter the log?  A process the
-	 * client could not profile itself (a setuid child of its shell) is left out.
-	 */
-	bool (*authorize_pid)(void *ud, pid_t pid);
-	void *authorize_ud;
+	struct daemon_who who;
 };
 
 /*
@@ -172,6 +182,8 @@ struct session_params {
 #define SESSION_BACKLOG_MAX (32u << 20)
 #define SESSION_DRAIN_IDLE_MS 1000
 #define SESSION_DRAIN_MAX_MS 10000
+/* A stop's reply waits this long for the worker's end (its drain, plus closing). */
+#define SESSION_STOP_REPLY_MS (SESSION_DRAIN_MAX_MS + 5000)
 
 struct session_stats {
 	uint64_t samples;
@@ -193,26 +205,67 @@ struct session_cpu_stats {
 	uint64_t samples, lost, throttled, bad, wrapped;
 };
 
+/*
+ * The daemon's perf fds (session_budget_set()): a session's worker takes what its
+ * counters need (CPUs x events x threads) before it opens one, and gives them back
+ * once they are closed; a non-administrator also within the per-uid bound.
+ */
+void session_budget_set(uint64_t max_fds, uint64_t user_max_fds);
+/* The perf fds that sessions of @uid hold now (any thread). */
+uint64_t session_budget_of(uid_t uid);
+uint64_t session_budget_total(void);
+
 struct session {
 	int id;
 	uid_t uid;
-	void *owner; /* the client that started it, NULL for a detached session */
+	/*
+	 * Main's bookkeeping, never touched by the worker: the client that started
+	 * it (NULL for a detached session, or once that client went away), the
+	 * clients waiting for the start's and the stop's replies, and when the stop
+	 * was asked for (the deadline of its reply).
+	 */
+	void *owner;
+	void *start_client;
+	int64_t start_id;
+	bool start_replied;
+	bool orphan;   /* its client went away: freed without a word once the worker ends */
+	bool detached; /* "output": "state" */
+	bool ended;    /* its worker ended by itself and was reaped: listed until stopped */
+	bool ks_want;  /* kernel symbols were asked for (the start's reply says what came of it) */
+	void *stop_client;
+	int64_t stop_id;
+	uint64_t stop_ns;
 	char path[640]; /* a detached session's log in the state directory */
 	struct session_params p;
+	/* The CPUs, chosen by main at session__new(); cstats[i] is cpus[i]'s. */
+	int *cpus;
+	size_t ncpus;
+	/* The worker's, from its start to its end (main reads none of them). */
 	size_t ncoll;
 	struct coll_cpu **coll;
-	struct session_cpu_stats *cstats; /* ncoll of them */
-	struct plog_writer *w;
 	struct maplog *ml;
-	struct unwind_ctx *uw; /* dwarf mode only; the worker's */
+	struct unwind_ctx *uw; /* dwarf mode only */
+	uint64_t perf_fds;     /* taken from the budget, given back at the end */
+	struct session_cpu_stats *cstats; /* ncpus of them */
+	/* Created by main, freed by main; its stats are read by main (relaxed). */
+	struct plog_writer *w;
 	uint32_t pmcids[COLL_EVENT_MAX];
 	pthread_t thread;
 	bool thread_started;
 	int stop_efd;  /* main -> worker */
-	int done_efd;  /* worker -> main: the worker has finished */
+	/*
+	 * worker -> main: written once the counters are open and the log's head is
+	 * out (started, release) or the start failed, and again when the worker has
+	 * finished (state done or error, release).  Main reads the state after it.
+	 */
+	int done_efd;
+	bool started;  /* atomic: the start succeeded */
+	int start_error; /* the start failed with this (negative errno), error_msg says why */
 	int state;     /* enum session_state, atomic */
 	int error;     /* first error (negative errno), atomic */
-	char error_msg[256];
+	char error_msg[1024];
+	/* Filled by the worker before its final state store (release), for status. */
+	struct maplog_stats ml_stats;
 	uint64_t last_tsc;
 	uint64_t start_ns;
 	uint64_t end_ns;
@@ -241,11 +294,31 @@ struct session {
 	char ks_note[200];		 /* why the full table was kept, or the error */
 };
 
-/* session__start: open everything, write the log head, start the worker. 0 or -errno + @err. */
-int session__start(struct session_params *p, int id, char *err, size_t errlen,
-		   struct session **ret_s);
-/* session__stop: ask the worker to drain, write CLOSELOG, and join it.  Idempotent. */
-void session__stop(struct session *s);
+/*
+ * session__new (main): the session of @p (its fds are the session's from now on,
+ * even on failure: p->out_fd and p->ks_fd become -1) on the CPUs @cpus (@ncpus):
+ * memory and two eventfds, nothing opened yet.  0 or -errno.
+ */
+int session__new(struct session_params *p, int id, const int *cpus, size_t ncpus,
+		 struct session **ret_s);
+/*
+ * session__launch (main): start the worker.  It opens the counters, authorizes
+ * (session_params.who), writes the log head, the scan and the kernel's MAP_INs,
+ * then sets started and writes done_efd; on failure it sets start_error and
+ * error_msg, closes everything and ends (state error).  Everything whose cost
+ * grows with the request (threads x events x CPUs fds, the /proc scan, the
+ * teardown, the close of the client's fds) happens there, never on main.
+ * 0, or -errno if the thread could not be made (then session__free() it).
+ */
+int session__launch(struct session *s);
+/* session__request_stop (main): ask the worker to drain and end; returns at once.  Idempotent. */
+void session__request_stop(struct session *s);
+/*
+ * session__reap (main): true once the worker has ended (it was joined here, which
+ * then takes no time) or was never launched; false while it runs.
+ */
+bool session__reap(struct session *s);
+/* session__free (main): only a reaped (or never launched) session.  NULL accepted. */
 void session__free(struct session *s);
 const char *session_state_name(int state);
 const char *session_ks_state_name(int ks_state);

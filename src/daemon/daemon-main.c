@@ -32,11 +32,14 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -64,6 +67,12 @@ struct client {
 	int fds[CLIENT_MAX_FDS];
 	size_t nfds;
 	uint64_t last_ns; /* CLOCK_MONOTONIC of its last complete request (idle timeout) */
+	/*
+	 * Fairness: one request per client per turn of the loop; a client with more
+	 * complete lines in its buffer is ready, and the loop does not sleep.
+	 */
+	bool ready;
+	bool paused; /* not read: its uid's fds wait to be closed (CLOSING_USER_MAX) */
 	struct client *next;
 };
 
@@ -77,6 +86,7 @@ static int listen_fd = -1;
 static uint64_t accept_paused_until;
 static uint64_t accept_warned_at;
 #define ACCEPT_PAUSE_NS 200000000ull
+static bool shutting_down; /* SIGTERM: every session is being closed */
 static bool listen_owned; /* we created the socket file (not socket activation) */
 static struct client *clients;
 static size_t nclients;
@@ -90,7 +100,7 @@ static const char *arg_socket;
 static const char *arg_state_dir;
 
 /* epoll tags: pointers to these mark what an event is for. */
-static char tag_listen, tag_signal;
+static char tag_listen, tag_signal, tag_closer;
 
 /* ---- sd_notify (a tiny fallback; libsystemd is optional) ---- */
 
@@ -198,6 +208,9 @@ static const char *errno_name(int err)
 	case EFBIG: return "EFBIG";
 	case ENOTSOCK: return "ENOTSOCK";
 	case ESTALE: return "ESTALE";
+	case ECANCELED: return "ECANCELED";
+	case EALREADY: return "EALREADY";
+	case EAGAIN: return "EAGAIN";
 	default: return "EIO";
 	}
 }
@@ -286,18 +299,19 @@ static json_t *session_json(struct session *s)
 {
 	json_t *o = json_object(), *st = json_object(), *types = json_object(), *cpus = json_array();
 	int state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-	uint64_t end = s->end_ns ? s->end_ns : mono_ns();
+	uint64_t end = state == SESSION_DONE || state == SESSION_ERROR ? s->end_ns : mono_ns();
 	json_object_set_new(o, "session", json_integer(s->id));
 	json_object_set_new(o, "uid", json_integer(s->uid));
 	json_object_set_new(o, "state", json_string(session_state_name(state)));
-	json_object_set_new(o, "detached", json_boolean(s->owner == NULL));
+	json_object_set_new(o, "detached", json_boolean(s->detached));
 	if (s->path[0])
 		json_object_set_new(o, "path", json_string(s->path));
 	if (__atomic_load_n(&s->error, __ATOMIC_ACQUIRE))
 		json_object_set_new(o, "error", json_pack("{s:s,s:s}", "errno",
 							  errno_name(s->error), "message",
 							  s->error_msg));
-	json_object_set_new(o, "seconds", json_real((double)(end - s->start_ns) / 1e9));
+	json_object_set_new(o, "seconds", json_real(s->start_ns && end > s->start_ns
+						    ? (double)(end - s->start_ns) / 1e9 : 0.0));
 #define ST(f) json_object_set_new(st, #f, json_integer((json_int_t)__atomic_load_n(&s->stats.f, __ATOMIC_RELAXED)))
 	ST(samples);
 	ST(lost);
@@ -310,7 +324,7 @@ static json_t *session_json(struct session *s)
 	json_object_set_new(st, "cpu_seconds",
 			    json_real((double)__atomic_load_n(&s->stats.cpu_ns, __ATOMIC_RELAXED) / 1e9));
 	json_object_set_new(st, "bytes", json_integer((json_int_t)session__bytes(s)));
-	if (s->uw) {
+	if (s->p.cfg.callgraph == COLL_CG_DWARF) {
 		/* Samples by why their user unwinding stopped, and the ELF cache. */
 		json_t *u = json_object();
 
@@ -331,7 +345,7 @@ static json_t *session_json(struct session *s)
 	}
 	if (state == SESSION_DONE || state == SESSION_ERROR) {
 		const struct plog_writer_stats *ws = plog_writer__stats(s->w);
-		const struct maplog_stats *ms = maplog__stats(s->ml);
+		const struct maplog_stats *ms = &s->ml_stats;
 
 		for (uint32_t t = 0; t < PLOG_TYPE_MAX; t++)
 			if (ws->records[t])
@@ -343,12 +357,12 @@ static json_t *session_json(struct session *s)
 				    json_integer((json_int_t)ms->path_too_long));
 		json_object_set_new(st, "scan_refused", json_integer((json_int_t)ms->scan_refused));
 	}
-	for (size_t i = 0; i < s->ncoll; i++) {
+	for (size_t i = 0; i < s->ncpus; i++) {
 		const struct session_cpu_stats *cs = &s->cstats[i];
 
 #define L(f) (json_int_t) __atomic_load_n(&cs->f, __ATOMIC_RELAXED)
 		json_array_append_new(cpus, json_pack("{s:i,s:I,s:I,s:I,s:I,s:I}", "cpu",
-						      coll_cpu__cpu(s->coll[i]), "samples",
+						      s->cpus[i], "samples",
 						      L(samples), "lost", L(lost), "throttled",
 						      L(throttled), "bad", L(bad), "wrapped",
 						      L(wrapped)));
@@ -357,13 +371,13 @@ static json_t *session_json(struct session *s)
 	json_object_set_new(o, "stats", st);
 	json_object_set_new(o, "records", types);
 	json_object_set_new(o, "cpus", cpus);
-	json_object_set_new(o, "ncpus", json_integer((json_int_t)s->ncoll));
+	json_object_set_new(o, "ncpus", json_integer((json_int_t)s->ncpus));
 	if (s->depth_note || s->user_forced) {
 		char note[256];
 
 		json_object_set_new(o, "note", json_string(session_note(s, note, sizeof(note))));
 	}
-	if (s->ks_skip[0] || s->ks_path[0] || s->p.ks_fd >= 0)
+	if (s->ks_want || s->ks_skip[0] || s->ks_path[0])
 		json_object_set_new(o, "kallsyms", session_ks_json(s, state));
 	if (s->ks_path[0])
 		json_object_set_new(o, "kallsyms_path", json_string(s->ks_path));
@@ -382,6 +396,227 @@ static void session_remove(struct session *s)
 	session__free(s);
 }
 
+/* ---- closing the fds clients gave ---- */
+
+/*
+ * An fd a client sent may be of a kind whose close(2) waits for someone the
+ * client controls: a file on a FUSE file system (the kernel's fuse_flush() waits
+ * for the FUSE server's answer, forever if it never comes), a TCP socket with
+ * SO_LINGER, a terminal draining its output.  Main closes an fd itself only when
+ * its kind cannot block there; any other is closed by a detached thread of its
+ * own, at most CLOSING_USER_MAX at a time per uid.  Beyond that the fds wait in
+ * a list and that uid's connections are not read (no new fds come in), until
+ * one of its closes returns.
+ */
+#define CLOSING_USER_MAX 4
+
+struct closing {
+	int fd;
+	uid_t uid;
+	struct closing *next;
+};
+
+static pthread_mutex_t closing_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct closing *closing_waiting; /* main's: fds over their uid's bound */
+static struct {
+	uid_t uid;
+	unsigned n;
+} closing_users[64]; /* under closing_lock */
+static unsigned closing_total;
+static int closer_efd = -1; /* a closer thread -> main: one close returned */
+
+/* Where a client's fd lives, as far as the daemon can tell without asking it. */
+enum fd_fs {
+	FD_FS_LOCAL = 0, /* a file system mounted in the daemon's namespace, not FUSE */
+	FD_FS_FUSE,	 /* a FUSE mount (fuse, fuseblk, fuse.*) */
+	FD_FS_UNSEEN,	 /* no mount of the daemon's has its device (another namespace's) */
+	FD_FS_MAX
+};
+
+/* The mount of device @dev in /proc/self/mountinfo: FUSE, another, or none. */
+static enum fd_fs mount_kind(dev_t dev)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	enum fd_fs k = FD_FS_UNSEEN;
+
+	if (!f)
+		return FD_FS_UNSEEN;
+	while (k == FD_FS_UNSEEN && fgets(line, sizeof(line), f)) {
+		unsigned maj, min;
+		char *sep = strstr(line, " - "), type[64];
+
+		if (!sep || sscanf(line, "%*u %*u %u:%u", &maj, &min) != 2 ||
+		    makedev(maj, min) != dev || sscanf(sep + 3, "%63s", type) != 1)
+			continue;
+		k = strcmp(type, "fuse") == 0 || strcmp(type, "fuseblk") == 0 ||
+		    strncmp(type, "fuse.", 5) == 0 ? FD_FS_FUSE : FD_FS_LOCAL;
+	}
+	fclose(f);
+	return k;
+}
+
+/*
+ * What @fd is, asking no file system server: fstat(2), and so isatty() or
+ * fstatfs(), would send a FUSE file's GETATTR (or IOCTL, STATFS) to its server,
+ * which may never answer; statx(2) with AT_STATX_DONT_SYNC answers from the
+ * inode as cached.  Sockets and pipes are not looked up in mountinfo (their
+ * internal mounts are in none).  0 or -errno.
+ */
+static int fd_kind(int fd, mode_t *ret_mode, dev_t *ret_rdev, enum fd_fs *ret_fs)
+{
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MODE, &sx) < 0)
+		return -errno;
+	*ret_mode = sx.stx_mode;
+	*ret_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+	*ret_fs = S_ISSOCK(sx.stx_mode) || S_ISFIFO(sx.stx_mode)
+			  ? FD_FS_LOCAL
+			  : mount_kind(makedev(sx.stx_dev_major, sx.stx_dev_minor));
+	return 0;
+}
+
+static bool close_cannot_block(int fd)
+{
+	mode_t mode;
+	dev_t rdev;
+	enum fd_fs fs;
+	int dom = 0;
+	socklen_t len = sizeof(dom);
+
+	if (fd_kind(fd, &mode, &rdev, &fs) < 0)
+		return true; /* not an fd at all: its close is EBADF */
+	if (S_ISFIFO(mode))
+		return true; /* pipe_release(), wherever the FIFO's inode lives */
+	if (fs != FD_FS_LOCAL)
+		return false;
+	if (S_ISREG(mode) || S_ISDIR(mode))
+		return true;
+	if (S_ISCHR(mode) && major(rdev) == 1)
+		return true;
+	return S_ISSOCK(mode) && getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) == 0 &&
+	       dom == AF_UNIX;
+}
+
+/* The slot of @uid's count (under closing_lock); NULL when the table is full. */
+static unsigned *closing_slot(uid_t uid)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(closing_users); i++)
+		if (closing_users[i].n && closing_users[i].uid == uid)
+			return &closing_users[i].n;
+	for (size_t i = 0; i < ARRAY_SIZE(closing_users); i++)
+		if (!closing_users[i].n) {
+			closing_users[i].uid = uid;
+			return &closing_users[i].n;
+		}
+	return NULL;
+}
+
+static bool closing_over(uid_t uid)
+{
+	unsigned *n;
+	bool over;
+
+	pthread_mutex_lock(&closing_lock);
+	n = closing_slot(uid);
+	over = !n || *n >= CLOSING_USER_MAX;
+	pthread_mutex_unlock(&closing_lock);
+	return over;
+}
+
+static void *closer_main(void *arg)
+{
+	struct closing *c = arg;
+	uint64_t one = 1;
+	unsigned *n;
+
+	close(c->fd);
+	pthread_mutex_lock(&closing_lock);
+	n = closing_slot(c->uid);
+	if (n && *n)
+		(*n)--;
+	closing_total--;
+	pthread_mutex_unlock(&closing_lock);
+	(void)!write(closer_efd, &one, sizeof(one));
+	free(c);
+	return NULL;
+}
+
+/* A thread for the close of @c, if @c's uid is under its bound: true if it took @c. */
+static bool closer_start(struct closing *c)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	unsigned *n;
+	bool ok = false;
+
+	pthread_mutex_lock(&closing_lock);
+	n = closing_slot(c->uid);
+	if (n && *n < CLOSING_USER_MAX && pthread_attr_init(&attr) == 0) {
+		(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		(void)pthread_attr_setstacksize(&attr, 64 << 10);
+		ok = pthread_create(&t, &attr, closer_main, c) == 0;
+		pthread_attr_destroy(&attr);
+		if (ok) {
+			(*n)++;
+			closing_total++;
+		}
+	}
+	pthread_mutex_unlock(&closing_lock);
+	return ok;
+}
+
+/* Close an fd client @uid gave us, never waiting for it on main. */
+static void fd_release(int fd, uid_t uid)
+{
+	struct closing *c;
+
+	if (fd < 0)
+		return;
+	if (close_cannot_block(fd)) {
+		close(fd);
+		return;
+	}
+	c = malloc(sizeof(*c));
+	if (!c) {
+		close(fd); /* no memory for a list entry: the one thing left to do */
+		return;
+	}
+	c->fd = fd;
+	c->uid = uid;
+	c->next = NULL;
+	if (closer_start(c))
+		return;
+	/* Waits for a slot; in order, so that no fd waits for ever. */
+	{
+		struct closing **pp = &closing_waiting;
+
+		while (*pp)
+			pp = &(*pp)->next;
+		*pp = c;
+	}
+}
+
+static void client_rearm(void);
+
+/* A close returned: start what waited, then read the connections that were paused. */
+static void closer_event(void)
+{
+	uint64_t v;
+
+	(void)!read(closer_efd, &v, sizeof(v));
+	for (struct closing **pp = &closing_waiting; *pp;) {
+		struct closing *c = *pp, *next = c->next; /* c is the thread's once started */
+
+		if (closer_start(c))
+			*pp = next;
+		else
+			pp = &c->next;
+	}
+	client_rearm();
+}
+
 /* ---- commands ---- */
 
 static bool is_admin(const struct client *c)
@@ -393,7 +628,7 @@ static bool is_admin(const struct client *c)
 static void client_drop_fds(struct client *c)
 {
 	for (size_t i = 0; i < c->nfds; i++)
-		close(c->fds[i]);
+		fd_release(c->fds[i], c->who.uid);
 	c->nfds = 0;
 }
 
@@ -403,30 +638,42 @@ static void client_drop_fds(struct client *c)
  * never blocking: plog_writer__set_nowait), or a memory device (/dev/null, /dev/zero,
  * /dev/full, major 1).  A terminal (a pty whose master nobody reads blocked the
  * session's writer, and the stop with it: issue 13, item 5), any other device, a
- * directory: refused.
+ * directory, any fd on a FUSE file system (fuse_flush() in its close waited for
+ * the user's FUSE server forever): refused.
  */
 static int check_output_fd(int fd, const char *what, char *err, size_t errlen)
 {
-	int fl = fcntl(fd, F_GETFL);
-	struct stat st;
+	int fl = fcntl(fd, F_GETFL), r;
+	mode_t mode;
+	dev_t rdev;
+	enum fd_fs fs;
 
 	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_RDONLY) {
 		snprintf(err, errlen, "the %s fd that came with the request is not open for "
 			 "writing", what);
 		return -EBADF;
 	}
-	if (fstat(fd, &st) < 0) {
+	r = fd_kind(fd, &mode, &rdev, &fs);
+	if (r < 0) {
 		snprintf(err, errlen, "the %s fd that came with the request: %s", what,
-			 strerror(errno));
+			 strerror(-r));
 		return -EBADF;
 	}
-	if (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
-	    (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && !isatty(fd)))
+	if (fs == FD_FS_FUSE && !S_ISFIFO(mode)) {
+		snprintf(err, errlen, "the %s fd that came with the request is on a FUSE file "
+			 "system: its writes and its close wait for the FUSE server, which could "
+			 "hold the session for ever; write to a local file, a pipe or a socket",
+			 what);
+		return -EINVAL;
+	}
+	/* isatty() only now: on a FUSE file its TCGETS would go to the server. */
+	if (S_ISREG(mode) || S_ISFIFO(mode) || S_ISSOCK(mode) ||
+	    (S_ISCHR(mode) && major(rdev) == 1 && !isatty(fd)))
 		return 0;
 	snprintf(err, errlen, "the %s fd that came with the request is %s: an output must be a "
 		 "file, a pipe or a socket (writes to it could block the daemon)", what,
-		 isatty(fd) ? "a terminal" : S_ISCHR(st.st_mode) ? "a device"
-		 : S_ISDIR(st.st_mode) ? "a directory" : "neither a file, a pipe nor a socket");
+		 S_ISCHR(mode) && isatty(fd) ? "a terminal" : S_ISCHR(mode) ? "a device"
+		 : S_ISDIR(mode) ? "a directory" : "neither a file, a pipe nor a socket");
 	return -EINVAL;
 }
 
@@ -445,7 +692,7 @@ static uint64_t ring_bytes_all(void)
 	uint64_t b = 0;
 
 	for (size_t i = 0; i < nsessions; i++)
-		b += (uint64_t)sessions[i]->ncoll * daemon_ring_bytes(sessions[i]->p.cfg.ring_pages);
+		b += (uint64_t)sessions[i]->ncpus * daemon_ring_bytes(sessions[i]->p.cfg.ring_pages);
 	return b;
 }
 
@@ -496,39 +743,6 @@ static int state_dir_check(char *err, size_t errlen)
 	return 0;
 }
 
-/* session_params.authorize: the targets again, once their counters are open. */
-static int authorize_targets(const struct session_params *p, void *ud, char *err, size_t errlen)
-{
-	const struct client *c = ud;
-
-	for (size_t i = 0; i < p->npids; i++) {
-		int r = daemon_auth_target("/proc", &c->who, p->pids[i], err, errlen);
-
-		if (r < 0) {
-			log_warn("uid %u: target %d changed during the start: %s",
-				 (unsigned)c->who.uid, (int)p->pids[i], err);
-			return r;
-		}
-	}
-	return 0;
-}
-
-/*
- * session_params.authorize_pid: a process the start-time scan finds (a listed pid or
- * a descendant of one) enters a user's log only if that user may profile it.
- */
-static bool authorize_scanned(void *ud, pid_t pid)
-{
-	const struct client *c = ud;
-	char err[256];
-	int r = daemon_auth_target("/proc", &c->who, pid, err, sizeof(err));
-
-	if (r < 0 && r != -ESRCH)
-		log_info("uid %u: process %d left out of the log: %s", (unsigned)c->who.uid,
-			 (int)pid, err);
-	return r == 0;
-}
-
 static void cmd_start(struct client *c, json_int_t id, json_t *args)
 {
 	struct session_params *p = calloc(1, sizeof(*p));
@@ -540,7 +754,7 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 	char ks_path[sizeof(path) + 16] = "", ks_skip[160] = "";
 	bool all_user = true, started = false;
 	bool made_log = false, made_ks = false; /* files we created in the state directory */
-	int r, tmp[DAEMON_MAX_CPUS];
+	int r, cpus[DAEMON_MAX_CPUS];
 
 	if (!p) {
 		reply_error(c, id, -ENOMEM, "out of memory");
@@ -565,10 +779,13 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		goto out;
 	}
 	/* Ring memory: the rings of this session on top of every running one. */
-	if (p->ncpus)
+	if (p->ncpus) {
+		memcpy(cpus, p->cpus, p->ncpus * sizeof(*cpus));
 		ncpus = p->ncpus;
-	else if (coll_online_cpus(tmp, DAEMON_MAX_CPUS, &ncpus) < 0)
-		ncpus = 1;
+	} else if ((r = coll_online_cpus(cpus, DAEMON_MAX_CPUS, &ncpus)) < 0) {
+		reply_error(c, id, r, "cannot read the online CPUs: %s", strerror(-r));
+		goto out;
+	}
 	if (ring_bytes_all() + ncpus * st.ring_bytes > ((uint64_t)cfg.max_ring_mb << 20)) {
 		reply_error(c, id, -ENOMEM, "the rings of this session (%zu CPUs x %zu KiB) would "
 			    "take the daemon's ring memory above %u MiB (max_ring_mb); ask for "
@@ -660,25 +877,34 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		c->nfds -= take;
 		if (ks_skip[0] && p->ks_fd >= 0) {
 			/* Skipped: the client removes its empty file when the reply says so. */
-			close(p->ks_fd);
+			fd_release(p->ks_fd, c->who.uid);
 			p->ks_fd = -1;
 		}
 	}
 
-	if (!is_admin(c)) {
-		p->authorize = authorize_targets;
-		p->authorize_pid = authorize_scanned;
-		p->authorize_ud = c;
+	r = session__new(p, next_session_id, cpus, ncpus, &s);
+	if (r == 0) {
+		r = session__launch(s);
+		if (r < 0) {
+			session__free(s);
+			s = NULL;
+		}
 	}
-	r = session__start(p, next_session_id, err, sizeof(err), &s);
 	if (r < 0) {
-		reply_error(c, id, r, "%s", err);
+		reply_error(c, id, r, "cannot start the session: %s", strerror(-r));
 		goto out;
 	}
+	/*
+	 * The worker opens the counters, checks the targets again and writes the
+	 * log's head; the reply goes out when it says how that went (session_event).
+	 */
 	started = true; /* the files in the state directory are the session's now */
 	next_session_id++;
-	s->uid = c->who.uid;
 	s->owner = st.detached ? NULL : c; /* a detached session outlives its client */
+	s->detached = st.detached;
+	s->ks_want = st.ks_want;
+	s->start_client = c;
+	s->start_id = id;
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	snprintf(s->ks_path, sizeof(s->ks_path), "%s", ks_path);
 	snprintf(s->ks_skip, sizeof(s->ks_skip), "%s", ks_skip);
@@ -690,27 +916,9 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 
 		(void)epoll_ctl(epfd, EPOLL_CTL_ADD, s->done_efd, &e);
 	}
-	log_info("session %d: started by uid %u: %zu events on %zu cpus%s%s", s->id,
-		 (unsigned)c->who.uid, p->nevents, s->ncoll, p->npids ? " (per process)" : "",
+	log_info("session %d: starting for uid %u: %zu events on %zu cpus%s%s", s->id,
+		 (unsigned)c->who.uid, s->p.nevents, s->ncpus, s->p.npids ? " (per process)" : "",
 		 st.user_forced ? ", user mode only" : "");
-	{
-		json_t *rep = reply_ok(id);
-
-		json_object_set_new(rep, "session", json_integer(s->id));
-		json_object_set_new(rep, "ncpus", json_integer((json_int_t)s->ncoll));
-		if (st.detached)
-			json_object_set_new(rep, "path", json_string(path));
-		if (st.depth_note || st.user_forced)
-			json_object_set_new(rep, "note", json_string(session_note(s, err, sizeof(err))));
-		if (st.ks_want) {
-			json_object_set_new(rep, "kallsyms", json_boolean(!ks_skip[0]));
-			if (ks_skip[0])
-				json_object_set_new(rep, "kallsyms_reason", json_string(ks_skip));
-			if (ks_path[0])
-				json_object_set_new(rep, "kallsyms_path", json_string(ks_path));
-		}
-		client_send(c, rep);
-	}
 out:
 	if (!started) {
 		/* The session did not start: leave no empty files of ours behind. */
@@ -721,15 +929,39 @@ out:
 		client_drop_fds(c);
 	}
 	if (p->ks_fd >= 0)
-		close(p->ks_fd);
+		fd_release(p->ks_fd, c->who.uid);
 	if (p->out_fd >= 0)
-		close(p->out_fd);
+		fd_release(p->out_fd, c->who.uid);
 	free(p);
 }
 
+/* The reply to a start whose worker has opened its counters and written the log's head. */
+static json_t *start_reply(struct session *s)
+{
+	json_t *rep = reply_ok(s->start_id);
+	char note[512];
+
+	json_object_set_new(rep, "session", json_integer(s->id));
+	json_object_set_new(rep, "ncpus", json_integer((json_int_t)s->ncpus));
+	if (s->detached)
+		json_object_set_new(rep, "path", json_string(s->path));
+	if (s->depth_note || s->user_forced)
+		json_object_set_new(rep, "note", json_string(session_note(s, note, sizeof(note))));
+	if (s->ks_want) {
+		json_object_set_new(rep, "kallsyms", json_boolean(!s->ks_skip[0]));
+		if (s->ks_skip[0])
+			json_object_set_new(rep, "kallsyms_reason", json_string(s->ks_skip));
+		if (s->ks_path[0])
+			json_object_set_new(rep, "kallsyms_path", json_string(s->ks_path));
+	}
+	return rep;
+}
+
+static void session_tell_end(struct session *s, const char *reason, bool remove);
+
 static void cmd_stop(struct client *c, json_int_t id, json_t *args)
 {
-	json_t *v = json_object_get(args, "session"), *rep;
+	json_t *v = json_object_get(args, "session");
 	struct session *s;
 
 	if (json_object_size(args) != 1 || !json_is_integer(v)) {
@@ -741,19 +973,20 @@ static void cmd_stop(struct client *c, json_int_t id, json_t *args)
 		reply_error(c, id, -ENOENT, "no session %" JSON_INTEGER_FORMAT, json_integer_value(v));
 		return;
 	}
-	session__stop(s);
-	rep = reply_ok(id);
-	json_object_set_new(rep, "status", session_json(s));
-	if (s->owner && s->owner != c) {
-		/* Stopped by someone else (an admin, or the same user elsewhere): tell its client. */
-		client_send(s->owner, json_pack("{s:s,s:s,s:o}", "event", CTL_EVENT_SESSION_END,
-						"reason", "stopped by another client", "status",
-						session_json(s)));
+	if (s->stop_client) {
+		reply_error(c, id, -EALREADY, "session %d is being stopped by another request; its "
+			    "status follows when it has ended", s->id);
+		return;
 	}
-	log_info("session %d: stopped: %" PRIu64 " samples, %" PRIu64 " lost", s->id,
-		 s->stats.samples, s->stats.lost);
-	session_remove(s);
-	client_send(c, rep);
+	/* The reply, with the final status, goes out when the worker has ended (session_event). */
+	s->stop_client = c;
+	s->stop_id = id;
+	s->stop_ns = mono_ns();
+	if (s->ended) {
+		session_tell_end(s, s->owner ? "stopped by another client" : NULL, true);
+		return;
+	}
+	session__request_stop(s);
 }
 
 static void cmd_status(struct client *c, json_int_t id, json_t *args)
@@ -784,11 +1017,19 @@ static void cmd_status(struct client *c, json_int_t id, json_t *args)
 	client_send(c, rep);
 }
 
-static void cmd_events(struct client *c, json_int_t id)
+/*
+ * The events reply: the PMUs of sysfs (on a large machine thousands of files),
+ * read at most once per EVENTS_CACHE_NS however often clients ask.
+ */
+#define EVENTS_CACHE_NS 10000000000ull
+static json_t *events_cache;
+static uint64_t events_cache_ns;
+
+static json_t *events_json(void)
 {
 	struct coll_pmu *pmus = NULL;
 	size_t n = 0;
-	json_t *rep = reply_ok(id), *gen = json_array(), *arr = json_array();
+	json_t *rep = json_object(), *gen = json_array(), *arr = json_array();
 	const char *const *g = coll_event_generic_names();
 
 	for (; g && *g; g++)
@@ -814,6 +1055,20 @@ static void cmd_events(struct client *c, json_int_t id)
 	json_object_set_new(rep, "generic", gen);
 	json_object_set_new(rep, "pmus", arr);
 	json_object_set_new(rep, "max_sample_rate", json_integer((json_int_t)coll_max_sample_rate()));
+	return rep;
+}
+
+static void cmd_events(struct client *c, json_int_t id)
+{
+	json_t *rep = reply_ok(id);
+	uint64_t now = mono_ns();
+
+	if (!events_cache || now - events_cache_ns >= EVENTS_CACHE_NS) {
+		json_decref(events_cache);
+		events_cache = events_json();
+		events_cache_ns = now;
+	}
+	json_object_update(rep, events_cache);
 	client_send(c, rep);
 }
 
@@ -866,15 +1121,28 @@ static void client_free(struct client *c)
 {
 	struct client **pp;
 
-	/* Its sessions end with it: each log gets its CLOSELOG. */
-	for (size_t i = 0; i < nsessions;) {
-		if (sessions[i]->owner == c) {
-			log_info("session %d: its client went away; closing the session",
-				 sessions[i]->id);
-			session_remove(sessions[i]);
-		} else {
-			i++;
+	/*
+	 * Its sessions end with it (each log gets its CLOSELOG, on the worker); no
+	 * reply or event is owed to it any more.
+	 */
+	for (size_t i = 0; i < nsessions; i++) {
+		struct session *s = sessions[i];
+
+		if (s->owner == c && s->ended) {
+			session_remove(s);
+			i--;
+			continue;
 		}
+		if (s->owner == c) {
+			log_info("session %d: its client went away; closing the session", s->id);
+			s->owner = NULL;
+			s->orphan = true;
+			session__request_stop(s);
+		}
+		if (s->start_client == c)
+			s->start_client = NULL;
+		if (s->stop_client == c)
+			s->stop_client = NULL;
 	}
 	for (pp = &clients; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
@@ -883,7 +1151,7 @@ static void client_free(struct client *c)
 		}
 	}
 	for (size_t i = 0; i < c->nfds; i++)
-		close(c->fds[i]);
+		fd_release(c->fds[i], c->who.uid);
 	(void)epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	free(c->buf);
@@ -1008,37 +1276,70 @@ static void clients_expire(uint64_t now)
 	}
 }
 
+static bool client_has_line(const struct client *c)
+{
+	return memchr(c->buf, '\n', c->len) != NULL;
+}
+
+/* Reading a paused client again once its uid's closes are under the bound. */
+static void client_rearm(void)
+{
+	for (struct client *c = clients; c; c = c->next) {
+		struct epoll_event e = { .events = EPOLLIN, .data.ptr = c };
+
+		if (c->paused && !closing_over(c->who.uid)) {
+			c->paused = false;
+			(void)epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &e);
+		}
+	}
+}
+
+/*
+ * Input from @c, or (when it has a complete line already) none; then at most one
+ * request handled.  May free @c (EOF).
+ */
 static void client_read(struct client *c)
 {
 	char cbuf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_FDS)];
 	struct iovec iov = { .iov_base = c->buf + c->len, .iov_len = CTL_MESSAGE_MAX - c->len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
-	ssize_t n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	struct cmsghdr *cm;
+	ssize_t n;
 	char *nl;
 
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	for (cm = CMSG_FIRSTHDR(&mh); n > 0 && cm; cm = CMSG_NXTHDR(&mh, cm)) {
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-			size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			int *fds = (int *)(void *)CMSG_DATA(cm);
+	if (!client_has_line(c)) {
+		if (closing_over(c->who.uid)) {
+			/* Its fds wait to be closed: take no more until they are. */
+			struct epoll_event off = { .events = 0, .data.ptr = c };
 
-			for (size_t i = 0; i < k; i++) {
-				if (c->nfds < CLIENT_MAX_FDS)
-					c->fds[c->nfds++] = fds[i];
-				else
-					close(fds[i]);
+			c->paused = true;
+			(void)epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &off);
+			return;
+		}
+		n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		for (cm = CMSG_FIRSTHDR(&mh); n > 0 && cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+				size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+				int *fds = (int *)(void *)CMSG_DATA(cm);
+
+				for (size_t i = 0; i < k; i++) {
+					if (c->nfds < CLIENT_MAX_FDS)
+						c->fds[c->nfds++] = fds[i];
+					else
+						fd_release(fds[i], c->who.uid);
+				}
 			}
 		}
+		if (n <= 0) {
+			client_free(c);
+			return;
+		}
+		c->len += (size_t)n;
 	}
-	if (n <= 0) {
-		client_free(c);
-		return;
-	}
-	c->len += (size_t)n;
-	while ((nl = memchr(c->buf, '\n', c->len))) {
+	if ((nl = memchr(c->buf, '\n', c->len))) {
 		size_t line = (size_t)(nl - c->buf);
 
 		c->last_ns = mono_ns();
@@ -1054,37 +1355,161 @@ static void client_read(struct client *c)
 		/* fds that came with requests that did not take them (protocol.md) */
 		client_drop_fds(c);
 	}
-	if (c->len == CTL_MESSAGE_MAX) {
+	if (c->len == CTL_MESSAGE_MAX && !client_has_line(c)) {
 		if (!c->discarding)
 			reply_error(c, -1, -EMSGSIZE, "message longer than %d bytes; skipped",
 				    CTL_MESSAGE_MAX);
 		c->discarding = true;
 		c->len = 0;
 	}
+	c->ready = client_has_line(c);
 }
 
-static void session_done(struct session *s)
+/* The session's status to the client that asked to stop it, and the end to its owner. */
+/*
+ * With @remove, the session is forgotten (its fds closed) before the lines go out:
+ * a client that has its reply holds nothing of the daemon's any more.
+ */
+static void session_tell_end(struct session *s, const char *reason, bool remove)
+{
+	struct client *stopper = s->stop_client, *owner = s->owner;
+	json_t *rep = NULL, *ev = NULL;
+
+	if (stopper) {
+		rep = reply_ok(s->stop_id);
+		json_object_set_new(rep, "status", session_json(s));
+	}
+	if (owner && owner != stopper) {
+		ev = json_pack("{s:s,s:o}", "event", CTL_EVENT_SESSION_END, "status",
+			       session_json(s));
+		if (reason)
+			json_object_set_new(ev, "reason", json_string(reason));
+	} else {
+		owner = NULL;
+	}
+	if (remove)
+		session_remove(s);
+	if (stopper)
+		client_send(stopper, rep);
+	if (owner)
+		client_send(owner, ev);
+}
+
+/*
+ * The worker wrote done_efd: its start went well (the start's reply) or not (an
+ * error reply), or it has ended (the stop's reply, the owner's event), then the
+ * session is forgotten.  Both may come with one wakeup.
+ */
+static void session_event(struct session *s)
 {
 	uint64_t v;
-	struct client *c;
+	bool started;
+	int state;
 
 	(void)!read(s->done_efd, &v, sizeof(v));
-	(void)epoll_ctl(epfd, EPOLL_CTL_DEL, s->done_efd, NULL);
-	session__stop(s); /* joins the finished worker */
-	log_info("session %d: ended: %s%s%s", s->id,
-		 session_state_name(__atomic_load_n(&s->state, __ATOMIC_ACQUIRE)),
-		 s->error ? ": " : "", s->error ? s->error_msg : "");
-	for (c = clients; c; c = c->next) {
-		if (c == s->owner) {
-			json_t *ev = json_pack("{s:s,s:o}", "event", CTL_EVENT_SESSION_END, "status",
-					       session_json(s));
+	/* Pair with the worker's release stores of started and of its final state. */
+	started = __atomic_load_n(&s->started, __ATOMIC_ACQUIRE);
+	state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	if (started && !s->start_replied) {
+		s->start_replied = true;
+		log_info("session %d: started: %zu events on %zu cpus", s->id, s->p.nevents,
+			 s->ncpus);
+		if (s->start_client)
+			client_send(s->start_client, start_reply(s));
+	}
+	if ((state != SESSION_DONE && state != SESSION_ERROR) || !session__reap(s))
+		return;
+	if (!started) {
+		struct client *sc = s->start_client;
+		json_t *e = sc ? error_json(s->start_id, s->start_error, s->error_msg) : NULL;
 
-			client_send(c, ev);
-		}
+		log_info("session %d: did not start: %s", s->id, s->error_msg);
+		s->owner = NULL; /* it never was the owner's: no end event */
+		/* The files it would have written in the state directory. */
+		if (s->path[0])
+			(void)unlink(s->path);
+		if (s->ks_path[0])
+			(void)unlink(s->ks_path);
+		session_tell_end(s, NULL, true); /* a stop asked for meanwhile gets its status */
+		if (sc)
+			client_send(sc, e);
+		return;
+	} else {
+		log_info("session %d: ended: %s%s%s: %" PRIu64 " samples, %" PRIu64 " lost", s->id,
+			 session_state_name(state), s->error ? ": " : "", s->error ? s->error_msg : "",
+			 s->stats.samples, s->stats.lost);
+	}
+	if (started && !s->stop_client && !s->orphan && !shutting_down) {
+		/*
+		 * It ended by itself (a write error, its targets gone): its owner hears
+		 * now, and it stays listed, ended, for status, until it is stopped or
+		 * its client goes away.
+		 */
+		s->ended = true;
+		session_tell_end(s, NULL, false);
+		return;
+	}
+	session_tell_end(s, shutting_down ? "the daemon is shutting down"
+			 : s->stop_client && s->owner ? "stopped by another client" : NULL, true);
+}
+
+/*
+ * A stop whose worker has not ended SESSION_STOP_REPLY_MS after it was asked for
+ * (an output whose close takes its time): the stopper hears so, and the session
+ * stays listed, "stopping", counted against its uid, until its worker ends.
+ */
+static void sessions_check_stops(uint64_t now)
+{
+	for (size_t i = 0; i < nsessions; i++) {
+		struct session *s = sessions[i];
+
+		if (!s->stop_client || now - s->stop_ns < SESSION_STOP_REPLY_MS * 1000000ull)
+			continue;
+		reply_error(s->stop_client, s->stop_id, -ETIMEDOUT, "session %d has not ended %d s "
+			    "after the stop (its output or its counters are still being closed); it "
+			    "stays listed as stopping, and counts against uid %u's sessions, until "
+			    "it has", s->id, SESSION_STOP_REPLY_MS / 1000, (unsigned)s->uid);
+		log_warn("session %d: not ended %d s after its stop", s->id,
+			 SESSION_STOP_REPLY_MS / 1000);
+		s->stop_client = NULL;
 	}
 }
 
 /* ---- setup ---- */
+
+/*
+ * The fd budget: the soft RLIMIT_NOFILE raised to the hard one, then 256 fds and
+ * nine per client (its socket and CLIENT_MAX_FDS) kept for main, so that the
+ * sessions' perf fds can never take the daemon to EMFILE.
+ */
+static void fd_limits(void)
+{
+	struct rlimit rl;
+	uint64_t keep = 256 + (uint64_t)cfg.max_clients * (CLIENT_MAX_FDS + 1), avail = 0;
+	uint64_t max = cfg.max_perf_fds;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+			(void)getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		avail = rl.rlim_cur > keep ? rl.rlim_cur - keep : 0;
+	}
+	if (!max) {
+		max = avail;
+	} else if (max > avail) {
+		log_warn("max_perf_fds = %" PRIu64 " is more than the fd limit leaves (%" PRIu64
+			 "); using %" PRIu64, max, avail, avail);
+		max = avail;
+	}
+	if (!max)
+		log_warn("the fd limit (RLIMIT_NOFILE) leaves no fds for sessions; raise it "
+			 "(LimitNOFILE=) or lower max_clients");
+	session_budget_set(max, cfg.user_max_perf_fds);
+	log_info("perf fds: at most %" PRIu64 " for all sessions, %u per user", max,
+		 cfg.user_max_perf_fds);
+}
 
 static int setup_socket(void)
 {
@@ -1276,6 +1701,14 @@ int main(int argc, char **argv)
 	epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &e);
 	e.data.ptr = &tag_signal;
 	epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &e);
+	closer_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (closer_efd < 0) {
+		log_error("eventfd: %s", strerror(errno));
+		return 1;
+	}
+	e.data.ptr = &tag_closer;
+	epoll_ctl(epfd, EPOLL_CTL_ADD, closer_efd, &e);
+	fd_limits();
 	log_info("listening on %s", listen_owned ? cfg.socket_path : "the socket systemd passed");
 	notify("READY=1\nSTATUS=listening");
 	wd_usec = watchdog_usec();
@@ -1299,6 +1732,9 @@ int main(int argc, char **argv)
 						   (accept_paused_until - now) / 1000000 + 1);
 			}
 		}
+		for (struct client *c = clients; c; c = c->next)
+			if (c->ready)
+				wait_ms = 0;
 		n = epoll_wait(epfd, evs, 32, wait_ms);
 		now = mono_ns();
 
@@ -1309,6 +1745,7 @@ int main(int argc, char **argv)
 		}
 		if (now - idle_last >= 1000000000ull) {
 			clients_expire(now);
+			sessions_check_stops(now);
 			idle_last = now;
 		}
 
@@ -1324,6 +1761,10 @@ int main(int argc, char **argv)
 				client_accept();
 				continue;
 			}
+			if (ptr == &tag_closer) {
+				closer_event();
+				continue;
+			}
 			if (ptr == &tag_signal) {
 				struct signalfd_siginfo si;
 
@@ -1335,29 +1776,54 @@ int main(int argc, char **argv)
 			for (size_t k = 0; k < nsessions; k++)
 				is_session |= (void *)sessions[k] == ptr;
 			if (is_session) {
-				session_done(ptr);
+				session_event(ptr);
 				continue;
 			}
 			/* A client: it may have been freed by an earlier event of this batch. */
 			for (struct client *c = clients; c; c = c->next) {
 				if ((void *)c == ptr) {
+					c->ready = false; /* its one request of this turn */
 					client_read(c);
 					break;
 				}
 			}
 		}
+		/* The clients with more requests waiting: one each, round after round. */
+		for (struct client *c = clients, *next; c; c = next) {
+			next = c->next;
+			if (c->ready && !c->paused)
+				client_read(c);
+		}
 	}
 	notify("STOPPING=1\nSTATUS=closing sessions");
 	log_info("shutting down: closing %zu sessions", nsessions);
-	while (nsessions) {
-		/* Close the log, tell its client, then forget it. */
-		session__stop(sessions[0]);
-		for (struct client *c = clients; c; c = c->next)
-			if (c == sessions[0]->owner)
-				client_send(c, json_pack("{s:s,s:s,s:o}", "event", CTL_EVENT_SESSION_END,
-							 "reason", "the daemon is shutting down",
-							 "status", session_json(sessions[0])));
-		session_remove(sessions[0]);
+	shutting_down = true;
+	for (size_t i = 0; i < nsessions; i++) {
+		if (sessions[i]->ended) {
+			/* Ended by itself before: its owner hears of the shutdown, nothing waits. */
+			session_tell_end(sessions[i--], "the daemon is shutting down", true);
+			continue;
+		}
+		session__request_stop(sessions[i]);
+	}
+	{
+		/* Every worker drains and ends by itself; one that cannot is left behind. */
+		uint64_t deadline = mono_ns() + SESSION_STOP_REPLY_MS * 1000000ull;
+
+		while (nsessions && mono_ns() < deadline) {
+			struct epoll_event evs[32];
+			int n = epoll_wait(epfd, evs, 32, 100);
+
+			for (int i = 0; i < n; i++)
+				for (size_t k = 0; k < nsessions; k++)
+					if ((void *)sessions[k] == evs[i].data.ptr) {
+						session_event(sessions[k]);
+						break;
+					}
+		}
+		for (size_t i = 0; i < nsessions; i++)
+			log_warn("session %d: its worker has not ended; exiting without it",
+				 sessions[i]->id);
 	}
 	while (clients)
 		client_free(clients);
@@ -1366,6 +1832,7 @@ int main(int argc, char **argv)
 	close(listen_fd);
 	close(sfd);
 	close(epfd);
+	json_decref(events_cache);
 	r = 0;
 	return r;
 }

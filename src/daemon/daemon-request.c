@@ -245,6 +245,7 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 	memset(p, 0, sizeof(*p));
 	memset(st, 0, sizeof(*st));
 	p->out_fd = p->ks_fd = -1;
+	p->who = *who;
 	err[0] = '\0';
 	if (!json_is_object(args))
 		return fail(err, errlen, -EINVAL, "'args' must be an object");

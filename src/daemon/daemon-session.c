@@ -63,6 +63,7 @@
  *   progress once it is stopped (the kallsyms state is then "error").
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -75,11 +76,13 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "daemon-ctl.h"
 #include "daemon-int.h"
+#include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
 #include "hwpmcd/unwind.h"
 
@@ -217,11 +220,23 @@ static const struct maplog_map *uw_find_map(void *ctx, int32_t pid, uint64_t add
 	return maplog__find_map(s->ml, pid, addr);
 }
 
+/*
+ * A process the start-time scan finds (a listed pid or a descendant of one) enters
+ * a non-administrator's log only if that user may profile it.
+ */
 static bool ml_may_scan(void *ctx, int32_t pid)
 {
 	struct session *s = ctx;
+	char err[256];
+	int r;
 
-	return !s->p.authorize_pid || s->p.authorize_pid(s->p.authorize_ud, pid);
+	if (s->p.who.admin)
+		return true;
+	r = daemon_auth_target("/proc", &s->p.who, pid, err, sizeof(err));
+	if (r < 0 && r != -ESRCH)
+		log_info("uid %u: process %d left out of the log: %s", (unsigned)s->p.who.uid,
+			 (int)pid, err);
+	return r == 0;
 }
 
 static const struct maplog_ops session_maplog_ops = {
@@ -623,6 +638,9 @@ static int merge_round(struct session *s, uint64_t w_limit)
 	return r;
 }
 
+static int session_setup(struct session *s, char *err, size_t errlen);
+static void session_teardown(struct session *s);
+
 static void *session_worker(void *arg)
 {
 	struct session *s = arg;
@@ -632,8 +650,34 @@ static void *session_worker(void *arg)
 	uint64_t one = 1;
 	size_t pending = 0;
 
+	uint64_t cpu0;
+
 	/* Signals go to the main thread's signalfd; blocking them all here makes unwinding cheap. */
 	(void)unwind_block_all_signals();
+	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	r = session_setup(s, s->error_msg, sizeof(s->error_msg));
+	if (r < 0) {
+		s->start_error = r;
+		__atomic_store_n(&s->error, r, __ATOMIC_RELEASE);
+		if (ep >= 0)
+			close(ep);
+		session_teardown(s);
+		s->end_ns = now_ns(CLOCK_MONOTONIC);
+		set_state(s, SESSION_ERROR);
+		(void)!write(s->done_efd, &one, sizeof(one));
+		return NULL;
+	}
+	__atomic_store_n(&s->stats.cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, __ATOMIC_RELAXED);
+	{
+		/* Running, unless a stop came during the start (then it stays stopping). */
+		int st = SESSION_STARTING;
+
+		(void)__atomic_compare_exchange_n(&s->state, &st, SESSION_RUNNING, false,
+						  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	}
+	/* Pairs with main's acquire load of started when done_efd wakes it. */
+	__atomic_store_n(&s->started, true, __ATOMIC_RELEASE);
+	(void)!write(s->done_efd, &one, sizeof(one));
 	ks_start(s); /* its thread inherits the blocked mask */
 	if (ep < 0) {
 		set_error(s, -errno, 0);
@@ -685,11 +729,12 @@ static void *session_worker(void *arg)
 	if (r < 0 && r != -ESHUTDOWN)
 		set_error(s, r, pending);
 	ks_finish(s, r);
-	ST_ADD(s, cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID));
-	s->end_ns = now_ns(CLOCK_MONOTONIC);
-	set_state(s, __atomic_load_n(&s->error, __ATOMIC_ACQUIRE) ? SESSION_ERROR : SESSION_DONE);
 	if (ep >= 0)
 		close(ep);
+	session_teardown(s);
+	__atomic_store_n(&s->stats.cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, __ATOMIC_RELAXED);
+	s->end_ns = now_ns(CLOCK_MONOTONIC);
+	set_state(s, __atomic_load_n(&s->error, __ATOMIC_ACQUIRE) ? SESSION_ERROR : SESSION_DONE);
 	(void)!write(s->done_efd, &one, sizeof(one));
 	return NULL;
 }
@@ -787,48 +832,221 @@ fail_srch:
 	return -ESRCH;
 }
 
-int session__start(struct session_params *p, int id, char *err, size_t errlen,
-		   struct session **ret_s)
+/* ---- the perf fd budget ---- */
+
+static pthread_mutex_t budget_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t budget_max = UINT64_MAX, budget_user_max = UINT64_MAX, budget_total;
+static struct {
+	uid_t uid;
+	uint64_t fds;
+} budget_users[DAEMON_SESSIONS_MAX];
+
+void session_budget_set(uint64_t max_fds, uint64_t user_max_fds)
+{
+	pthread_mutex_lock(&budget_lock);
+	budget_max = max_fds;
+	budget_user_max = user_max_fds;
+	pthread_mutex_unlock(&budget_lock);
+}
+
+static uint64_t *budget_slot(uid_t uid, bool make)
+{
+	for (size_t i = 0; i < DAEMON_SESSIONS_MAX; i++)
+		if (budget_users[i].fds && budget_users[i].uid == uid)
+			return &budget_users[i].fds;
+	for (size_t i = 0; make && i < DAEMON_SESSIONS_MAX; i++) {
+		if (!budget_users[i].fds) {
+			budget_users[i].uid = uid;
+			return &budget_users[i].fds;
+		}
+	}
+	return NULL;
+}
+
+uint64_t session_budget_of(uid_t uid)
+{
+	uint64_t *slot, n;
+
+	pthread_mutex_lock(&budget_lock);
+	slot = budget_slot(uid, false);
+	n = slot ? *slot : 0;
+	pthread_mutex_unlock(&budget_lock);
+	return n;
+}
+
+uint64_t session_budget_total(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&budget_lock);
+	n = budget_total;
+	pthread_mutex_unlock(&budget_lock);
+	return n;
+}
+
+/* Take @n perf fds for @s before opening them: 0, or -EMFILE with @err naming the bound. */
+static int budget_take(struct session *s, uint64_t n, char *err, size_t errlen)
+{
+	uint64_t *slot, mine;
+	int r = 0;
+
+	pthread_mutex_lock(&budget_lock);
+	slot = budget_slot(s->p.who.uid, false);
+	mine = slot ? *slot : 0;
+	if (!s->p.who.admin && mine + n > budget_user_max) {
+		snprintf(err, errlen, "this session needs %" PRIu64 " perf fds (%zu CPUs x %zu events "
+			 "x %" PRIu64 " threads) and uid %u's sessions hold %" PRIu64 " of its %"
+			 PRIu64 " (user_max_perf_fds); stop a session or profile fewer threads", n,
+			 s->ncpus, s->p.nevents, n / (s->ncpus * s->p.nevents),
+			 (unsigned)s->p.who.uid, mine, budget_user_max);
+		r = -EMFILE;
+	} else if (budget_total + n > budget_max) {
+		snprintf(err, errlen, "this session needs %" PRIu64 " perf fds (%zu CPUs x %zu events "
+			 "x %" PRIu64 " threads) and the daemon's sessions hold %" PRIu64 " of its "
+			 "%" PRIu64 " (max_perf_fds); stop a session or profile fewer threads", n,
+			 s->ncpus, s->p.nevents, n / (s->ncpus * s->p.nevents), budget_total,
+			 budget_max);
+		r = -EMFILE;
+	} else if (n) {
+		slot = budget_slot(s->p.who.uid, true);
+		/* A slot per session at most: there are never more sessions than slots. */
+		if (slot)
+			*slot += n;
+		budget_total += n;
+		s->perf_fds = n;
+	}
+	pthread_mutex_unlock(&budget_lock);
+	return r;
+}
+
+static void budget_give_back(struct session *s)
+{
+	uint64_t *slot;
+
+	if (!s->perf_fds)
+		return;
+	pthread_mutex_lock(&budget_lock);
+	slot = budget_slot(s->p.who.uid, false);
+	if (slot)
+		*slot -= MIN(*slot, s->perf_fds);
+	budget_total -= MIN(budget_total, s->perf_fds);
+	pthread_mutex_unlock(&budget_lock);
+	s->perf_fds = 0;
+}
+
+/* ---- lifecycle ---- */
+
+int session__new(struct session_params *p, int id, const int *cpus, size_t ncpus,
+		 struct session **ret_s)
 {
 	struct session *s = calloc(1, sizeof(*s));
-	int cpus[DAEMON_MAX_CPUS];
-	size_t ncpus = 0, ntids = 0;
-	pid_t *tids = NULL, *owners = NULL;
-	char cpuid[64];
-	struct timespec wall;
-	uint64_t t0;
 	int r;
 
-	uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-
-	err[0] = '\0';
-	if (!s)
+	if (!s) {
+		if (p->out_fd >= 0)
+			close(p->out_fd);
+		if (p->ks_fd >= 0)
+			close(p->ks_fd);
+		p->out_fd = p->ks_fd = -1;
 		return -ENOMEM;
+	}
 	s->id = id;
+	s->uid = p->who.uid;
+	s->start_ns = now_ns(CLOCK_MONOTONIC); /* status's "seconds" count from the request */
 	s->stop_efd = s->done_efd = -1;
 	s->p = *p;
 	p->out_fd = -1; /* ours now, even on failure */
 	p->ks_fd = -1;
+	s->p.cfg.events = s->p.events;
+	s->p.cfg.nevents = s->p.nevents;
+	s->p.cfg.enable_on_exec = s->p.command;
+	s->p.cfg.exclude_kernel = !s->p.kernel;
+	s->cpus = calloc(ncpus ? ncpus : 1, sizeof(*s->cpus));
+	s->cstats = calloc(ncpus ? ncpus : 1, sizeof(*s->cstats));
+	s->coll = calloc(ncpus ? ncpus : 1, sizeof(*s->coll));
+	if (!s->cpus || !s->cstats || !s->coll) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	memcpy(s->cpus, cpus, ncpus * sizeof(*cpus));
+	s->ncpus = ncpus;
+	s->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->done_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->stop_efd < 0 || s->done_efd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	/* The writer is main's object (its statistics are read for status); its fd is not. */
+	r = plog_writer__new(s->p.out_fd, 0, &s->w);
+	if (r == 0)
+		r = plog_writer__set_nowait(s->w, SESSION_BACKLOG_DROP, SESSION_BACKLOG_MAX,
+					    SESSION_DRAIN_IDLE_MS, SESSION_DRAIN_MAX_MS);
+	if (r < 0)
+		goto fail;
 	if (s->p.ks_fd >= 0) {
 		r = daemon_pcset__init(&s->pcs, DAEMON_KSYMS_PCS_MAX);
 		if (r < 0)
 			goto fail;
 	}
-	s->p.cfg.events = s->p.events;
-	s->p.cfg.nevents = s->p.nevents;
-	s->p.cfg.enable_on_exec = s->p.command;
-	s->p.cfg.exclude_kernel = !s->p.kernel;
+	set_state(s, SESSION_STARTING);
+	*ret_s = s;
+	return 0;
+fail:
+	session__free(s);
+	return r;
+}
 
-	if (s->p.ncpus) {
-		memcpy(cpus, s->p.cpus, s->p.ncpus * sizeof(int));
-		ncpus = s->p.ncpus;
-	} else {
-		r = coll_online_cpus(cpus, DAEMON_MAX_CPUS, &ncpus);
-		if (r < 0) {
-			snprintf(err, errlen, "cannot read the online CPUs: %s", strerror(-r));
-			goto fail;
+/*
+ * Non-administrators: a pidfd for each thread that gets a counter, opened before
+ * the counters.  While the task behind a pidfd lives its tid names it and no
+ * other, so a pidfd still alive once the counters are open and the tid checked
+ * (daemon_auth_tids) proves the counter went to the task that was checked.
+ * Kernels without PIDFD_THREAD (before 6.9) get -1s: the /proc check alone.
+ */
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+static int *open_pidfds(const pid_t *tids, size_t n)
+{
+	int *fds = malloc((n ? n : 1) * sizeof(*fds));
+
+	for (size_t i = 0; fds && i < n; i++) {
+		long fd = syscall(SYS_pidfd_open, tids[i], PIDFD_THREAD);
+
+		fds[i] = fd < 0 ? -1 : (int)fd;
+		if (fd < 0 && errno == EINVAL) {
+			/* This kernel has no thread pidfds: none for any. */
+			for (size_t j = i + 1; j < n; j++)
+				fds[j] = -1;
+			break;
 		}
 	}
+	return fds;
+}
+
+static void close_pidfds(int *fds, size_t n)
+{
+	for (size_t i = 0; fds && i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+}
+
+/*
+ * The start, on the worker: counters, authorization, the log head, enable, the
+ * scan and the kernel's MAP_INs.  0, or -errno with @err.
+ */
+static int session_setup(struct session *s, char *err, size_t errlen)
+{
+	size_t ntids = 0;
+	pid_t *tids = NULL, *owners = NULL;
+	int *pidfds = NULL;
+	char cpuid[64];
+	struct timespec wall;
+	uint64_t t0, need;
+	int r;
+
+	err[0] = '\0';
 	if (s->p.npids) {
 		pid_t missing = 0;
 
@@ -843,41 +1061,46 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 			goto fail;
 		}
 	}
-	s->coll = calloc(ncpus, sizeof(*s->coll));
-	s->cstats = calloc(ncpus, sizeof(*s->cstats));
-	if (!s->coll || !s->cstats) {
-		r = -ENOMEM;
+	need = (uint64_t)s->ncpus * s->p.nevents * (ntids ? ntids : 1);
+	r = budget_take(s, need, err, errlen);
+	if (r < 0)
 		goto fail;
+	if (!s->p.who.admin && ntids) {
+		pidfds = open_pidfds(tids, ntids);
+		if (!pidfds) {
+			r = -ENOMEM;
+			goto fail;
+		}
 	}
-	for (size_t i = 0; i < ncpus; i++) {
-		r = coll_cpu__open(&s->p.cfg, cpus[i], tids, ntids, err, errlen, &s->coll[i]);
+	for (size_t i = 0; i < s->ncpus; i++) {
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SESSION_STARTING) {
+			/* Stopped (or its client gone) while it started: no use opening the rest. */
+			snprintf(err, errlen, "stopped while it started");
+			r = -ECANCELED;
+			goto fail;
+		}
+		r = coll_cpu__open(&s->p.cfg, s->cpus[i], tids, ntids, err, errlen, &s->coll[i]);
 		if (r < 0)
 			goto fail;
 		s->ncoll++;
 	}
-	if (s->p.authorize) {
-		r = daemon_auth_tids("/proc", tids, owners, ntids, err, errlen);
-		if (r == 0)
-			r = s->p.authorize(&s->p, s->p.authorize_ud, err, errlen);
+	if (!s->p.who.admin) {
+		r = daemon_auth_tids("/proc", tids, owners, pidfds, ntids, err, errlen);
+		for (size_t i = 0; r == 0 && i < s->p.npids; i++) {
+			r = daemon_auth_target("/proc", &s->p.who, s->p.pids[i], err, errlen);
+			if (r < 0)
+				log_warn("uid %u: target %d changed during the start: %s",
+					 (unsigned)s->p.who.uid, (int)s->p.pids[i], err);
+		}
 		if (r < 0)
 			goto fail;
 	}
+	close_pidfds(pidfds, ntids);
 	free(tids);
 	free(owners);
 	tids = owners = NULL;
+	pidfds = NULL;
 
-	s->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	s->done_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->stop_efd < 0 || s->done_efd < 0) {
-		r = -errno;
-		goto fail;
-	}
-	r = plog_writer__new(s->p.out_fd, 0, &s->w);
-	if (r == 0)
-		r = plog_writer__set_nowait(s->w, SESSION_BACKLOG_DROP, SESSION_BACKLOG_MAX,
-					    SESSION_DRAIN_IDLE_MS, SESSION_DRAIN_MAX_MS);
-	if (r < 0)
-		goto fail;
 	r = maplog__new(&session_maplog_ops, s, &s->ml);
 	if (r < 0)
 		goto fail;
@@ -889,7 +1112,6 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 
 	/* The log head: INITIALIZE, then one PMCALLOCATEDYN per event (11.1). */
 	t0 = now_ns(CLOCK_MONOTONIC);
-	s->start_ns = t0;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	cpuid_string(cpuid, sizeof(cpuid));
 	r = plog_writer__append_initialize(s->w, t0, PLOG_CPU_GENERIC, 1000000000, wall.tv_sec,
@@ -931,70 +1153,105 @@ int session__start(struct session_params *p, int id, char *err, size_t errlen,
 			goto fail_write;
 	}
 	r = maplog__scan_procs(s->ml, t0, s->p.pids, s->p.npids, true);
-	/* The hooks' context is the caller's (a client): not used past the start. */
-	s->p.authorize = NULL;
-	s->p.authorize_pid = NULL;
-	s->p.authorize_ud = NULL;
 	if (r < 0)
 		goto fail_write;
 	s->last_tsc = t0;
 	r = plog_writer__flush(s->w);
 	if (r < 0)
 		goto fail_write;
-
-	s->stats.cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-	set_state(s, SESSION_RUNNING);
-	r = -pthread_create(&s->thread, NULL, session_worker, s);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot start the session thread: %s", strerror(-r));
-		goto fail;
-	}
-	s->thread_started = true;
-	*ret_s = s;
 	return 0;
 
 fail_write:
 	snprintf(err, errlen, "writing the process and mapping records: %s", strerror(-r));
 fail:
+	close_pidfds(pidfds, ntids);
 	free(tids);
 	free(owners);
 	if (!err[0])
 		snprintf(err, errlen, "%s", strerror(-r));
-	session__free(s);
 	return r;
 }
 
-void session__stop(struct session *s)
+/*
+ * The worker's last act: everything whose cost grows with the session (its fds,
+ * rings, images, process model) is closed and freed here, and the outputs the
+ * client gave are closed here, where a close that takes its time holds up no
+ * one but this session.  Only the writer (its statistics) stays for main.
+ */
+static void session_teardown(struct session *s)
+{
+	for (size_t i = 0; i < s->ncoll; i++) {
+		coll_cpu__free(s->coll[i]);
+		s->coll[i] = NULL;
+	}
+	s->ncoll = 0;
+	budget_give_back(s);
+	unwind_ctx__free(s->uw);
+	s->uw = NULL;
+	if (s->ml)
+		s->ml_stats = *maplog__stats(s->ml);
+	maplog__free(s->ml);
+	s->ml = NULL;
+	daemon_ksyms__free(s->ks);
+	s->ks = NULL;
+	daemon_pcset__exit(&s->pcs);
+	if (s->p.out_fd >= 0)
+		close(s->p.out_fd);
+	if (s->p.ks_fd >= 0)
+		close(s->p.ks_fd);
+	s->p.out_fd = s->p.ks_fd = -1;
+}
+
+int session__launch(struct session *s)
+{
+	int r = -pthread_create(&s->thread, NULL, session_worker, s);
+
+	if (r < 0)
+		return r;
+	s->thread_started = true;
+	return 0;
+}
+
+void session__request_stop(struct session *s)
 {
 	uint64_t one = 1;
+	int st = SESSION_RUNNING;
+
+	if (!__atomic_compare_exchange_n(&s->state, &st, SESSION_STOPPING, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		st = SESSION_STARTING;
+		(void)__atomic_compare_exchange_n(&s->state, &st, SESSION_STOPPING, false,
+						  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	}
+	if (s->stop_efd >= 0)
+		(void)!write(s->stop_efd, &one, sizeof(one));
+}
+
+bool session__reap(struct session *s)
+{
+	int st;
 
 	if (!s->thread_started)
-		return;
-	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SESSION_RUNNING)
-		set_state(s, SESSION_STOPPING);
-	(void)!write(s->stop_efd, &one, sizeof(one));
-	pthread_join(s->thread, NULL);
+		return true;
+	/* Pairs with the worker's final set_state() (release), after its teardown. */
+	st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	if (st != SESSION_DONE && st != SESSION_ERROR)
+		return false;
+	pthread_join(s->thread, NULL); /* it has returned or is returning */
 	s->thread_started = false;
+	return true;
 }
 
 void session__free(struct session *s)
 {
 	if (!s)
 		return;
-	session__stop(s);
-	for (size_t i = 0; i < s->ncoll; i++)
-		coll_cpu__free(s->coll[i]);
+	/* Never with a live worker: main frees only what session__reap() gave back. */
+	session_teardown(s);
 	free(s->coll);
+	free(s->cpus);
 	free(s->cstats);
 	plog_writer__free(s->w);
-	unwind_ctx__free(s->uw);
-	maplog__free(s->ml);
-	if (s->p.out_fd >= 0)
-		close(s->p.out_fd);
-	if (s->p.ks_fd >= 0)
-		close(s->p.ks_fd);
-	daemon_ksyms__free(s->ks);
-	daemon_pcset__exit(&s->pcs);
 	if (s->stop_efd >= 0)
 		close(s->stop_efd);
 	if (s->done_efd >= 0)

@@ -23,7 +23,8 @@ U=hwpmct$tag V=hwpmcv$tag A=hwpmca$tag G=hwpmcg$tag
 users_cleanup() {
 	# -U: by real uid too (the setuid busy program runs with euid 0).
 	for u in "$U" "$V" "$A"; do pkill -9 -u "$u" 2> /dev/null; pkill -9 -U "$u" 2> /dev/null; done
-	for p in ${upid:-} ${vpid:-} ${unodump:-} ${usuid:-}; do kill -9 "$p" 2> /dev/null; done
+	for p in ${upid:-} ${vpid:-} ${unodump:-} ${usuid:-} ${t31:-} ${t200:-} ${fusepid:-}; do kill -9 "$p" 2> /dev/null; done
+	umount -l "$tmp/fuse" 2> /dev/null
 	sleep 0.2
 	for u in "$U" "$V" "$A"; do
 		for _ in $(seq 30); do ! id "$u" > /dev/null 2>&1 && break; userdel "$u" 2> /dev/null || sleep 0.1; done
@@ -330,6 +331,122 @@ matrix "A: 6 connections: refused" "0" "$(echo "$out" | grep -c '^refused')"
 out=$(as "$U" $ctl "$sock" --idle 6)
 matrix "U: an idle client (client_idle_timeout 3) is disconnected" "True" \
 	"$(echo "$out" | python3 -c 'import json,sys; r = json.load(sys.stdin); print(r["closed"] and "idle" in r["got"] and r["after"] < 5.5)')"
+
+# --- one user against the daemon (issue 13, items 3 and 5): while U attacks, root's
+# status answers within 1 s every time, and V's session records on, complete and
+# with nothing lost.  Judged by what happens, not by how fast the machine is.
+attack=$src/tests/integration/attack.py
+cat > "$tmp/threads.c" << 'EOF2'
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+static void *idle(void *a) { (void)a; for (;;) pause(); return NULL; }
+int main(int argc, char **argv)
+{
+	pthread_t t;
+	for (int i = 1; i < atoi(argv[1]); i++)
+		pthread_create(&t, NULL, idle, NULL);
+	sleep(atoi(argv[2]));
+	return 0;
+}
+EOF2
+cc -O1 -pthread -o "$tmp/threads" "$tmp/threads.c" || bad "cannot build threads.c"
+$(sp "$U") "$tmp/threads" 31 900 & t31=$!
+$(sp "$U") "$tmp/threads" 200 900 & t200=$!
+sleep 0.5
+probe_verdict() { # the probe's JSON line: "answered within 1 s" or what went wrong
+	python3 -c '
+import json, sys
+r = json.loads(sys.stdin.readline())
+print("answered within 1 s" if r["asked"] and r["answered"] == r["asked"] and not r["over_1s"]
+      else "%d of %d answered, slowest %.2f s" % (r["answered"], r["asked"], r["max_s"]))'
+}
+# V's session beside the attack: complete, and not a sample lost.
+v_during() { # v_during NAME SECONDS: starts it in the background; v_check NAME judges it
+	as "$V" "$hwpmc" record --socket "$sock" -F 100 -d "$2" -p "$vpid" -o "$tmp/v/$1.pmclog" \
+		> /dev/null 2> "$tmp/v/$1.err" &
+	vrec=$!
+}
+v_wait() { vrc=0; wait "$vrec" || vrc=$?; }
+v_check() { # after v_wait (a command substitution cannot wait for it)
+	local rc=$vrc
+	if [[ $rc != 0 ]]; then echo "rc $rc: $(cat "$tmp/v/$1.err")"
+	elif ! "$hwpmc" dump --summary "$tmp/v/$1.pmclog" 2> /dev/null | grep -q '; complete$'; then echo "incomplete log"
+	elif ! grep -q ' 0 lost' "$tmp/v/$1.err"; then echo "lost: $(grep -o '[0-9]* lost' "$tmp/v/$1.err")"
+	else echo "complete, 0 lost"; fi
+}
+ev64=$(python3 -c 'import json; print(json.dumps(["cpu-clock"] * 64))')
+
+# (a) A flood of starts, each asking for 64 events on a 31-thread process (3,968 perf
+# fds on 2 CPUs): the workers open them, main only hands out the work.
+v_during flood 6
+as "$U" /usr/bin/python3 "$attack" flood "$sock" 5 --conns 4 --depth 8 \
+	--req "{\"cmd\": \"start\", \"args\": {\"output\": \"fd\", \"pids\": [$t31], \"events\": $ev64}}" \
+	--fd /dev/null:w > "$tmp/u/flood.out" &
+fl=$!
+pr=$(python3 "$attack" probe "$sock" 5)
+wait "$fl"
+echo "# start flood: $(cat "$tmp/u/flood.out")"
+echo "# root's probe: $pr"
+matrix "U: start flood (4 conns, 64 events x 31 threads): root's status" "answered within 1 s" "$(echo "$pr" | probe_verdict)"
+v_wait
+matrix "U: start flood: V's session meanwhile" "complete, 0 lost" "$(v_check flood)"
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (r["replies"] > 0 and r["ok"] + sum(r["errors"].values()) == r["replies"]))' "$tmp/u/flood.out" &&
+	ok "start flood: every one of U's requests that was answered is a start or a clear refusal" || bad "start flood: $(cat "$tmp/u/flood.out")"
+
+# (b) A flood of events requests (the sysfs PMU listing is read once per 10 s).
+v_during events 5
+as "$U" /usr/bin/python3 "$attack" flood "$sock" 4 --conns 4 --depth 16 --req '{"cmd": "events"}' > "$tmp/u/events.out" &
+fl=$!
+pr=$(python3 "$attack" probe "$sock" 4)
+wait "$fl"
+echo "# events flood: $(cut -c1-200 "$tmp/u/events.out"); root's probe: $pr"
+matrix "U: events flood (4 conns): root's status" "answered within 1 s" "$(echo "$pr" | probe_verdict)"
+v_wait
+matrix "U: events flood: V's session meanwhile" "complete, 0 lost" "$(v_check events)"
+
+# (c) perf fds: 64 events x 200 threads x every CPU is more than user_max_perf_fds (4096).
+r=$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$t200], \"events\": $ev64}")" --fd "$tmp/u/many.pmclog:w")
+matrix "U: 64 events x 200 threads (user_max_perf_fds 4096)" "deny EMFILE" "$(echo "$r" | verdict)"
+echo "$r" | grep -q "user_max_perf_fds" && ok "the refusal names user_max_perf_fds" || bad "perf fds refusal: $r"
+
+# (d) A FUSE server that stops answering after the first open (tests/integration/stuckfuse.c):
+# U offers a file of it as the output of start after start.  Each is refused (FUSE)
+# without a syscall that reaches the server on main; the closes of those fds wait in
+# threads (CLOSING_USER_MAX of U's at a time) and U's connections are not read
+# meanwhile; root and V are served; once the server is gone every close returns.
+if cc -O1 -o "$tmp/stuckfuse" "$src/tests/integration/stuckfuse.c" && mkdir -p "$tmp/fuse" &&
+	{ "$tmp/stuckfuse" "$tmp/fuse" > "$tmp/fuse.out" 2> "$tmp/fuse.err" & fusepid=$!; } &&
+	for _ in $(seq 50); do grep -q ready "$tmp/fuse.out" && break; sleep 0.1; done && grep -q ready "$tmp/fuse.out"; then
+	threads0=$(ls /proc/$dpid/task | wc -l)
+	v_during fuse 7
+	as "$U" /usr/bin/python3 "$attack" flood "$sock" 5 --conns 2 --depth 4 \
+		--req "{\"cmd\": \"start\", \"args\": {\"output\": \"fd\", \"pids\": [$upid]}}" \
+		--fd "$tmp/fuse/f:w" > "$tmp/u/fuse.out" &
+	fl=$!
+	pr=$(python3 "$attack" probe "$sock" 6)
+	for _ in $(seq 100); do [[ -s "$tmp/u/fuse.out" ]] && break; sleep 0.1; done
+	echo "# FUSE flood: $(cat "$tmp/u/fuse.out"); root's probe: $pr"
+	echo "# daemon threads: $threads0 before, $(ls /proc/$dpid/task | wc -l) with U's closes held; $(grep -c holding "$tmp/fuse.err") requests held by the server"
+	matrix "U: a file on a stuck FUSE mount as output" "deny EINVAL" \
+		"$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print("deny EINVAL" if r["errors"].get("EINVAL") and "FUSE" in r["messages"]["EINVAL"] else json.dumps(r))' "$tmp/u/fuse.out")"
+	matrix "U: stuck FUSE fds: root's status" "answered within 1 s" "$(echo "$pr" | probe_verdict)"
+	v_wait
+	matrix "U: stuck FUSE fds: V's session meanwhile" "complete, 0 lost" "$(v_check fuse)"
+	python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (0 < r["replies"] < r["sent"]))' "$tmp/u/fuse.out" &&
+		ok "stuck FUSE fds: U's connections were no longer read while its closes waited" || bad "stuck FUSE fds: $(cat "$tmp/u/fuse.out")"
+	kill "$fusepid"; wait "$fusepid" 2> /dev/null
+	umount -l "$tmp/fuse" 2> /dev/null
+	wait "$fl" 2> /dev/null
+	for _ in $(seq 100); do [[ $(ls /proc/$dpid/task | wc -l) -le $threads0 ]] && break; sleep 0.1; done
+	n=$(ls /proc/$dpid/task | wc -l)
+	[[ $n -le $threads0 ]] && ok "stuck FUSE fds: once the server is gone every close returned ($n threads, $threads0 before)" ||
+		bad "stuck FUSE fds: $n daemon threads, $threads0 before"
+else
+	echo "# skipping the FUSE cells: no FUSE here ($(cat "$tmp/fuse.err" 2> /dev/null))"
+	[[ -n "${fusepid:-}" ]] && kill "$fusepid" 2> /dev/null
+fi
+kill "$t31" "$t200" 2> /dev/null
 
 kill -0 "$dpid" 2> /dev/null && ok "the daemon is alive after the matrix" || bad "the daemon died: $(tail -5 "$tmp/daemon.log")"
 grep -E "ERROR|AddressSanitizer|runtime error" "$tmp/daemon.log" && bad "errors in the daemon's log" || ok "no errors in the daemon's log"

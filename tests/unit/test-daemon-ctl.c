@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon-ctl.h"
@@ -272,7 +274,7 @@ START_TEST(test_start_defaults_admin)
 	ck_assert(p.kernel);
 	ck_assert_int_eq(p.out_fd, -1);
 	ck_assert_int_eq(p.ks_fd, -1);
-	ck_assert_ptr_null(p.authorize);
+	ck_assert(p.who.admin); /* who asked, for the worker's checks */
 	ck_assert_uint_eq(p.unwind_cache_bytes, (size_t)cfg.unwind_cache_mb << 20);
 	ck_assert(!st.detached);
 	ck_assert(!st.ks_fd);
@@ -1280,20 +1282,50 @@ START_TEST(test_auth_tids)
 	mkdir_p("700/task/700");
 	mkdir_p("700/task/701");
 	/* 702 exited and no task has its id: a dead counter, fine. */
-	ck_assert_int_eq(daemon_auth_tids(procdir, tids, owners, 3, err, sizeof(err)), 0);
+	ck_assert_int_eq(daemon_auth_tids(procdir, tids, owners, NULL, 3, err, sizeof(err)), 0);
 	/* 702 now names another task (a process of its own): refused. */
 	mkdir_p("702");
-	ck_assert_int_eq(daemon_auth_tids(procdir, tids, owners, 3, err, sizeof(err)), -EAGAIN);
+	ck_assert_int_eq(daemon_auth_tids(procdir, tids, owners, NULL, 3, err, sizeof(err)), -EAGAIN);
 	ck_assert_err_has("thread 702 of process 700 exited during the start");
 	/* Still a thread of its process: fine, whatever else exists. */
 	mkdir_p("700/task/702");
-	ck_assert_int_eq(daemon_auth_tids(procdir, tids, owners, 3, err, sizeof(err)), 0);
-	ck_assert_int_eq(daemon_auth_tids(procdir, tids, owners, 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(daemon_auth_tids(procdir, tids, owners, NULL, 3, err, sizeof(err)), 0);
+	ck_assert_int_eq(daemon_auth_tids(procdir, tids, owners, NULL, 0, err, sizeof(err)), 0);
 	/* The real /proc: our own thread. */
 	{
 		pid_t me = getpid();
 
-		ck_assert_int_eq(daemon_auth_tids("/proc", &me, &me, 1, err, sizeof(err)), 0);
+		ck_assert_int_eq(daemon_auth_tids("/proc", &me, &me, NULL, 1, err, sizeof(err)), 0);
+	}
+	/*
+	 * The pidfds: 702 is a thread of 700 again, but its pidfd's task has exited
+	 * since before the counters were opened (a second reuse of the id): refused.
+	 * A pidfd whose task lives, or none (-1), passes.
+	 */
+	{
+		int pidfds[3] = { -1, -1, -1 }, status, e;
+		pid_t child = fork();
+
+		ck_assert_int_ge(child, 0);
+		if (child == 0)
+			_exit(0);
+
+		pidfds[2] = (int)syscall(SYS_pidfd_open, child, 0);
+		e = errno;
+		ck_assert_int_eq(waitpid(child, &status, 0), child);
+		if (pidfds[2] < 0 && e == ENOSYS)
+			return; /* valgrind 3.19 has no pidfd_open: the daemon passes -1s then */
+		ck_assert_int_ge(pidfds[2], 0);
+		pidfds[0] = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		ck_assert_int_ge(pidfds[0], 0);
+		ck_assert_int_eq(daemon_auth_tids(procdir, tids, owners, pidfds, 3, err, sizeof(err)),
+				 -EAGAIN);
+		ck_assert_err_has("thread 702 of process 700 exited during the start");
+		close(pidfds[2]);
+		pidfds[2] = -1;
+		ck_assert_int_eq(daemon_auth_tids(procdir, tids, owners, pidfds, 3, err, sizeof(err)),
+				 0);
+		close(pidfds[0]);
 	}
 }
 END_TEST
