@@ -23,7 +23,7 @@ U=hwpmct$tag V=hwpmcv$tag A=hwpmca$tag G=hwpmcg$tag
 users_cleanup() {
 	# -U: by real uid too (the setuid busy program runs with euid 0).
 	for u in "$U" "$V" "$A"; do pkill -9 -u "$u" 2> /dev/null; pkill -9 -U "$u" 2> /dev/null; done
-	for p in ${upid:-} ${vpid:-} ${unodump:-} ${usuid:-} ${t100:-} ${t200:-} ${fusepid:-}; do kill -9 "$p" 2> /dev/null; done
+	for p in ${upid:-} ${vpid:-} ${unodump:-} ${usuid:-} ${t100:-} ${t200:-} ${fusepid:-} ${hpid:-}; do kill -9 "$p" 2> /dev/null; done
 	umount -l "$tmp/fuse" 2> /dev/null
 	sleep 0.2
 	for u in "$U" "$V" "$A"; do
@@ -449,6 +449,57 @@ else
 	[[ -n "${fusepid:-}" ]] && kill "$fusepid" 2> /dev/null
 fi
 kill "$t100" "$t200" 2> /dev/null
+# (e) A huge image (issue 13, item 4): U's process runs code from one page of an 8 GiB
+# sparse file and U records it with --call-graph dwarf.  The unwinder refuses the
+# file before reading a byte of it (larger than its budget), the daemon stays small,
+# and root is answered meanwhile.
+cat > "$tmp/hugemap.c" << 'EOF2'
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	/* mov ecx, 100000; l: dec ecx; jnz l; ret */
+	static const unsigned char code[] = { 0xb9, 0xa0, 0x86, 0x01, 0x00, 0xff, 0xc9, 0x75, 0xfc, 0xc3 };
+	int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0600);
+	time_t end = time(NULL) + atoi(argv[2]);
+	if (fd < 0 || ftruncate(fd, 8LL << 30) < 0 || pwrite(fd, code, sizeof(code), 0) != sizeof(code))
+		return 1;
+	void (*f)(void) = (void (*)(void))mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if ((void *)f == MAP_FAILED)
+		return 1;
+	while (time(NULL) < end)
+		f();
+	return 0;
+}
+EOF2
+if cc -O1 -o "$tmp/hugemap" "$tmp/hugemap.c"; then
+	$(sp "$U") "$tmp/hugemap" "$tmp/u/huge.bin" 30 & hpid=$!
+	sleep 0.5
+	rss0=$(awk '/VmRSS/ {print $2}' /proc/$dpid/status)
+	v_during huge 5
+	as "$U" "$hwpmc" record --socket "$sock" --call-graph dwarf -F 1000 -d 4 -p "$hpid" -o "$tmp/u/huge.pmclog" > /dev/null 2> "$tmp/u/huge.err" &
+	hrec=$!
+	pr=$(python3 "$attack" probe "$sock" 4)
+	rss1=$(awk '/VmRSS/ {print $2}' /proc/$dpid/status)
+	wait "$hrec"; hrc=$?
+	echo "# huge image: record rc $hrc: $(grep -m1 recorded "$tmp/u/huge.err"); daemon VmRSS $rss0 kB before, $rss1 kB during; root's probe: $pr"
+	matrix "U: dwarf unwinding through an 8 GiB sparse file: root's status" "answered within 1 s" "$(echo "$pr" | probe_verdict)"
+	v_wait
+	matrix "U: 8 GiB sparse file: V's session meanwhile" "complete, 0 lost" "$(v_check huge)"
+	grep -q "files larger than the daemon's unwind cache (unwind_cache_mb) were not read" "$tmp/u/huge.err" &&
+		ok "8 GiB sparse file: the unwinder met it and did not read it: $(grep -m1 'files larger' "$tmp/u/huge.err")" ||
+		bad "8 GiB sparse file: no elf_too_big note: $(cat "$tmp/u/huge.err")"
+	[[ $hrc == 0 && $((rss1 - rss0)) -lt 262144 ]] && ok "8 GiB sparse file: U's session ends well, the daemon grew $((rss1 - rss0)) kB (< 256 MiB)" ||
+		bad "8 GiB sparse file: record rc $hrc, daemon VmRSS $rss0 -> $rss1 kB"
+	kill "$hpid" 2> /dev/null
+	rm -f "$tmp/u/huge.bin"
+else
+	bad "cannot build hugemap.c"
+fi
 
 kill -0 "$dpid" 2> /dev/null && ok "the daemon is alive after the matrix" || bad "the daemon died: $(tail -5 "$tmp/daemon.log")"
 grep -E "ERROR|AddressSanitizer|runtime error" "$tmp/daemon.log" && bad "errors in the daemon's log" || ok "no errors in the daemon's log"
