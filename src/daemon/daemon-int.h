@@ -211,9 +211,6 @@ struct session_cpu_stats {
  * once they are closed; a non-administrator also within the per-uid bound.
  */
 void session_budget_set(uint64_t max_fds, uint64_t user_max_fds);
-/* The perf fds that sessions of @uid hold now (any thread). */
-uint64_t session_budget_of(uid_t uid);
-uint64_t session_budget_total(void);
 
 struct session {
 	int id;

@@ -863,27 +863,6 @@ static uint64_t *budget_slot(uid_t uid, bool make)
 	return NULL;
 }
 
-uint64_t session_budget_of(uid_t uid)
-{
-	uint64_t *slot, n;
-
-	pthread_mutex_lock(&budget_lock);
-	slot = budget_slot(uid, false);
-	n = slot ? *slot : 0;
-	pthread_mutex_unlock(&budget_lock);
-	return n;
-}
-
-uint64_t session_budget_total(void)
-{
-	uint64_t n;
-
-	pthread_mutex_lock(&budget_lock);
-	n = budget_total;
-	pthread_mutex_unlock(&budget_lock);
-	return n;
-}
-
 /* Take @n perf fds for @s before opening them: 0, or -EMFILE with @err naming the bound. */
 static int budget_take(struct session *s, uint64_t n, char *err, size_t errlen)
 {
