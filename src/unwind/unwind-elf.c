@@ -124,6 +124,8 @@ bool unwind_image_vaddr_off(const struct unwind_image *img, uint64_t vaddr, uint
 bool unwind_image_bias(const struct unwind_image *img, const struct maplog_map *m,
 		       uint64_t *ret_bias)
 {
+	const struct unwind_load *seg = NULL;
+
 	if (img->e_type == ET_EXEC) {
 		*ret_bias = 0;
 		return true;
@@ -132,17 +134,32 @@ bool unwind_image_bias(const struct unwind_image *img, const struct maplog_map *
 	 * The mapping starts at the page that holds the start of some PT_LOAD's file
 	 * bytes, or inside them; p_vaddr - p_offset is a multiple of the page size,
 	 * so start - pgoff - (p_vaddr - p_offset) is the load bias exactly.
+	 *
+	 * LLD packs segments without page-aligning their offsets, so the read-only
+	 * headers segment and the text segment of a small object both hold file page
+	 * 0, with p_vaddr - p_offset differing by a page: the first match would give
+	 * a bias one page off for the text mapping (every PC of an LLD-linked PIE or
+	 * library looked up at the wrong address).  A maplog_map is an executable
+	 * mapping, so the first matching PF_X segment is the one mapped, as in
+	 * maplog-elf.c's find_segment(); without one, the first match.
 	 */
 	for (uint32_t i = 0; i < img->nloads; i++) {
 		const struct unwind_load *l = &img->loads[i];
 
 		if ((l->offset & ~(uint64_t)(PAGE_BYTES - 1)) <= m->pgoff &&
 		    m->pgoff < l->offset + l->filesz) {
-			*ret_bias = m->start - m->pgoff - (l->vaddr - l->offset);
-			return true;
+			if (l->exec) {
+				seg = l;
+				break;
+			}
+			if (!seg)
+				seg = l;
 		}
 	}
-	return false;
+	if (!seg)
+		return false;
+	*ret_bias = m->start - m->pgoff - (seg->vaddr - seg->offset);
+	return true;
 }
 
 /* Size in bytes of a fixed-size pointer encoding, or -1 for what we do not accept. */
@@ -543,6 +560,7 @@ int unwind_image_parse(struct unwind_image *img)
 
 			l->vaddr = ph.p_vaddr;
 			l->offset = ph.p_offset;
+			l->exec = (ph.p_flags & PF_X) != 0;
 			/* A segment cut off by the end of the file has only the bytes present. */
 			l->filesz = ph.p_filesz < img->size - ph.p_offset ? ph.p_filesz
 									  : img->size - ph.p_offset;

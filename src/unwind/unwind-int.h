@@ -31,6 +31,7 @@
 /* One PT_LOAD: the bytes [offset, offset + filesz) of the file appear at vaddr. */
 struct unwind_load {
 	uint64_t vaddr, offset, filesz;
+	bool exec; /* PF_X: what an executable mapping of its first file page maps */
 };
 
 struct unwind_image {

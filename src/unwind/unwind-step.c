@@ -39,7 +39,21 @@
  *
  *   Each walk checks that SP strictly grows from frame to frame (every call
  *   pushes a return address), which bounds the walk on hostile stacks together
- *   with @max.  libunwind's per-IP cache is used (UNW_CACHE_GLOBAL, about 4x),
+ *   with @max.  One step is bounded too: libunwind 1.6.2 evaluates the DWARF
+ *   expressions of a file's CFI with no limit on backward DW_OP_skip/DW_OP_bra,
+ *   so an expression that branches to itself loops forever, and any user can
+ *   put one in a library a session unwinds through.  It reads every opcode
+ *   through access_mem, so a step that makes more than STEP_READS_MAX reads
+ *   (real steps make about 80) is taken as such a loop: every further read of
+ *   the step fails, libunwind returns the error, and the walk ends with
+ *   UNWIND_ERROR.  libunwind 1.6.2 also takes a CIE's return-address column as
+ *   an index into its 17 per-frame register locations without a check: column
+ *   17 gives garbage PCs that differ between its cached and uncached paths, 100
+ *   a stack address of the daemon as a PC, a ULEB128 column of 2^21 a SIGSEGV.
+ *   So before libunwind parses an FDE, find_proc_info looks the FDE and its CIE
+ *   up itself, as libunwind will and through the same reads (cie_column_ok()),
+ *   and an FDE whose CIE names a column libunwind does not have is treated as
+ *   no unwind info.  libunwind's per-IP cache is used (UNW_CACHE_GLOBAL, about 4x),
  *   with one address space per recent pid: the cache is keyed by IP only, and
  *   the same IP means different code in different processes.  unwind_ctx__flush()
  *   flushes a pid's space when its mappings change; a slot reused for another
@@ -73,6 +87,17 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define ENTRY_SPAN 64
 /* A read this far past a full snapshot means the snapshot was too small. */
 #define TRUNC_SLACK (1u << 20)
+/*
+ * Reads of the target one step may make (see IMPLEMENTATION NOTES): about 400
+ * times what a real step needs, so CFA programs of unusual length still unwind,
+ * while a looping DWARF expression costs one sample a millisecond or so.
+ */
+#define STEP_READS_MAX (1u << 15)
+/* DWARF registers libunwind 1.6.2 keeps per x86-64 frame (its DWARF_NUM_PRESERVED_REGS). */
+#define DWARF_REGS 17
+/* A CIE augmentation string or LEB128 longer than this is refused (see cie_column_ok()). */
+#define CIE_AUG_MAX 64
+#define LEB_MAX	    10
 /* A read this far below SP is a stack slot under SP, not a stray address. */
 #define BELOW_SP_SPAN (64u << 10)
 /* Callee-saved registers whose slots an epilogue may have popped already. */
@@ -139,6 +164,7 @@ struct walk {
 	uint64_t popped_addr[EPILOGUE_REGS], popped_val[EPILOGUE_REGS];
 	unsigned int npopped;
 	uint64_t reg[NREGS];
+	uint32_t reads; /* walk_read() calls of this step, at most STEP_READS_MAX */
 	const struct maplog_map *last_map;
 	struct unwind_aspace *asp;
 	const uint8_t *own_table; /* the own search table find_proc_info is searching */
@@ -276,6 +302,12 @@ static bool walk_read(struct walk *w, uint64_t addr, uint64_t *ret_val)
 	const struct maplog_map *m = w->last_map;
 	int r = -ENODATA;
 
+	/* A step this long is libunwind looping in a hostile DWARF expression. */
+	if (w->reads == STEP_READS_MAX) {
+		walk_fail(w, UNWIND_ERROR);
+		return false;
+	}
+	w->reads++;
 	if (snap_read(w, addr, ret_val))
 		return true;
 	for (unsigned int i = 0; i < w->npopped; i++) {
@@ -329,6 +361,146 @@ static bool walk_read(struct walk *w, uint64_t addr, uint64_t *ret_val)
 	return false;
 }
 
+/*
+ * A reader of target bytes that reads as libunwind's remote accessors do: each byte
+ * through the aligned 8-byte word that holds it.  After a failed read it reads zeros
+ * and ok stays false.
+ */
+struct probe {
+	struct walk *w;
+	uint64_t addr;
+	bool ok;
+};
+
+static uint8_t probe_u8(struct probe *p)
+{
+	uint64_t word;
+	unsigned int shift = 8 * (unsigned int)(p->addr & 7);
+
+	if (!p->ok || !walk_read(p->w, p->addr & ~(uint64_t)7, &word)) {
+		p->ok = false;
+		return 0;
+	}
+	p->addr++;
+	return (uint8_t)(word >> shift);
+}
+
+/* @n (at most 8) bytes, little-endian. */
+static uint64_t probe_le(struct probe *p, unsigned int n)
+{
+	uint64_t v = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		v |= (uint64_t)probe_u8(p) << (8 * i);
+	return v;
+}
+
+/* An unsigned or signed LEB128 (only the unsigned value is kept); false if too long. */
+static bool probe_leb(struct probe *p, uint64_t *ret_v)
+{
+	uint64_t v = 0;
+	uint8_t c;
+
+	for (unsigned int i = 0; i < LEB_MAX; i++) {
+		c = probe_u8(p);
+		v |= (uint64_t)(c & 0x7f) << (7 * i);
+		if (!(c & 0x80) || !p->ok) {
+			*ret_v = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Whether the FDE libunwind's remote table lookup will take for @look in @di has a
+ * CIE whose return-address column libunwind can index (see IMPLEMENTATION NOTES).
+ * The lookup is libunwind 1.6.2's: a binary search over the (int32 start, int32
+ * fde) pairs for the last start <= (int32)(look - segbase), the FDE at segbase +
+ * fde, its CIE at its CIE pointer field minus the pointer (32- or 64-bit DWARF), and
+ * in the CIE: length, id, version, augmentation string, code and data alignment,
+ * then the column (a byte in version 1, else a ULEB128).  The reads are libunwind's
+ * own, in its order, and the walk's read state is restored afterwards, so that
+ * libunwind sees exactly the bytes checked here.  True when a read fails (libunwind
+ * fails on the same read) or the lookup finds nothing; false for a bad column, an
+ * overlong field, or an "FDE" that is a CIE (libunwind would then use a proc info
+ * it never filled in).
+ */
+static bool cie_column_ok(struct walk *w, const unw_dyn_info_t *di, uint64_t look)
+{
+	const struct maplog_map *last_map = w->last_map;
+	unsigned int nrecent = w->nrecent;
+	bool failed = w->failed;
+	enum unwind_outcome fail = w->fail;
+	struct probe p = { .w = w, .ok = true };
+	uint64_t segbase = di->u.rti.segbase, lo = 0, hi, mid, fde, cie, len, v, col = 0;
+	int32_t rel = (int32_t)(look - segbase);
+	uint8_t version;
+	bool ok = true;
+
+	hi = di->u.rti.table_len * sizeof(unw_word_t) / 8;
+	while (p.ok && lo < hi) {
+		mid = (lo + hi) / 2;
+		p.addr = di->u.rti.table_data + mid * 8;
+		if (rel < (int32_t)(uint32_t)probe_le(&p, 4))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (!p.ok || hi == 0)
+		goto out;
+	p.addr = di->u.rti.table_data + (hi - 1) * 8 + 4;
+	fde = segbase + (uint64_t)(int64_t)(int32_t)(uint32_t)probe_le(&p, 4);
+	p.addr = fde;
+	len = probe_le(&p, 4);
+	if (!p.ok || len == 0)
+		goto out; /* libunwind: no info */
+	if (len != 0xffffffffu) {
+		v = p.addr;
+		cie = v - (uint64_t)(int64_t)(int32_t)(uint32_t)probe_le(&p, 4);
+	} else {
+		(void)probe_le(&p, 8);
+		v = p.addr;
+		cie = v - probe_le(&p, 8);
+	}
+	if (p.ok && cie == v) {
+		ok = false; /* a CIE id where the FDE's CIE pointer belongs */
+		goto out;
+	}
+	p.addr = cie;
+	len = probe_le(&p, 4);
+	if (len == 0xffffffffu) { /* 64-bit DWARF: the length and the id in 8 bytes each */
+		(void)probe_le(&p, 8);
+		(void)probe_le(&p, 8);
+	} else {
+		(void)probe_le(&p, 4); /* the id */
+	}
+	version = probe_u8(&p);
+	for (unsigned int n = 0; probe_u8(&p) != 0 && p.ok; n++) {
+		if (n == CIE_AUG_MAX) {
+			ok = false;
+			goto out;
+		}
+	}
+	if (!probe_leb(&p, &v) || !probe_leb(&p, &v)) { /* code and data alignment */
+		ok = false;
+		goto out;
+	}
+	if (version == 1) {
+		col = probe_u8(&p);
+	} else if (!probe_leb(&p, &col)) {
+		ok = false;
+		goto out;
+	}
+	ok = !p.ok || col < DWARF_REGS;
+out:
+	w->last_map = last_map;
+	w->nrecent = nrecent;
+	w->failed = failed;
+	w->fail = fail;
+	return ok;
+}
+
 static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 			      int need_unwind_info, void *arg)
 {
@@ -377,6 +549,12 @@ static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_
 	di.u.rti.table_len = img->fde_count * 8 / sizeof(unw_word_t);
 	w->own_table = (const uint8_t *)img->own_table;
 	w->own_len = img->own_table ? img->fde_count * 8 : 0;
+	if (!cie_column_ok(w, &di, look)) {
+		/* A CIE libunwind would index its registers out of bounds with: no info. */
+		w->own_table = NULL;
+		w->want_fallback = true;
+		return -UNW_ESTOPUNWIND;
+	}
 	r = UNW_OBJ(dwarf_search_unwind_table)(as, look, &di, pi, need_unwind_info, arg);
 	w->own_table = NULL;
 	if (r == -UNW_ENOINFO) {
@@ -685,6 +863,7 @@ static enum unwind_outcome walk_run(struct walk *w, unw_addr_space_t as, uint64_
 
 		w->failed = false;
 		w->want_fallback = false;
+		w->reads = 0;
 		r = unw_step(&c);
 		if (adjusting)
 			w->adjust = false;

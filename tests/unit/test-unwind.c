@@ -26,9 +26,10 @@
  * in the build's own flags (-O2 or not, sanitizers or not).
  *
  * main() builds tests/unwind-data/unwind-lib.c into a temporary directory with cc:
- * with unwind tables (for the replaced-file and LRU tests) and with only
- * .debug_frame and frame pointers (for the frame-pointer fallback).  If cc is
- * missing those tests say so on stderr and pass vacuously.
+ * with unwind tables (for the replaced-file and LRU tests), with only
+ * .debug_frame and frame pointers (for the frame-pointer fallback), and linked by
+ * LLD (for its packed layout).  If cc or ld.lld is missing, those tests fail:
+ * scripts/bootstrap installs both.
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -58,6 +59,7 @@
 #include "hwpmcd/log.h"
 #include "hwpmcd/unwind.h"
 #include "unwind-int.h"
+#include "../unwind-data/capture-regs.h"
 
 #if defined(TEST_DATA_DIR)
 #define UNWIND_DATA_DIR TEST_DATA_DIR "/../unwind-data"
@@ -191,41 +193,15 @@ static uint64_t mem_copy(void *dst, uint64_t src, uint64_t n)
 }
 
 /*
- * Store the registers in perf's order (AX BX CX DX SI DI BP SP IP FLAGS CS SS
- * R8..R15).  IP is the label after a nop inside the same asm statement, so that
- * IP - 1 (the nop) has the same CFI row: the vDSO test uses IP as a return address.
+ * Store the registers in perf's order with CAPTURE_USER_REGS (IP - 1 has IP's CFI
+ * row: the vDSO test uses IP as a return address), then the maps and the stack.
  */
 UNWT_FN static void unwt_capture(struct capture *c)
 {
 	uint64_t *r = c->regs;
 	uint64_t sp, top = 0;
 
-	__asm__ volatile("nop\n"
-			 "1:\n\t"
-			 "movq %%rax, 0(%0)\n\t"
-			 "movq %%rbx, 8(%0)\n\t"
-			 "movq %%rcx, 16(%0)\n\t"
-			 "movq %%rdx, 24(%0)\n\t"
-			 "movq %%rsi, 32(%0)\n\t"
-			 "movq %%rdi, 40(%0)\n\t"
-			 "movq %%rbp, 48(%0)\n\t"
-			 "movq %%rsp, 56(%0)\n\t"
-			 "leaq 1b(%%rip), %%rax\n\t"
-			 "movq %%rax, 64(%0)\n\t"
-			 "movq %%r8, 96(%0)\n\t"
-			 "movq %%r9, 104(%0)\n\t"
-			 "movq %%r10, 112(%0)\n\t"
-			 "movq %%r11, 120(%0)\n\t"
-			 "movq %%r12, 128(%0)\n\t"
-			 "movq %%r13, 136(%0)\n\t"
-			 "movq %%r14, 144(%0)\n\t"
-			 "movq %%r15, 152(%0)\n\t"
-			 :
-			 : "r"(r)
-			 : "rax", "memory");
-	r[9] = 0x246;
-	r[10] = 0x33;
-	r[11] = 0x2b;
+	CAPTURE_USER_REGS(r);
 	sp = r[7];
 	maps_load(&c->maps);
 	for (size_t i = 0; i < c->maps.n; i++) {
@@ -894,8 +870,8 @@ END_TEST
 /* ---- files built at run time ---- */
 
 static char g_tmpdir[64];
-static char g_lib_eh[PATH_MAX], g_lib_fp[PATH_MAX];
-static bool g_have_libs;
+static char g_lib_eh[PATH_MAX], g_lib_fp[PATH_MAX], g_lib_lld[PATH_MAX];
+static bool g_have_libs, g_have_lld;
 
 static int run_cmd(char *const argv[])
 {
@@ -936,6 +912,8 @@ static void build_libs(void)
 		       g_lib_fp,
 		       src,
 		       NULL };
+	char *lld[] = { "cc",  "-O2", "-fPIC",     "-shared", "-fomit-frame-pointer", "-fuse-ld=lld",
+			"-o", g_lib_lld, src, NULL };
 
 	snprintf(g_tmpdir, sizeof(g_tmpdir), "/tmp/hwpmcd-test-unwind-XXXXXX");
 	if (!mkdtemp(g_tmpdir)) {
@@ -945,6 +923,7 @@ static void build_libs(void)
 	snprintf(src, sizeof(src), "%s/unwind-lib.c", UNWIND_DATA_DIR);
 	snprintf(g_lib_eh, sizeof(g_lib_eh), "%s/lib-eh.so", g_tmpdir);
 	snprintf(g_lib_fp, sizeof(g_lib_fp), "%s/lib-fp.so", g_tmpdir);
+	snprintf(g_lib_lld, sizeof(g_lib_lld), "%s/lib-lld.so", g_tmpdir);
 	if (access(src, R_OK) != 0) {
 		fprintf(stderr, "test-unwind: %s not found: library tests skipped\n", src);
 		return;
@@ -955,6 +934,10 @@ static void build_libs(void)
 		return;
 	}
 	g_have_libs = true;
+	if (run_cmd(lld) != 0)
+		fprintf(stderr, "test-unwind: cannot link %s with -fuse-ld=lld\n", src);
+	else
+		g_have_lld = true;
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -1242,6 +1225,88 @@ START_TEST(test_fp_fallback)
 	check_self_tail(nm, i, o);
 	/* unwl_inner and unwl_outer were each stepped by their frame pointer. */
 	ck_assert_uint_eq(unwind_ctx__stats(u)->fp_steps, 2);
+
+	unwind_ctx__free(u);
+	dlclose(h);
+	free(nm);
+	free(c);
+}
+END_TEST
+
+/*
+ * The first PT_LOAD whose file bytes hold the first page of @path and the PF_X one:
+ * the difference of their p_vaddr - p_offset (0 when they are the same segment).
+ */
+static int64_t lld_skew(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+	GElf_Phdr ph, first = { 0 }, text = { 0 };
+	size_t n;
+	bool have_first = false, have_text = false;
+
+	ck_assert_int_ge(fd, 0);
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(elf_getphdrnum(e, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_ptr_nonnull(gelf_getphdr(e, (int)i, &ph));
+		if (ph.p_type != PT_LOAD || (ph.p_offset & ~(uint64_t)4095) != 0)
+			continue;
+		if (!have_first) {
+			first = ph;
+			have_first = true;
+		}
+		if ((ph.p_flags & PF_X) && !have_text) {
+			text = ph;
+			have_text = true;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	ck_assert(have_first && have_text);
+	return (int64_t)((text.p_vaddr - text.p_offset) - (first.p_vaddr - first.p_offset));
+}
+
+/*
+ * A library linked by LLD, whose packed layout puts the read-only segment (ELF
+ * header, .eh_frame_hdr, .eh_frame) and the text segment both in file page 0, a page
+ * apart in p_vaddr - p_offset.  The executable mapping is the text's, so its load
+ * bias is the text segment's: taking the first segment that holds page 0 put every
+ * PC of an LLD-linked PIE or library a page off (found by fuzz-elf's seeds).
+ */
+START_TEST(test_lld_lib)
+{
+	struct capture *c;
+	uint64_t pcs[MAXPCS];
+	enum unwind_outcome o;
+	struct rec_sample s;
+	struct unwind_ctx *u;
+	unwl_outer_fn outer;
+	struct names *nm;
+	void *h;
+	int n, i;
+
+	/* scripts/bootstrap installs lld: a missing one is a broken test machine. */
+	ck_assert_msg(g_have_lld, "the LLD-linked test library could not be built (see stderr)");
+	/* The layout this test is about; a linker that stops packing makes it vacuous. */
+	ck_assert_msg(lld_skew(g_lib_lld) != 0, "%s: not LLD's packed layout", g_lib_lld);
+	c = capture_new();
+	nm = names_new();
+	h = lib_open(g_lib_lld, &outer);
+	unwt_call_lib(outer, c);
+	sample_from(&s, c);
+	u = ctx_new(0, &c->maps);
+
+	n = do_unwind(u, &s, pcs, MAXPCS, &o);
+	symbolize(pcs, n, nm);
+	names_print("lld", nm, o);
+	i = names_expect(nm, lib_want, sizeof(lib_want) / sizeof(lib_want[0]));
+	ck_assert_str_eq(nm->n[i], "test_lld_lib_fn");
+	check_self_tail(nm, i, o);
+	/* The library's frames were unwound by its CFI, found at the right addresses. */
+	ck_assert_uint_eq(unwind_ctx__stats(u)->fp_steps, 0);
 
 	unwind_ctx__free(u);
 	dlclose(h);
@@ -1854,6 +1919,7 @@ static Suite *unwind_suite(void)
 	tcase_add_test(tc, test_lru_budget);
 	tcase_add_test(tc, test_huge_file);
 	tcase_add_test(tc, test_fp_fallback);
+	tcase_add_test(tc, test_lld_lib);
 	tcase_add_test(tc, test_vdso);
 	tcase_add_test(tc, test_entry_frame);
 	tcase_add_test(tc, test_epilogue);
