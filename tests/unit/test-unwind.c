@@ -993,6 +993,29 @@ static const char *const lib_want[] = {
 	"unwt_capture", "unwt_lib_cb", "unwl_inner", "unwl_outer", "unwt_call_lib",
 };
 
+/*
+ * Unwind @s, a capture through one of the test libraries, and check the chain: the
+ * library's frames (lib_want), then @self_fn and the test's own tail, with @fp_steps
+ * frames stepped by frame pointer.
+ */
+static void lib_chain_check(struct unwind_ctx *u, const struct rec_sample *s, const char *label,
+			    const char *self_fn, uint64_t fp_steps)
+{
+	struct names *nm = names_new();
+	uint64_t pcs[MAXPCS];
+	enum unwind_outcome o;
+	int n, i;
+
+	n = do_unwind(u, s, pcs, MAXPCS, &o);
+	symbolize(pcs, n, nm);
+	names_print(label, nm, o);
+	i = names_expect(nm, lib_want, sizeof(lib_want) / sizeof(lib_want[0]));
+	ck_assert_str_eq(nm->n[i], self_fn);
+	check_self_tail(nm, i, o);
+	ck_assert_uint_eq(unwind_ctx__stats(u)->fp_steps, fp_steps);
+	free(nm);
+}
+
 START_TEST(test_replaced)
 {
 	struct capture *c;
@@ -1190,21 +1213,16 @@ END_TEST
 START_TEST(test_fp_fallback)
 {
 	struct capture *c;
-	uint64_t pcs[MAXPCS];
 	struct unwind_image_info info;
 	const struct maplog_map *m;
-	enum unwind_outcome o;
 	struct rec_sample s;
 	struct unwind_ctx *u;
 	unwl_outer_fn outer;
-	struct names *nm;
 	void *h;
-	int n, i;
 
 	/* scripts/bootstrap installs cc: a missing library is a broken test machine. */
 	ck_assert_msg(g_have_libs, "the test libraries could not be built (see stderr)");
 	c = capture_new();
-	nm = names_new();
 	h = lib_open(g_lib_fp, &outer);
 	unwt_call_lib(outer, c);
 	sample_from(&s, c);
@@ -1217,18 +1235,11 @@ START_TEST(test_fp_fallback)
 	ck_assert(info.has_debug_frame);
 	ck_assert_int_eq(info.e_type, ET_DYN);
 
-	n = do_unwind(u, &s, pcs, MAXPCS, &o);
-	symbolize(pcs, n, nm);
-	names_print("fp", nm, o);
-	i = names_expect(nm, lib_want, sizeof(lib_want) / sizeof(lib_want[0]));
-	ck_assert_str_eq(nm->n[i], "test_fp_fallback_fn");
-	check_self_tail(nm, i, o);
 	/* unwl_inner and unwl_outer were each stepped by their frame pointer. */
-	ck_assert_uint_eq(unwind_ctx__stats(u)->fp_steps, 2);
+	lib_chain_check(u, &s, "fp", "test_fp_fallback_fn", 2);
 
 	unwind_ctx__free(u);
 	dlclose(h);
-	free(nm);
 	free(c);
 }
 END_TEST
@@ -1279,38 +1290,26 @@ static int64_t lld_skew(const char *path)
 START_TEST(test_lld_lib)
 {
 	struct capture *c;
-	uint64_t pcs[MAXPCS];
-	enum unwind_outcome o;
 	struct rec_sample s;
 	struct unwind_ctx *u;
 	unwl_outer_fn outer;
-	struct names *nm;
 	void *h;
-	int n, i;
 
 	/* scripts/bootstrap installs lld: a missing one is a broken test machine. */
 	ck_assert_msg(g_have_lld, "the LLD-linked test library could not be built (see stderr)");
 	/* The layout this test is about; a linker that stops packing makes it vacuous. */
 	ck_assert_msg(lld_skew(g_lib_lld) != 0, "%s: not LLD's packed layout", g_lib_lld);
 	c = capture_new();
-	nm = names_new();
 	h = lib_open(g_lib_lld, &outer);
 	unwt_call_lib(outer, c);
 	sample_from(&s, c);
 	u = ctx_new(0, &c->maps);
 
-	n = do_unwind(u, &s, pcs, MAXPCS, &o);
-	symbolize(pcs, n, nm);
-	names_print("lld", nm, o);
-	i = names_expect(nm, lib_want, sizeof(lib_want) / sizeof(lib_want[0]));
-	ck_assert_str_eq(nm->n[i], "test_lld_lib_fn");
-	check_self_tail(nm, i, o);
 	/* The library's frames were unwound by its CFI, found at the right addresses. */
-	ck_assert_uint_eq(unwind_ctx__stats(u)->fp_steps, 0);
+	lib_chain_check(u, &s, "lld", "test_lld_lib_fn", 0);
 
 	unwind_ctx__free(u);
 	dlclose(h);
-	free(nm);
 	free(c);
 }
 END_TEST
