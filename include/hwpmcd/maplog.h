@@ -7,7 +7,7 @@
  *   struct maplog_map   one executable mapping of a process, as the model knows it
  *   struct maplog       the model: which objects each process has announced and
  *                       where its executable mappings are
- *   maplog__new(), __free(), __scan_kernel(), __scan_procs(), __record(),
+ *   maplog__new(), __free(), __scan_kernel(), __scan_procs(), __replay(), __record(),
  *   __sample(), __find_map(), __stats(), maplog_open_mapped(), maplog_kernel_slide(),
  *   maplog_vdso_self(), maplog_vdso_v(), maplog_vdso_save()
  *
@@ -116,6 +116,15 @@ int maplog__scan_kernel(struct maplog *m, uint64_t time, const char *procfs, con
 int maplog__scan_procs(struct maplog *m, uint64_t time, const pid_t *pids, size_t npids,
 		       bool children);
 
+/*
+ * maplog__replay: the bookkeeping of the whole model again, as a new log needs
+ * it at its start (a rotated file must read alone): for every process in the
+ * model a PROC_CREATE, then one MAP_IN per object it has mapped (an exec still
+ * pending: the old image's too), with the pl_start of the rule, all at @time.
+ * Threads are not tracked, so no THR_CREATE.  Changes nothing in the model.
+ * Returns 0, -ENOMEM or the callback's negative errno.
+ */
+int maplog__replay(struct maplog *m, uint64_t time);
 /* maplog__record: apply one side-band record (MMAP, COMM, FORK, EXIT); samples are ignored. */
 int maplog__record(struct maplog *m, const struct rec *r);
 

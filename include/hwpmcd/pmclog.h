@@ -198,6 +198,21 @@ int plog_writer__set_nowait(struct plog_writer *w, size_t drop_bytes, size_t max
  */
 int plog_writer__retry(struct plog_writer *w);
 
+/*
+ * plog_writer__abandon: give the current stream up (its output failed, e.g. a
+ * full disk): what is pending is discarded and the sticky error cleared, so that
+ * __restart can begin a new stream.  Returns the bytes discarded.
+ */
+size_t plog_writer__abandon(struct plog_writer *w);
+
+/*
+ * plog_writer__restart: begin a new stream on @fd (the old fd stays the caller's):
+ * the next record must be INITIALIZE again and pmcids are announced anew; the
+ * statistics go on counting.  Only with nothing pending (after CLOSELOG and
+ * __sync): 0, -EBUSY (bytes still pending), the sticky error, or fstat(2)'s.
+ */
+int plog_writer__restart(struct plog_writer *w, int fd);
+
 /* plog_writer__pending: bytes appended but not yet written (the no-wait backlog). */
 size_t plog_writer__pending(const struct plog_writer *w);
 

@@ -478,20 +478,24 @@ static void ks_start(struct session *s)
  * After CLOSELOG (@r: the session's result): the compact table if the session
  * ended well, else the full one stays.  Sets the ks_ results for status.
  */
-static void ks_finish(struct session *s, int r)
+static void ks_join(struct session *s)
 {
-	char *buf = NULL;
-	size_t len = 0, nsyms = 0, npcs;
-	int k;
-
-	s->ks_collect = false;
 	if (s->ks_thread_started) {
 		/* Its ks_ results are ours to read once it is joined. */
 		(void)pthread_join(s->ks_thread, NULL);
 		s->ks_thread_started = false;
 	}
+}
+
+/* The end of one kallsyms file (ks_fd, kept open): compact if @r is 0, then synced. */
+static void ks_close_file(struct session *s, int r)
+{
+	char *buf = NULL;
+	size_t len = 0, nsyms = 0, npcs;
+	int k;
+
 	if (s->ks_state != SESSION_KS_FULL)
-		goto out;
+		return;
 	s->ks_pcs = s->pcs.n;
 	s->ks_refused = s->pcs.refused;
 	if (r < 0) {
@@ -526,7 +530,13 @@ static void ks_finish(struct session *s, int r)
 		snprintf(s->ks_note, sizeof(s->ks_note), "syncing the kernel symbols: %s",
 			 strerror(-k));
 	}
-out:
+}
+
+static void ks_finish(struct session *s, int r)
+{
+	s->ks_collect = false;
+	ks_join(s);
+	ks_close_file(s, r);
 	/* The table and the set are done with: give their memory back now. */
 	daemon_ksyms__free(s->ks);
 	s->ks = NULL;
@@ -1015,13 +1025,51 @@ static void close_pidfds(int *fds, size_t n)
  * The start, on the worker: counters, authorization, the log head, enable, the
  * scan and the kernel's MAP_INs.  0, or -errno with @err.
  */
+/*
+ * The log head at @t0 (CLOCK_MONOTONIC): INITIALIZE, the USERDATA mark of the
+ * MAP_IN rule and one PMCALLOCATEDYN per event (pmclog-format.md 11.1).  The
+ * wall-clock time of INITIALIZE is that of @t0, so that a reader can place every
+ * record of the log in real time.
+ */
+static int write_head(struct session *s, uint64_t t0)
+{
+	char cpuid[64];
+	struct timespec wall;
+	uint64_t now, at;
+	int r;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	now = now_ns(CLOCK_MONOTONIC);
+	at = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
+	at -= now > t0 ? now - t0 : 0;
+	cpuid_string(cpuid, sizeof(cpuid));
+	r = plog_writer__append_initialize(s->w, t0, PLOG_CPU_GENERIC, 1000000000,
+					   (int64_t)(at / 1000000000ull),
+					   (int64_t)(at % 1000000000ull), cpuid);
+	/* Which MAP_IN rule this log follows (pmclog-format.md 11.8): readers skip USERDATA. */
+	if (r == 0)
+		r = plog_writer__append_userdata(s->w, t0, PLOG_USERDATA_HWPMCD_RULE_FREEBSD);
+	for (size_t i = 0; r == 0 && i < s->p.nevents; i++) {
+		uint32_t flags = PLOG_F_NEEDS_LOGFILE;
+
+		if (s->p.cfg.callgraph != COLL_CG_NONE)
+			flags |= PLOG_F_CALLCHAIN;
+		if (s->p.cfg.callgraph == COLL_CG_DWARF)
+			flags |= PLOG_F_USERCALLCHAIN;
+		if (s->p.npids)
+			flags |= PLOG_F_DESCENDANTS;
+		s->pmcids[i] = PLOG_PMCID_SOFT_ANYCPU(i);
+		r = plog_writer__append_pmcallocatedyn(s->w, t0, s->pmcids[i], (uint32_t)i, flags,
+						       s->p.events[i].name);
+	}
+	return r;
+}
+
 static int session_setup(struct session *s, char *err, size_t errlen)
 {
 	size_t ntids = 0;
 	pid_t *tids = NULL, *owners = NULL;
 	int *pidfds = NULL;
-	char cpuid[64];
-	struct timespec wall;
 	uint64_t t0, need;
 	int r;
 
@@ -1089,28 +1137,8 @@ static int session_setup(struct session *s, char *err, size_t errlen)
 			goto fail;
 	}
 
-	/* The log head: INITIALIZE, then one PMCALLOCATEDYN per event (11.1). */
 	t0 = now_ns(CLOCK_MONOTONIC);
-	clock_gettime(CLOCK_REALTIME, &wall);
-	cpuid_string(cpuid, sizeof(cpuid));
-	r = plog_writer__append_initialize(s->w, t0, PLOG_CPU_GENERIC, 1000000000, wall.tv_sec,
-					   wall.tv_nsec, cpuid);
-	/* Which MAP_IN rule this log follows (pmclog-format.md 11.8): readers skip USERDATA. */
-	if (r == 0)
-		r = plog_writer__append_userdata(s->w, t0, PLOG_USERDATA_HWPMCD_RULE_FREEBSD);
-	for (size_t i = 0; r == 0 && i < s->p.nevents; i++) {
-		uint32_t flags = PLOG_F_NEEDS_LOGFILE;
-
-		if (s->p.cfg.callgraph != COLL_CG_NONE)
-			flags |= PLOG_F_CALLCHAIN;
-		if (s->p.cfg.callgraph == COLL_CG_DWARF)
-			flags |= PLOG_F_USERCALLCHAIN;
-		if (s->p.npids)
-			flags |= PLOG_F_DESCENDANTS;
-		s->pmcids[i] = PLOG_PMCID_SOFT_ANYCPU(i);
-		r = plog_writer__append_pmcallocatedyn(s->w, t0, s->pmcids[i], (uint32_t)i, flags,
-						       s->p.events[i].name);
-	}
+	r = write_head(s, t0);
 	if (r < 0) {
 		snprintf(err, errlen, "writing the log head: %s", strerror(-r));
 		goto fail;

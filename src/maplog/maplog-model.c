@@ -786,6 +786,99 @@ static int note_mapping(struct maplog *m, uint64_t time, int32_t pid, uint64_t s
 	return obj_add(p, dev, inode);
 }
 
+/* replay(): the order of a process's ranges by object, then address. */
+struct replay_ref {
+	const struct maplog_map *m;
+};
+
+static int replay_cmp(const void *a, const void *b)
+{
+	const struct maplog_map *x = ((const struct replay_ref *)a)->m;
+	const struct maplog_map *y = ((const struct replay_ref *)b)->m;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->inode != y->inode)
+		return x->inode < y->inode ? -1 : 1;
+	if (x->path != y->path)
+		return x->path < y->path ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The MAP_INs of one process's ranges @r (@n): one per object, at its lowest range. */
+static int replay_ranges(struct maplog *m, uint64_t time, struct maplog_proc *p,
+			 struct replay_ref *refs, const struct maplog_map *r, size_t n, bool *vdso)
+{
+	size_t k = 0;
+	int e;
+
+	for (size_t i = 0; i < n; i++)
+		if (has_map_in(r[i].path))
+			refs[k++].m = &r[i];
+	qsort(refs, k, sizeof(*refs), replay_cmp);
+	for (size_t i = 0; i < k; i++) {
+		const struct maplog_map *x = refs[i].m;
+		uint64_t pl;
+
+		if (i && refs[i - 1].m->dev == x->dev && refs[i - 1].m->inode == x->inode &&
+		    refs[i - 1].m->path == x->path)
+			continue;
+		if (strcmp(x->path, "[vdso]") == 0) {
+			if (*vdso)
+				continue;
+			*vdso = true;
+			pl = x->start + m->vdso_v;
+		} else {
+			pl = compute_pl_start(m, p->pid, x->start, x->end, x->pgoff, x->path, x->dev,
+					      x->inode);
+		}
+		e = m->ops->map_in(m->ctx, time, p->pid, pl, x->path);
+		if (e < 0)
+			return e;
+		m->stats.map_in++;
+	}
+	return 0;
+}
+
+int maplog__replay(struct maplog *m, uint64_t time)
+{
+	struct replay_ref *refs = NULL;
+	size_t cap = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < m->cap && r == 0; i++) {
+		struct maplog_proc *p = &m->procs[i];
+		bool vdso = false;
+		size_t need;
+
+		if (p->pid <= 0)
+			continue;
+		need = p->nmaps > p->nold ? p->nmaps : p->nold;
+		if (need > cap) {
+			struct replay_ref *n = realloc(refs, need * sizeof(*n));
+
+			if (!n) {
+				r = -ENOMEM;
+				break;
+			}
+			refs = n;
+			cap = need;
+		}
+		r = m->ops->proc_create(m->ctx, time, p->pid, p->flags, p->name);
+		if (r < 0)
+			break;
+		m->stats.processes++;
+		/* While an exec is pending its old image is in the log too (exec_retire()). */
+		r = replay_ranges(m, time, p, refs, p->old, p->nold, &vdso);
+		if (r == 0) {
+			vdso = false;
+			r = replay_ranges(m, time, p, refs, p->maps, p->nmaps, &vdso);
+		}
+	}
+	free(refs);
+	return r;
+}
+
 int maplog_kernel_slide(const char *procfs, uint64_t *ret_slide)
 {
 	char path[256], line[512];

@@ -156,6 +156,44 @@ int plog_writer__set_nowait(struct plog_writer *w, size_t drop_bytes, size_t max
 	return 0;
 }
 
+size_t plog_writer__abandon(struct plog_writer *w)
+{
+	size_t n = w->used - w->head;
+
+	w->head = w->used = w->torn = 0;
+	w->error = 0;
+	w->closed = true;
+	return n;
+}
+
+int plog_writer__restart(struct plog_writer *w, int fd)
+{
+	struct stat st;
+
+	if (fd < 0)
+		return -EINVAL;
+	if (w->error)
+		return w->error;
+	if (w->used != w->head)
+		return -EBUSY;
+	if (w->nowait) {
+		if (fstat(fd, &st) < 0)
+			return -errno;
+		w->kind = S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) ? WRITER_FD_FILE
+			  : S_ISFIFO(st.st_mode)		      ? WRITER_FD_PIPE
+			  : S_ISSOCK(st.st_mode)		      ? WRITER_FD_SOCKET
+								      : WRITER_FD_OTHER;
+	}
+	/* A new stream: INITIALIZE first again, and every pmcid announced anew. */
+	w->fd = fd;
+	w->head = w->used = w->torn = 0;
+	w->blocked = w->dropping = false;
+	w->started = w->closed = false;
+	w->npmcids = 0;
+	w->have_last = false;
+	return 0;
+}
+
 size_t plog_writer__pending(const struct plog_writer *w)
 {
 	return w->used - w->head;

@@ -555,6 +555,86 @@ START_TEST(test_exec_window)
 }
 END_TEST
 
+/*
+ * A new file of a rotated log must read alone: replay announces every process
+ * and each object it maps once (its lowest range), the old image too while an
+ * exec is pending, and changes nothing in the model.
+ */
+START_TEST(test_replay)
+{
+	struct maplog *m;
+	struct rec r;
+	char longpath[1100];
+	static const char *const first[] = {
+		"proc_create 99 999999999 0 ?", "map_in 999999999 0x7f000000b000 [vdso]",
+		"map_in 999999999 0x7f0000001000 /usr/lib/libx.so",
+		"map_in 999999999 0x7f0000020000 /usr/lib/libz.so",
+	};
+
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops, NULL, &m), 0);
+	r = mk(REC_FORK, NOPID, NOPID, 5);
+	r.u.task.ppid = 1;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	/* libz's range comes first, libx's two ranges out of order, with the rest between. */
+	r = mmap_rec(NOPID, 0x7f0000020000, 0x1000, 5, 103, "/usr/lib/libz.so");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = mmap_rec(NOPID, 0x7f0000005000, 0x5000, 5, 100, "/usr/lib/libx.so");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = mmap_rec(NOPID, 0x7f000000a000, 0x0, 5, 0, "//anon");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = mmap_rec(NOPID, 0x7f000000b000, 0x0, 5, 0, "[vdso]");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	memset(longpath, 'a', sizeof(longpath));
+	longpath[0] = '/';
+	longpath[1099] = '\0';
+	r = mmap_rec(NOPID, 0x7f000000d000, 0x0, 5, 102, longpath);
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = mmap_rec(NOPID, 0x7f0000001000, 0x1000, 5, 100, "/usr/lib/libx.so");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ncalls = 0;
+
+	/* vDSO (device 0) first, then by device and inode; each object once, at its lowest range. */
+	ck_assert_int_eq(maplog__replay(m, 99), 0);
+	expect(first, 4);
+	/* The model is as it was: the same again, and lookups unchanged. */
+	ck_assert_int_eq(maplog__replay(m, 99), 0);
+	expect(first, 4);
+	ck_assert_str_eq(range_at(m, NOPID, 0x7f0000005000),
+			 "7f0000005000-7f0000006000 5000 100 /usr/lib/libx.so pid 999999999");
+
+	/* An exec still pending: the old image is in the log, so it is replayed too. */
+	r = mk(REC_COMM, NOPID, NOPID, 100);
+	r.u.comm.exec = true;
+	r.u.comm.comm = "new";
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = range_rec(NOPID, 0x560000001000, 0x4000, 0x1000, 3, "/bin/new");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ncalls = 0;
+	ck_assert_int_eq(maplog__replay(m, 110), 0);
+	expect((const char *[]){ "proc_create 110 999999999 0 new",
+				 "map_in 999999999 0x7f000000b000 [vdso]",
+				 "map_in 999999999 0x7f0000001000 /usr/lib/libx.so",
+				 "map_in 999999999 0x7f0000020000 /usr/lib/libz.so",
+				 "map_in 999999999 0x560000001000 /bin/new" }, 5);
+	/* ... and still retired by the first sample of the new image, as without a replay. */
+	ck_assert_int_eq(maplog__sample(m, 111, (int32_t)NOPID, true, 0x560000001100), 0);
+	ck_assert_int_eq(ncalls, 3);
+	ncalls = 0;
+	ck_assert_int_eq(maplog__replay(m, 120), 0);
+	expect((const char *[]){ "proc_create 120 999999999 0 new",
+				 "map_in 999999999 0x560000001000 /bin/new" }, 2);
+
+	/* An exited process is not replayed. */
+	r = mk(REC_EXIT, NOPID, NOPID, 130);
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ncalls = 0;
+	ck_assert_int_eq(maplog__replay(m, 140), 0);
+	expect(NULL, 0);
+	maplog__free(m);
+}
+END_TEST
+
 /* Many ranges in one process: lookups find each, in any insertion order. */
 START_TEST(test_ranges_many)
 {
@@ -815,6 +895,7 @@ int main(void)
 	tcase_add_test(tc, test_storm_forgets);
 	tcase_add_test(tc, test_ranges);
 	tcase_add_test(tc, test_exec_window);
+	tcase_add_test(tc, test_replay);
 	tcase_add_test(tc, test_ranges_many);
 	tcase_add_test(tc, test_open_mapped_by_name);
 	tcase_add_test(tc, test_scan_may_scan);

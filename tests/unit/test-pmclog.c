@@ -630,6 +630,81 @@ START_TEST(test_writer_stream_rules)
 }
 END_TEST
 
+/* Two streams of one writer, as a rotated log makes: each file reads alone. */
+START_TEST(test_writer_restart)
+{
+	int a = memfd_create("first", MFD_CLOEXEC), b = memfd_create("second", MFD_CLOEXEC);
+	int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+	static const uint64_t pc = 0x1000;
+	struct plog_writer *w;
+	uint8_t buf[1024];
+	struct parsed p;
+	ssize_t n;
+
+	ck_assert_int_ge(a, 0);
+	ck_assert_int_ge(b, 0);
+	ck_assert_int_ge(full, 0);
+	ck_assert_int_eq(plog_writer__new(a, 0, &w), 0);
+	ck_assert_int_eq(plog_writer__append_initialize(w, 0, PLOG_CPU_GENERIC, 1000000000, 0, 0,
+							""), 0);
+	ck_assert_int_eq(plog_writer__append_pmcallocatedyn(w, 1, 0xFFF00F00, 0, 0, "cpu-clock"), 0);
+	ck_assert_int_eq(plog_writer__append_callchain(w, 2, 1, 1, 0xFFF00F00, 0, &pc, 1), 0);
+	/* Buffered bytes of the first stream: not yet. */
+	ck_assert_int_eq(plog_writer__restart(w, b), -EBUSY);
+	ck_assert_int_eq(plog_writer__append_closelog(w, 3), 0);
+	ck_assert_int_eq(plog_writer__sync(w), 0);
+	ck_assert_int_eq(plog_writer__restart(w, -1), -EINVAL);
+	ck_assert_int_eq(plog_writer__restart(w, b), 0);
+	/* A new stream: INITIALIZE first, and the pmcid must be announced again. */
+	ck_assert_int_eq(plog_writer__append_callchain(w, 4, 1, 1, 0xFFF00F00, 0, &pc, 1), -EINVAL);
+	ck_assert_int_eq(plog_writer__append_initialize(w, 4, PLOG_CPU_GENERIC, 1000000000, 0, 0,
+							""), 0);
+	ck_assert_int_eq(plog_writer__append_callchain(w, 4, 1, 1, 0xFFF00F00, 0, &pc, 1), -ENOENT);
+	ck_assert_int_eq(plog_writer__append_pmcallocatedyn(w, 4, 0xFFF00F00, 0, 0, "cpu-clock"), 0);
+	ck_assert_int_eq(plog_writer__append_callchain(w, 5, 1, 1, 0xFFF00F00, 0, &pc, 1), 0);
+	ck_assert_int_eq(plog_writer__append_closelog(w, 6), 0);
+	/* The statistics span both streams. */
+	ck_assert_uint_eq(plog_writer__stats(w)->records[PLOG_TYPE_CALLCHAIN], 2);
+	ck_assert_uint_eq(plog_writer__stats(w)->records[PLOG_TYPE_INITIALIZE], 2);
+	for (int fd = a; fd >= 0; fd = fd == a ? b : -1) {
+		n = pread(fd, buf, sizeof(buf), 0);
+		ck_assert_int_eq(n, 112 + 96 + 40 + 16);
+		parse(buf, (size_t)n, 0, 0, &p);
+		ck_assert_int_eq(p.status, PLOG_STATUS_COMPLETE);
+		ck_assert_uint_eq(p.n, 4);
+		ck_assert_uint_eq(p.type[0], PLOG_TYPE_INITIALIZE);
+	}
+
+	/* A failed output (a full disk): abandoned, then a new stream elsewhere. */
+	ck_assert_int_eq(ftruncate(a, 0), 0);
+	ck_assert_int_eq(lseek(a, 0, SEEK_SET), 0);
+	ck_assert_int_eq(plog_writer__restart(w, full), 0);
+	ck_assert_int_eq(plog_writer__append_initialize(w, 7, PLOG_CPU_GENERIC, 1000000000, 0, 0,
+							""), 0);
+	ck_assert_uint_eq(plog_writer__abandon(w), 112); /* buffered, never written */
+	ck_assert_int_eq(plog_writer__restart(w, full), 0);
+	ck_assert_int_eq(plog_writer__append_initialize(w, 7, PLOG_CPU_GENERIC, 1000000000, 0, 0,
+							""), 0);
+	ck_assert_int_eq(plog_writer__flush(w), -ENOSPC);
+	ck_assert_int_eq(plog_writer__restart(w, a), -ENOSPC); /* the sticky error */
+	ck_assert_uint_eq(plog_writer__abandon(w), 0); /* the failed write dropped the backlog */
+	ck_assert_int_eq(plog_writer__error(w), 0);
+	ck_assert_int_eq(plog_writer__append_dropnotify(w, 8), -ESHUTDOWN);
+	ck_assert_int_eq(plog_writer__restart(w, a), 0);
+	ck_assert_int_eq(plog_writer__append_initialize(w, 8, PLOG_CPU_GENERIC, 1000000000, 0, 0,
+							""), 0);
+	ck_assert_int_eq(plog_writer__append_closelog(w, 9), 0);
+	n = pread(a, buf, sizeof(buf), 0);
+	ck_assert_int_eq(n, 112 + 16);
+	parse(buf, (size_t)n, 0, 0, &p);
+	ck_assert_int_eq(p.status, PLOG_STATUS_COMPLETE);
+	plog_writer__free(w);
+	close(a);
+	close(b);
+	close(full);
+}
+END_TEST
+
 START_TEST(test_writer_enospc_sticky)
 {
 	int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
@@ -1489,6 +1564,7 @@ static Suite *pmclog_suite(void)
 	tcase_add_test(tc, test_writer_all_types_file);
 	tcase_add_test(tc, test_fixture_freebsd_events);
 	tcase_add_test(tc, test_writer_stream_rules);
+	tcase_add_test(tc, test_writer_restart);
 	tcase_add_test(tc, test_writer_enospc_sticky);
 	tcase_add_test(tc, test_writer_epipe);
 	tcase_add_test(tc, test_writer_short_write_truncates);
