@@ -27,6 +27,7 @@
 #define CTL_CMD_STOP "stop"
 #define CTL_CMD_STATUS "status"
 #define CTL_CMD_SESSIONS "sessions"
+#define CTL_CMD_PROFILES "profiles"
 
 #define CTL_EVENT_SESSION_END "session-end"
 

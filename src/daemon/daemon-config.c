@@ -11,7 +11,8 @@
  *   that is not `key = value`, a NUL byte, an over-long line) is reported as
  *   "FILE:LINE: message" and counted: the daemon refuses to start on any, since
  *   a security setting silently left at its default is worse than no start.
- *   The parser works on a buffer, not a FILE, so that the fuzz harness and the
+ *   The line syntax is daemon_kv_parse()'s, which profile files share
+ *   (daemon-profile.c).  The parser works on a buffer, not a FILE, so that the fuzz harness and the
  *   unit test drive exactly the code the daemon runs.  Keys and ranges are in
  *   one table; man/hwpmcd.conf.5 documents the same table.
  */
@@ -21,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "daemon-ctl.h"
@@ -96,16 +99,7 @@ void daemon_config_defaults(struct daemon_config *cfg)
 	cfg->user_max_perf_fds = 4096;
 }
 
-struct diag {
-	char *buf;
-	size_t size, len;
-	int count;
-};
-
-static void problem(struct diag *d, const char *name, int line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void problem(struct diag *d, const char *name, int line, const char *fmt, ...)
+void daemon_diag_add(struct daemon_diag *d, const char *name, int line, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -113,8 +107,12 @@ static void problem(struct diag *d, const char *name, int line, const char *fmt,
 	d->count++;
 	if (!d->buf || d->len + 1 >= d->size)
 		return;
-	n = snprintf(d->buf + d->len, d->size - d->len, "%s%s:%d: ", d->len ? "\n" : "", name,
-		     line);
+	/* Line 0: the file as a whole. */
+	if (line > 0)
+		n = snprintf(d->buf + d->len, d->size - d->len, "%s%s:%d: ", d->len ? "\n" : "",
+			     name, line);
+	else
+		n = snprintf(d->buf + d->len, d->size - d->len, "%s%s: ", d->len ? "\n" : "", name);
 	if (n > 0)
 		d->len = d->len + (size_t)n < d->size ? d->len + (size_t)n : d->size - 1;
 	va_start(ap, fmt);
@@ -124,8 +122,11 @@ static void problem(struct diag *d, const char *name, int line, const char *fmt,
 		d->len = d->len + (size_t)n < d->size ? d->len + (size_t)n : d->size - 1;
 }
 
+#define problem daemon_diag_add
+#define diag daemon_diag
+
 /* A printable rendering of @s for a message: control bytes become '?'. */
-static void printable(char *dst, size_t size, const char *s)
+void daemon_printable(char *dst, size_t size, const char *s)
 {
 	size_t i;
 
@@ -141,7 +142,7 @@ static void set_value(struct daemon_config *cfg, const struct key *k, const char
 	char shown[96];
 	uint64_t x;
 
-	printable(shown, sizeof(shown), v);
+	daemon_printable(shown, sizeof(shown), v);
 	switch (k->kind) {
 	case K_U32:
 		if (util_parse_u64(v, &x) < 0 || x < k->lo || x > k->hi) {
@@ -197,29 +198,25 @@ static void set_value(struct daemon_config *cfg, const struct key *k, const char
 	}
 }
 
-int daemon_config_parse(struct daemon_config *cfg, const char *text, size_t len,
-			const char *name, char *err, size_t errlen)
+int daemon_kv_parse(const char *text, size_t len, const char *name, daemon_kv_fn fn, void *ctx,
+		    struct daemon_diag *d)
 {
-	struct diag d = { .buf = err, .size = errlen };
 	size_t pos = 0;
-	int line = 0;
+	int line = 0, before = d->count;
 
-	if (err && errlen)
-		err[0] = '\0';
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
 		char buf[CONFIG_LINE_MAX], *k, *v, *e, *eq;
-		const struct key *key = NULL;
 
 		line++;
 		if (n >= sizeof(buf)) {
-			problem(&d, name, line, "line longer than %d bytes", CONFIG_LINE_MAX - 1);
+			problem(d, name, line, "line longer than %d bytes", CONFIG_LINE_MAX - 1);
 			pos += n + 1;
 			continue;
 		}
 		if (memchr(text + pos, '\0', n)) {
-			problem(&d, name, line, "a NUL byte in the line");
+			problem(d, name, line, "a NUL byte in the line");
 			pos += n + 1;
 			continue;
 		}
@@ -233,7 +230,7 @@ int daemon_config_parse(struct daemon_config *cfg, const char *text, size_t len,
 			continue;
 		eq = strchr(k, '=');
 		if (!eq) {
-			problem(&d, name, line, "expected 'key = value'");
+			problem(d, name, line, "expected 'key = value'");
 			continue;
 		}
 		*eq = '\0';
@@ -243,56 +240,107 @@ int daemon_config_parse(struct daemon_config *cfg, const char *text, size_t len,
 			*--e = '\0';
 		for (e = k + strlen(k); e > k && (e[-1] == ' ' || e[-1] == '\t');)
 			*--e = '\0';
-		for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-			if (strcmp(keys[i].name, k) == 0)
-				key = &keys[i];
-		if (!key) {
-			char shown[64];
-
-			printable(shown, sizeof(shown), k);
-			problem(&d, name, line, "unknown key '%s' (see hwpmcd.conf(5))", shown);
-			continue;
-		}
-		set_value(cfg, key, v, &d, name, line);
+		fn(ctx, k, v, line, d);
 	}
-	return d.count;
+	return d->count - before;
+}
+
+struct config_ctx {
+	struct daemon_config *cfg;
+	const char *name;
+};
+
+static void config_kv(void *ctx, const char *k, const char *v, int line, struct daemon_diag *d)
+{
+	struct config_ctx *c = ctx;
+	const struct key *key = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (strcmp(keys[i].name, k) == 0)
+			key = &keys[i];
+	if (!key) {
+		char shown[64];
+
+		daemon_printable(shown, sizeof(shown), k);
+		problem(d, c->name, line, "unknown key '%s' (see hwpmcd.conf(5))", shown);
+		return;
+	}
+	set_value(c->cfg, key, v, d, c->name, line);
+}
+
+int daemon_config_parse(struct daemon_config *cfg, const char *text, size_t len,
+			const char *name, char *err, size_t errlen)
+{
+	struct daemon_diag d = { .buf = err, .size = errlen };
+	struct config_ctx c = { cfg, name };
+
+	if (err && errlen)
+		err[0] = '\0';
+	return daemon_kv_parse(text, len, name, config_kv, &c, &d);
+}
+
+int daemon_read_file(const char *path, size_t max, char **ret_buf, size_t *ret_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), r = 0;
+	struct stat st;
+	char *buf;
+	ssize_t n = 0, k = 0;
+
+	if (fd < 0)
+		return -errno;
+	/* A FIFO or a device named in a config directory must not hold up the daemon. */
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))
+		st.st_size = 0; /* /dev/null: an empty file, "every default" */
+	else if (!S_ISREG(st.st_mode))
+		r = -EINVAL;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	buf = malloc(max + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((size_t)n <= max && (k = util_read_some(fd, buf + n, max + 1 - (size_t)n)) > 0)
+		n += k;
+	if ((size_t)n <= max && k < 0)
+		r = (int)k;
+	else if ((size_t)n > max)
+		r = -EFBIG;
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[n] = '\0';
+	*ret_buf = buf;
+	*ret_len = (size_t)n;
+	return 0;
 }
 
 int daemon_config_load(struct daemon_config *cfg, const char *path, bool must_exist,
 		       char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), r;
-	char *buf;
-	ssize_t n = 0, k = 0;
+	char *buf = NULL;
+	size_t n = 0;
+	int r;
 
 	if (err && errlen)
 		err[0] = '\0';
-	if (fd < 0) {
-		r = -errno;
-		if (!must_exist && r == -ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: %s", path, strerror(-r));
-		return r;
-	}
-	buf = malloc(CONFIG_FILE_MAX + 1);
-	if (!buf) {
-		close(fd);
-		snprintf(err, errlen, "%s: out of memory", path);
-		return -ENOMEM;
-	}
-	while ((size_t)n <= CONFIG_FILE_MAX &&
-	       (k = util_read_some(fd, buf + n, CONFIG_FILE_MAX + 1 - (size_t)n)) > 0)
-		n += k;
-	r = (size_t)n <= CONFIG_FILE_MAX && k < 0 ? (int)k : 0;
-	close(fd);
-	if (r < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-r));
-	} else if ((size_t)n > CONFIG_FILE_MAX) {
+	r = daemon_read_file(path, CONFIG_FILE_MAX, &buf, &n);
+	if (r == -ENOENT && !must_exist)
+		return 0;
+	if (r == -EFBIG)
 		snprintf(err, errlen, "%s: larger than %u bytes", path, CONFIG_FILE_MAX);
-		r = -EFBIG;
-	} else if (daemon_config_parse(cfg, buf, (size_t)n, path, err, errlen) > 0) {
+	else if (r == -EINVAL)
+		snprintf(err, errlen, "%s: not a regular file", path);
+	else if (r < 0)
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+	else if (daemon_config_parse(cfg, buf, n, path, err, errlen) > 0)
 		r = -EINVAL;
-	}
 	free(buf);
 	return r;
 }

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "daemon-int.h"
 
@@ -66,6 +67,38 @@ int daemon_config_parse(struct daemon_config *cfg, const char *text, size_t len,
  */
 int daemon_config_load(struct daemon_config *cfg, const char *path, bool must_exist,
 		       char *err, size_t errlen);
+
+/* Problems found in a text, as "NAME:LINE: message" lines joined by '\n' into buf. */
+struct daemon_diag {
+	char *buf; /* NULL: only counted */
+	size_t size, len;
+	int count;
+};
+
+/* daemon_diag_add: count a problem and append its line (truncated to the buffer). */
+void daemon_diag_add(struct daemon_diag *d, const char *name, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* daemon_printable: @s for a message, control bytes as '?', NUL-terminated in @dst. */
+void daemon_printable(char *dst, size_t size, const char *s);
+
+/* One `key = value` line; @key and @value are trimmed and NUL-terminated. */
+typedef void (*daemon_kv_fn)(void *ctx, const char *key, const char *value, int line,
+			     struct daemon_diag *d);
+/*
+ * daemon_kv_parse: the `key = value` lines of @text (@len bytes, any bytes): '#'
+ * starts a comment line, blank lines are skipped; a line that is not `key =
+ * value`, holds a NUL byte or is longer than 1023 bytes is a problem of @d;
+ * every other line goes to @fn.  Returns the problems added to @d (by it and @fn).
+ */
+int daemon_kv_parse(const char *text, size_t len, const char *name, daemon_kv_fn fn, void *ctx,
+		    struct daemon_diag *d);
+/*
+ * daemon_read_file: the whole regular file @path (opened O_NONBLOCK, so that a
+ * FIFO cannot hold us up; /dev/null reads as empty) into a new malloc'ed NUL-terminated *ret_buf of
+ * *ret_len bytes.  0, -EINVAL (not a regular file), -EFBIG (over @max bytes), or
+ * open(2)/read(2)'s error.
+ */
+int daemon_read_file(const char *path, size_t max, char **ret_buf, size_t *ret_len);
 
 /* One parsed request line; root owns args and cmd (json_decref(root)). */
 struct daemon_request {
@@ -142,5 +175,63 @@ int daemon_auth_target(const char *procroot, const struct daemon_who *who, pid_t
  */
 int daemon_auth_tids(const char *procroot, const pid_t *tids, const pid_t *owners,
 		     const int *pidfds, size_t n, char *err, size_t errlen);
+
+/* ---- always-on profiles (daemon-profile.c) ---- */
+
+/* What retention found and did in a profile's directory. */
+struct daemon_retain {
+	uint64_t files, bytes;		   /* what is left, side files included */
+	uint64_t deleted_files, deleted_bytes;
+};
+
+/* daemon_profile_name_ok: letters, digits, '_', '.', '-'; 1..63 bytes; not starting '.' or '-'. */
+bool daemon_profile_name_ok(const char *name);
+/* daemon_profile_defaults: a profile @name with every default (man hwpmcd.conf.5). */
+void daemon_profile_defaults(struct daemon_profile *pf, const char *name);
+/*
+ * daemon_profile_parse: apply the text of the profile file @fname (@len bytes)
+ * to @pf (from daemon_profile_defaults()), then check it whole: the keys against
+ * each other, and what it asks the collector for through daemon_start_parse()
+ * under @cfg, @maxrate and @maxstack as for root.  Each problem is a line
+ * "FNAME:LINE: message" in @err.  Returns the number of problems.  Pure but for
+ * the sysfs reads of the event parser.
+ */
+int daemon_profile_parse(struct daemon_profile *pf, const char *text, size_t len,
+			 const char *fname, const struct daemon_config *cfg, uint64_t maxrate,
+			 uint32_t maxstack, char *err, size_t errlen);
+/* daemon_profile_args: the start arguments of @pf ("output": "state"); a new reference. */
+json_t *daemon_profile_args(const struct daemon_profile *pf);
+/*
+ * daemon_profile_load_dir: every NAME.conf of @dir, in name order, into @defs (at
+ * most @max; *ret_n of them).  A file with problems is left out and its problems
+ * are appended to @err; a missing directory is no profile.  Returns the number
+ * of problems (0: every file was good).
+ */
+int daemon_profile_load_dir(const char *dir, const struct daemon_config *cfg, uint64_t maxrate,
+			    uint32_t maxstack, struct daemon_profile *defs, size_t max,
+			    size_t *ret_n, char *err, size_t errlen);
+/* daemon_profile_same: @a and @b ask for the same (where their keys stand aside). */
+bool daemon_profile_same(const struct daemon_profile *a, const struct daemon_profile *b);
+/*
+ * daemon_profile_open_file: create DIR/NAME-YYYYmmddTHHMMSSZ.pmclog for the UTC
+ * time @when (O_EXCL|O_NOFOLLOW, 0640; "-N" before ".pmclog" if that name is
+ * taken) and put its path in @ret_path.  The fd, or -errno.
+ */
+int daemon_profile_open_file(const char *dir, const char *name, time_t when, char *ret_path,
+			     size_t pathlen);
+/*
+ * daemon_profile_retain: in @dir, delete the oldest files of profile @name (with
+ * their .kallsyms and .vdso) while they total more than @retain_bytes, and every
+ * file last written more than @retain_seconds before @now (0: no such bound),
+ * never @current (the file being written).  *ret says what is left and what
+ * went.  0 or -errno (what was deleted before an error stays counted).
+ */
+int daemon_profile_retain(const char *dir, const char *name, const char *current,
+			  uint64_t retain_bytes, uint64_t retain_seconds, time_t now,
+			  struct daemon_retain *ret);
+/* daemon_parse_size: "4096", "64K", "64KiB", "1.5G" (binary).  0, -EINVAL or -ERANGE. */
+int daemon_parse_size(const char *s, uint64_t *ret);
+/* daemon_parse_duration: "90", "90s", "15min", "15m", "2h", "7d" in seconds. 0 or -EINVAL/-ERANGE. */
+int daemon_parse_duration(const char *s, uint64_t *ret);
 
 #endif /* HWPMCD_DAEMON_CTL_H */

@@ -212,8 +212,88 @@ struct session_cpu_stats {
  */
 void session_budget_set(uint64_t max_fds, uint64_t user_max_fds);
 
+#define DAEMON_PROFILE_NAME_MAX 64
+#define DAEMON_PROFILES_MAX 32 /* profile files the daemon runs at once */
+#define DAEMON_PROFILES_DIR_DEFAULT "/etc/hwpmcd/profiles.d"
+#define DAEMON_PROFILE_FREQ_DEFAULT 49 /* Hz: off the beat of 10 ms timers, as other agents */
+#define DAEMON_PROFILE_ROTATE_BYTES_MIN (64u << 10)
+
+enum profile_key {
+	PK_EVENTS = 0,
+	PK_FREQ,
+	PK_PERIOD,
+	PK_CALLGRAPH,
+	PK_SCOPE,
+	PK_ROTATE_SECONDS,
+	PK_ROTATE_BYTES,
+	PK_RETAIN_SECONDS,
+	PK_RETAIN_BYTES,
+	PK_CPU_BUDGET,
+	PK_ENABLED,
+	PK_KALLSYMS,
+	PK_RING_PAGES,
+	PK_DEPTH,
+	PK_MAX
+};
+
+/* One profile file, parsed (hwpmcd.conf(5), PROFILES).  0 means "not set" where it can. */
+struct daemon_profile {
+	char name[DAEMON_PROFILE_NAME_MAX]; /* the file's name without ".conf" */
+	char events[512];		    /* comma-separated, perf's spelling */
+	uint32_t freq, period;		    /* period wins when set */
+	char callgraph[32];		    /* none | fp | dwarf[,BYTES] */
+	char scope[256];		    /* all | cpus:LIST */
+	uint64_t rotate_seconds, rotate_bytes; /* 0: not by that */
+	uint64_t retain_seconds, retain_bytes; /* 0: not by that */
+	uint32_t cpu_budget_percent;	    /* refused for now: the loop is not built */
+	uint32_t ring_pages, depth;	    /* 0: the start's defaults */
+	bool enabled, kallsyms;
+	int line[PK_MAX]; /* where each key was set (0: not set) */
+};
+
+/*
+ * An always-on profile's part of its session (daemon-profile.c has the files'
+ * names and retention): the worker rotates the log into a new file of the
+ * profile's directory, deletes what retention says, and pauses on a full disk
+ * (samples are then counted, not written, and the model kept up to date) until
+ * there is room again.  Main reads the atomics and, under lock, path and note.
+ */
+struct session_profile {
+	struct daemon_profile def; /* a copy; daemon-ctl.h */
+	char dir[600];		   /* STATE_DIR/profiles/NAME */
+	bool kallsyms;		   /* each file gets FILE.kallsyms (main decided it can) */
+	pthread_mutex_t lock;	   /* path and note: held only to copy them */
+	char path[700];		   /* the file being written, "" while paused */
+	char note[256];		   /* why it is paused, or the last retention error */
+	/* written by the worker (atomic stores), read by main */
+	bool paused;
+	uint64_t files;		/* files begun */
+	uint64_t rotations;
+	uint64_t pauses;
+	uint64_t paused_samples; /* samples taken while paused: counted, not written */
+	uint64_t disk_bytes, disk_files, deleted_files; /* as of the last retention pass */
+	/* the worker's own */
+	uint64_t file_t0;	/* CLOCK_MONOTONIC of the current file's head */
+	uint64_t file_bytes0;	/* the writer's byte count at that head */
+	uint64_t file_samples0; /* the session's samples at that head */
+	int64_t next_retain_ms, next_check_ms;
+};
+
+/* A paused profile looks for room this often, and retention runs at least this often. */
+#define PROFILE_CHECK_EVERY_MS 1000
+#define PROFILE_RETAIN_EVERY_MS 10000
+
+/* The free bytes a paused profile waits for: a file's worth, at least 1 and at most 16 MiB. */
+static inline uint64_t profile_resume_free(const struct session_profile *pf)
+{
+	uint64_t b = pf->def.rotate_bytes ? pf->def.rotate_bytes : (16u << 20);
+
+	return b < (1u << 20) ? (1u << 20) : b > (16u << 20) ? (16u << 20) : b;
+}
+
 struct session {
 	int id;
+	struct session_profile *prof; /* an always-on profile's session, else NULL; owned */
 	uid_t uid;
 	/*
 	 * Main's bookkeeping, never touched by the worker: the client that started
@@ -232,7 +312,7 @@ struct session {
 	void *stop_client;
 	int64_t stop_id;
 	uint64_t stop_ns;
-	char path[640]; /* a detached session's log in the state directory */
+	char path[720]; /* a detached session's log in the state directory */
 	struct session_params p;
 	/* The CPUs, chosen by main at session__new(); cstats[i] is cpus[i]'s. */
 	int *cpus;
@@ -282,7 +362,7 @@ struct session {
 	pthread_t ks_thread;		 /* writes the full table (ks_start()); joined by ks_finish() */
 	bool ks_thread_started;
 	bool ks_rewritable;		 /* ks_fd was a regular file at offset 0 at the start */
-	char ks_path[660];		 /* a detached session's kallsyms file */
+	char ks_path[740];		 /* a detached session's kallsyms file */
 	char ks_skip[160];		 /* why the session has none ("": it has or none asked) */
 	size_t ks_full_syms, ks_full_bytes;
 	int ks_state;			 /* enum session_ks_state */

@@ -98,6 +98,27 @@ static bool arg_check_config;
 static const char *arg_config;
 static const char *arg_socket;
 static const char *arg_state_dir;
+static const char *arg_profiles_dir;
+
+/*
+ * Always-on profiles (daemon-profile.c): one slot per profile file of the last
+ * load, with the session that runs it.  A slot whose profile changed waits
+ * (pending) until the session of its old definition has ended, so that two
+ * sessions never write one directory.
+ */
+struct profile_slot {
+	struct daemon_profile def;
+	struct session *s; /* its session (running, stopping or ended), or NULL */
+	bool pending;	   /* to start once no session of this name is left */
+	bool kept_old;	   /* its file was refused on reload: the old definition runs on */
+	char problem[1024]; /* why it is not running */
+};
+static struct profile_slot pslots[DAEMON_PROFILES_MAX];
+static size_t npslots;
+static char profiles_dir[512] = DAEMON_PROFILES_DIR_DEFAULT;
+static char profiles_problems[8192]; /* the last load's refused files */
+static void profiles_start_pending(void);
+static void profile_session_gone(struct session *s);
 
 /* epoll tags: pointers to these mark what an event is for. */
 static char tag_listen, tag_signal, tag_closer;
@@ -295,6 +316,36 @@ static const char *session_note(const struct session *s, char *buf, size_t size)
 	return buf;
 }
 
+/* What a profile's worker says of its files (daemon-int.h, struct session_profile). */
+static json_t *profile_run_json(struct session *s)
+{
+	struct session_profile *pf = s->prof;
+	json_t *o = json_object();
+	char path[sizeof(pf->path)], note[sizeof(pf->note)];
+
+	pthread_mutex_lock(&pf->lock);
+	snprintf(path, sizeof(path), "%s", pf->path);
+	snprintf(note, sizeof(note), "%s", pf->note);
+	pthread_mutex_unlock(&pf->lock);
+#define PL(f) json_integer((json_int_t)__atomic_load_n(&pf->f, __ATOMIC_RELAXED))
+	json_object_set_new(o, "name", json_string(pf->def.name));
+	json_object_set_new(o, "dir", json_string(pf->dir));
+	json_object_set_new(o, "file", json_string(path));
+	json_object_set_new(o, "paused", json_boolean(__atomic_load_n(&pf->paused,
+								      __ATOMIC_RELAXED)));
+	json_object_set_new(o, "files", PL(files));
+	json_object_set_new(o, "rotations", PL(rotations));
+	json_object_set_new(o, "pauses", PL(pauses));
+	json_object_set_new(o, "paused_samples", PL(paused_samples));
+	json_object_set_new(o, "disk_bytes", PL(disk_bytes));
+	json_object_set_new(o, "disk_files", PL(disk_files));
+	json_object_set_new(o, "deleted_files", PL(deleted_files));
+#undef PL
+	if (note[0])
+		json_object_set_new(o, "note", json_string(note));
+	return o;
+}
+
 static json_t *session_json(struct session *s)
 {
 	json_t *o = json_object(), *st = json_object(), *types = json_object(), *cpus = json_array();
@@ -381,11 +432,15 @@ static json_t *session_json(struct session *s)
 		json_object_set_new(o, "kallsyms", session_ks_json(s, state));
 	if (s->ks_path[0])
 		json_object_set_new(o, "kallsyms_path", json_string(s->ks_path));
+	if (s->prof)
+		json_object_set_new(o, "profile", profile_run_json(s));
 	return o;
 }
 
 static void session_remove(struct session *s)
 {
+	if (s->prof)
+		profile_session_gone(s);
 	for (size_t i = 0; i < nsessions; i++) {
 		if (sessions[i] == s) {
 			(void)epoll_ctl(epfd, EPOLL_CTL_DEL, s->done_efd, NULL);
@@ -1072,6 +1127,371 @@ static void cmd_events(struct client *c, json_int_t id)
 	client_send(c, rep);
 }
 
+/* ---- always-on profiles ---- */
+
+/* @path, made if missing (0750): a directory of ours that nobody else may write. */
+static int own_dir(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (mkdir(path, 0750) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot make '%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	if (lstat(path, &st) < 0) {
+		snprintf(err, errlen, "'%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		snprintf(err, errlen, "'%s' is %s; refusing to write there", path,
+			 !S_ISDIR(st.st_mode) ? "not a directory" : st.st_uid != geteuid()
+			 ? "owned by another user" : "writable by group or others");
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* Is a session of profile @name still there (running, stopping, or ended and listed)? */
+static struct session *profile_session_of(const char *name)
+{
+	for (size_t i = 0; i < nsessions; i++)
+		if (sessions[i]->prof && strcmp(sessions[i]->prof->def.name, name) == 0)
+			return sessions[i];
+	return NULL;
+}
+
+/*
+ * Start the session of profile slot @ps: its definition through the start's own
+ * checks (as root), the budgets every session counts against, its directory
+ * STATE_DIR/profiles/NAME, its first file; the worker does the rest, as for a
+ * detached session.  0, or -errno with @err.
+ */
+static int profile_start(struct profile_slot *ps, char *err, size_t errlen)
+{
+	const struct daemon_who root = { .uid = 0, .gid = 0, .pid = 0, .admin = true };
+	struct session_params *p = calloc(1, sizeof(*p));
+	json_t *args = daemon_profile_args(&ps->def);
+	struct daemon_start st;
+	struct session *s = NULL;
+	struct session_profile *pf = calloc(1, sizeof(*pf));
+	char dir[sizeof(pf->dir)], path[sizeof(pf->path)];
+	int cpus[DAEMON_MAX_CPUS], fd = -1, r;
+	size_t ncpus = 0;
+	bool all_user = true;
+
+	if (!p || !args || !pf) {
+		snprintf(err, errlen, "out of memory");
+		r = -ENOMEM;
+		goto out;
+	}
+	r = daemon_start_parse(args, &cfg, &root, coll_max_sample_rate(), coll_max_stack(), p,
+			       &st, err, errlen);
+	if (r < 0)
+		goto out;
+	if (nsessions >= cfg.max_sessions) {
+		snprintf(err, errlen, "the daemon runs %zu sessions, its maximum (max_sessions)",
+			 nsessions);
+		r = -EBUSY;
+		goto out;
+	}
+	if (p->ncpus) {
+		memcpy(cpus, p->cpus, p->ncpus * sizeof(*cpus));
+		ncpus = p->ncpus;
+	} else if ((r = coll_online_cpus(cpus, DAEMON_MAX_CPUS, &ncpus)) < 0) {
+		snprintf(err, errlen, "cannot read the online CPUs: %s", strerror(-r));
+		goto out;
+	}
+	if (ring_bytes_all() + ncpus * st.ring_bytes > ((uint64_t)cfg.max_ring_mb << 20)) {
+		snprintf(err, errlen, "its rings (%zu CPUs x %zu KiB) would take the daemon's ring "
+			 "memory above %u MiB (max_ring_mb)", ncpus, st.ring_bytes >> 10,
+			 cfg.max_ring_mb);
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = state_dir_check(err, errlen)) < 0)
+		goto out;
+	snprintf(dir, sizeof(dir), "%.511s/profiles", cfg.state_dir);
+	if ((r = own_dir(dir, err, errlen)) < 0)
+		goto out;
+	snprintf(dir, sizeof(dir), "%.511s/profiles/%.63s", cfg.state_dir, ps->def.name);
+	if ((r = own_dir(dir, err, errlen)) < 0)
+		goto out;
+	for (size_t i = 0; i < p->nevents; i++)
+		all_user &= p->events[i].exclude_kernel;
+	fd = daemon_profile_open_file(dir, ps->def.name, time(NULL), path, sizeof(path));
+	if (fd < 0) {
+		r = fd;
+		snprintf(err, errlen, "cannot create a file in '%s': %s", dir, strerror(-r));
+		goto out;
+	}
+	write_vdso_beside(path);
+	p->out_fd = fd;
+	p->ks_fd = -1;
+	fd = -1;
+	r = session__new(p, next_session_id, cpus, ncpus, &s);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot start the session: %s", strerror(-r));
+		(void)unlink(path);
+		goto out;
+	}
+	pf->def = ps->def;
+	snprintf(pf->dir, sizeof(pf->dir), "%s", dir);
+	snprintf(pf->path, sizeof(pf->path), "%s", path);
+	pf->kallsyms = ps->def.kallsyms && p->kernel && !all_user &&
+		       daemon_ksyms_probe("/proc/kallsyms") == 0;
+	pthread_mutex_init(&pf->lock, NULL);
+	s->prof = pf;
+	pf = NULL;
+	s->detached = true;
+	s->owner = NULL;
+	s->start_client = NULL;
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	r = session__launch(s);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot start the session: %s", strerror(-r));
+		(void)unlink(path);
+		session__free(s);
+		goto out;
+	}
+	next_session_id++;
+	sessions[nsessions++] = s;
+	{
+		struct epoll_event e = { .events = EPOLLIN, .data.ptr = s };
+
+		(void)epoll_ctl(epfd, EPOLL_CTL_ADD, s->done_efd, &e);
+	}
+	ps->s = s;
+	ps->problem[0] = '\0';
+	log_info("profile %s: session %d starting: %zu events on %zu cpus, writing '%s'",
+		 ps->def.name, s->id, s->p.nevents, s->ncpus, dir);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(pf);
+	free(p);
+	json_decref(args);
+	return r;
+}
+
+/* A profile's session leaves the list: its slot hears why, if it did not start. */
+static void profile_session_gone(struct session *s)
+{
+	for (size_t i = 0; i < npslots; i++) {
+		struct profile_slot *ps = &pslots[i];
+
+		if (ps->s != s)
+			continue;
+		ps->s = NULL;
+		if (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE))
+			snprintf(ps->problem, sizeof(ps->problem), "did not start: %.900s", s->error_msg);
+		else if (__atomic_load_n(&s->error, __ATOMIC_ACQUIRE))
+			snprintf(ps->problem, sizeof(ps->problem), "ended: %.900s", s->error_msg);
+		else
+			snprintf(ps->problem, sizeof(ps->problem), "stopped (session %d); 'hwpmc "
+				 "profiles reload' starts it again", s->id);
+	}
+}
+
+static void profiles_start_pending(void)
+{
+	char err[1024];
+
+	for (size_t i = 0; i < npslots; i++) {
+		struct profile_slot *ps = &pslots[i];
+
+		if (!ps->pending || !ps->def.enabled || profile_session_of(ps->def.name))
+			continue;
+		ps->pending = false;
+		if (profile_start(ps, err, sizeof(err)) < 0) {
+			snprintf(ps->problem, sizeof(ps->problem), "did not start: %.900s", err);
+			log_error("profile %s: did not start: %s", ps->def.name, err);
+		}
+	}
+}
+
+/* Each line of @text (problems, "\n"-joined) as its own log line. */
+static void log_lines(int prio_error, const char *prefix, const char *text)
+{
+	char *copy = strdup(text);
+
+	for (char *l = copy, *nl; l && *l; l = nl) {
+		nl = strchr(l, '\n');
+		if (nl)
+			*nl++ = '\0';
+		if (prio_error)
+			log_error("%s%s", prefix, l);
+		else
+			log_warn("%s%s", prefix, l);
+	}
+	free(copy);
+}
+
+/*
+ * (Re)load the profiles directory: a new or changed enabled profile starts (a
+ * changed one once its old session has ended), a removed, disabled or changed
+ * one is stopped, an unchanged running one runs on, and a file refused on
+ * reload leaves its running profile on its previous definition.  Returns the
+ * number of refused files (their problems in profiles_problems).
+ */
+static int profiles_load(void)
+{
+	struct daemon_profile *defs = calloc(DAEMON_PROFILES_MAX, sizeof(*defs));
+	struct profile_slot *next = calloc(DAEMON_PROFILES_MAX, sizeof(*next));
+	size_t n = 0, nn = 0;
+	bool *taken = calloc(DAEMON_PROFILES_MAX, sizeof(*taken));
+	int problems;
+
+	if (!defs || !next || !taken) {
+		free(defs);
+		free(next);
+		free(taken);
+		snprintf(profiles_problems, sizeof(profiles_problems), "out of memory");
+		return 1;
+	}
+	problems = daemon_profile_load_dir(profiles_dir, &cfg, coll_max_sample_rate(),
+					   coll_max_stack(), defs, DAEMON_PROFILES_MAX, &n,
+					   profiles_problems, sizeof(profiles_problems));
+	if (problems)
+		log_lines(1, "profiles: ", profiles_problems);
+	for (size_t i = 0; i < npslots; i++) {
+		struct profile_slot *old = &pslots[i];
+		bool running = old->s && !old->s->ended &&
+			       __atomic_load_n(&old->s->state, __ATOMIC_ACQUIRE) <= SESSION_RUNNING;
+		size_t j;
+		char path[sizeof(profiles_dir) + DAEMON_PROFILE_NAME_MAX + 8];
+
+		for (j = 0; j < n; j++)
+			if (strcmp(defs[j].name, old->def.name) == 0)
+				break;
+		snprintf(path, sizeof(path), "%.511s/%.63s.conf", profiles_dir, old->def.name);
+		if (j == n && running && access(path, F_OK) == 0 && nn < DAEMON_PROFILES_MAX) {
+			/* Its file is there but was refused: the running definition stays. */
+			next[nn] = *old;
+			next[nn].kept_old = true;
+			snprintf(next[nn].problem, sizeof(next[nn].problem), "%.63s.conf was refused on "
+				 "reload; the previous definition runs on", old->def.name);
+			nn++;
+			continue;
+		}
+		if (j < n && !taken[j] && running && defs[j].enabled &&
+		    daemon_profile_same(&defs[j], &old->def) && nn < DAEMON_PROFILES_MAX) {
+			next[nn] = *old;
+			next[nn].def = defs[j]; /* the lines may have moved */
+			next[nn].kept_old = false;
+			next[nn].problem[0] = '\0';
+			taken[j] = true;
+			nn++;
+			continue;
+		}
+		if (old->s && !old->s->ended && running) {
+			log_info("profile %s: %s: stopping session %d", old->def.name,
+				 j == n ? "removed" : !defs[j].enabled ? "disabled" : "changed",
+				 old->s->id);
+			old->s->orphan = true; /* freed without a word once its worker ends */
+			session__request_stop(old->s);
+		} else if (old->s && old->s->ended) {
+			/* Ended by itself earlier and still listed: its slot goes, so does it. */
+			struct session *gone = old->s;
+
+			old->s = NULL;
+			session_tell_end(gone, NULL, true);
+		}
+	}
+	for (size_t j = 0; j < n; j++) {
+		bool dup = false;
+
+		if (taken[j])
+			continue;
+		for (size_t k = 0; k < nn; k++)
+			dup |= strcmp(next[k].def.name, defs[j].name) == 0;
+		if (dup || nn == DAEMON_PROFILES_MAX)
+			continue;
+		memset(&next[nn], 0, sizeof(next[nn]));
+		next[nn].def = defs[j];
+		next[nn].pending = defs[j].enabled;
+		if (!defs[j].enabled)
+			snprintf(next[nn].problem, sizeof(next[nn].problem), "enabled = no");
+		nn++;
+	}
+	memcpy(pslots, next, nn * sizeof(*next));
+	npslots = nn;
+	free(defs);
+	free(next);
+	free(taken);
+	log_info("profiles: %zu loaded from '%s'%s", n, profiles_dir,
+		 problems ? " (some files were refused)" : "");
+	profiles_start_pending();
+	return problems;
+}
+
+static const char *profile_state(const struct profile_slot *ps)
+{
+	int st;
+
+	if (!ps->s)
+		return !ps->def.enabled ? "disabled" : ps->pending ? "waiting" : "stopped";
+	if (ps->s->ended)
+		return "error";
+	st = __atomic_load_n(&ps->s->state, __ATOMIC_ACQUIRE);
+	if (st == SESSION_RUNNING && __atomic_load_n(&ps->s->prof->paused, __ATOMIC_RELAXED))
+		return "paused";
+	return session_state_name(st);
+}
+
+/* `profiles`: the list; `{"reload": true}` first reloads the directory.  Administrators only. */
+static void cmd_profiles(struct client *c, json_int_t id, json_t *args)
+{
+	json_t *v = json_object_get(args, "reload"), *rep, *arr;
+	int nproblems = 0;
+
+	if (json_object_size(args) > (v ? 1u : 0u) || (v && !json_is_boolean(v))) {
+		reply_error(c, id, -EINVAL, "profiles: takes only an optional {\"reload\": true}");
+		return;
+	}
+	if (!is_admin(c)) {
+		reply_error(c, id, -EPERM, "profiles are the administrators' (root or group '%s')",
+			    cfg.admin_group);
+		return;
+	}
+	if (v && json_is_true(v)) {
+		log_info("profiles: reload asked for by uid %u", (unsigned)c->who.uid);
+		nproblems = profiles_load();
+	}
+	rep = reply_ok(id);
+	arr = json_array();
+	for (size_t i = 0; i < npslots; i++) {
+		struct profile_slot *ps = &pslots[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "name", json_string(ps->def.name));
+		json_object_set_new(o, "state", json_string(profile_state(ps)));
+		json_object_set_new(o, "enabled", json_boolean(ps->def.enabled));
+		json_object_set_new(o, "events", json_string(ps->def.events));
+		if (ps->def.period)
+			json_object_set_new(o, "period", json_integer(ps->def.period));
+		else
+			json_object_set_new(o, "freq", json_integer(ps->def.freq));
+		json_object_set_new(o, "callgraph", json_string(ps->def.callgraph));
+		json_object_set_new(o, "scope", json_string(ps->def.scope));
+		json_object_set_new(o, "rotate_seconds", json_integer((json_int_t)ps->def.rotate_seconds));
+		json_object_set_new(o, "rotate_bytes", json_integer((json_int_t)ps->def.rotate_bytes));
+		json_object_set_new(o, "retain_seconds", json_integer((json_int_t)ps->def.retain_seconds));
+		json_object_set_new(o, "retain_bytes", json_integer((json_int_t)ps->def.retain_bytes));
+		if (ps->problem[0])
+			json_object_set_new(o, "note", json_string(ps->problem));
+		if (ps->s)
+			json_object_set_new(o, "status", session_json(ps->s));
+		json_array_append_new(arr, o);
+	}
+	json_object_set_new(rep, "dir", json_string(profiles_dir));
+	json_object_set_new(rep, "profiles", arr);
+	if (profiles_problems[0])
+		json_object_set_new(rep, "problems", json_string(profiles_problems));
+	if (v && json_is_true(v))
+		json_object_set_new(rep, "refused", json_integer(nproblems));
+	client_send(c, rep);
+}
+
 static void handle_line(struct client *c, const char *line, size_t len)
 {
 	struct daemon_request rq;
@@ -1089,9 +1509,9 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		json_object_set_new(rep, "version", json_integer(CTL_PROTOCOL_VERSION));
 		json_object_set_new(rep, "daemon", json_string("hwpmcd " HWPMCD_VERSION));
 		json_object_set_new(rep, "commands",
-				    json_pack("[ssssss]", CTL_CMD_HELLO, CTL_CMD_EVENTS,
+				    json_pack("[sssssss]", CTL_CMD_HELLO, CTL_CMD_EVENTS,
 					      CTL_CMD_START, CTL_CMD_STOP, CTL_CMD_STATUS,
-					      CTL_CMD_SESSIONS));
+					      CTL_CMD_SESSIONS, CTL_CMD_PROFILES));
 		json_object_set_new(rep, "max_sample_rate",
 				    json_integer((json_int_t)coll_max_sample_rate()));
 		json_object_set_new(rep, "max_stack", json_integer(coll_max_stack()));
@@ -1106,6 +1526,8 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		cmd_status(c, rq.id, rq.args);
 	} else if (strcmp(cmd, CTL_CMD_EVENTS) == 0) {
 		cmd_events(c, rq.id);
+	} else if (strcmp(cmd, CTL_CMD_PROFILES) == 0) {
+		cmd_profiles(c, rq.id, rq.args);
 	} else {
 		char shown[64];
 
@@ -1393,6 +1815,8 @@ static void session_tell_end(struct session *s, const char *reason, bool remove)
 		client_send(stopper, rep);
 	if (owner)
 		client_send(owner, ev);
+	if (remove && !shutting_down)
+		profiles_start_pending();
 }
 
 /*
@@ -1426,8 +1850,13 @@ static void session_event(struct session *s)
 		log_info("session %d: did not start: %s", s->id, s->error_msg);
 		s->owner = NULL; /* it never was the owner's: no end event */
 		/* The files it would have written in the state directory. */
-		if (s->path[0])
+		if (s->path[0]) {
+			char vdso[sizeof(s->path) + 8];
+
 			(void)unlink(s->path);
+			snprintf(vdso, sizeof(vdso), "%s.vdso", s->path);
+			(void)unlink(vdso);
+		}
 		if (s->ks_path[0])
 			(void)unlink(s->ks_path);
 		session_tell_end(s, NULL, true); /* a stop asked for meanwhile gets its status */
@@ -1589,8 +2018,8 @@ static int setup_socket(void)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: hwpmcd [--socket PATH] [--config FILE] [--state-dir DIR] [--foreground]\n"
-		"              [--check-config]\n"
+		"usage: hwpmcd [--socket PATH] [--config FILE] [--state-dir DIR]\n"
+		"              [--profiles-dir DIR] [--foreground] [--check-config]\n"
 		"\n"
 		"The hwpmcd profiling daemon: samples CPUs or processes with perf_event_open\n"
 		"for its clients ('hwpmc record', 'hwpmc status', ...) and writes FreeBSD\n"
@@ -1601,11 +2030,16 @@ static void usage(FILE *out)
 		"  --config FILE   configuration (default /etc/hwpmcd/hwpmcd.conf, optional)\n"
 		"  --state-dir DIR where detached sessions ('hwpmc start') write (default\n"
 		"                  /var/lib/hwpmcd, or 'state_dir' in the config)\n"
+		"  --profiles-dir DIR  always-on profiles, one NAME.conf each (default\n"
+		"                  %s); each writes rotated logs under\n"
+		"                  STATE_DIR/profiles/NAME/ (hwpmcd.conf(5), PROFILES); SIGHUP\n"
+		"                  or 'hwpmc profiles reload' reads them again\n"
 		"  --foreground    plain log lines on stderr instead of journald priorities\n"
-		"  --check-config  read the configuration, print its problems, and exit\n"
-		"                  (0: it is good; the daemon refuses to start on any problem)\n"
+		"  --check-config  read the configuration and every profile, print their\n"
+		"                  problems, and exit (0: all good; the daemon refuses to start\n"
+		"                  on a bad configuration, and runs every good profile)\n"
 		"  -h, --help      this text;  --version  the version\n",
-		CTL_SOCKET_DEFAULT);
+		CTL_SOCKET_DEFAULT, DAEMON_PROFILES_DIR_DEFAULT);
 }
 
 int main(int argc, char **argv)
@@ -1614,6 +2048,7 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "state-dir", required_argument, NULL, 'D' },
+		{ "profiles-dir", required_argument, NULL, 'P' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "check-config", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1631,6 +2066,7 @@ int main(int argc, char **argv)
 		case 's': arg_socket = optarg; break;
 		case 'c': arg_config = optarg; break;
 		case 'D': arg_state_dir = optarg; break;
+		case 'P': arg_profiles_dir = optarg; break;
 		case 'f': arg_foreground = true; break;
 		case 'C': arg_check_config = true; break;
 		case 'h': usage(stdout); return 0;
@@ -1661,9 +2097,33 @@ int main(int argc, char **argv)
 			log_error("config '%s' has problems; not starting (see hwpmcd.conf(5))", path);
 			return 1;
 		}
+		if (arg_profiles_dir) {
+			if (arg_profiles_dir[0] != '/' ||
+			    strlen(arg_profiles_dir) >= sizeof(profiles_dir) - 80) {
+				log_error("--profiles-dir '%s' must be an absolute path of under "
+					  "%zu bytes", arg_profiles_dir, sizeof(profiles_dir) - 80);
+				return 2;
+			}
+			snprintf(profiles_dir, sizeof(profiles_dir), "%s", arg_profiles_dir);
+		}
 		if (arg_check_config) {
+			struct daemon_profile *defs = calloc(DAEMON_PROFILES_MAX, sizeof(*defs));
+			size_t n = 0;
+			int k;
+
 			printf("%s: ok\n", path);
-			return 0;
+			if (!defs)
+				return 1;
+			k = daemon_profile_load_dir(profiles_dir, &cfg, coll_max_sample_rate(),
+						    coll_max_stack(), defs, DAEMON_PROFILES_MAX, &n,
+						    err, sizeof(err));
+			for (size_t i = 0; i < n; i++)
+				printf("%s/%s.conf: ok%s\n", profiles_dir, defs[i].name,
+				       defs[i].enabled ? "" : " (enabled = no)");
+			if (k)
+				fprintf(stderr, "%s\n", err);
+			free(defs);
+			return k ? 1 : 0;
 		}
 	}
 	if (arg_socket) {
@@ -1711,6 +2171,8 @@ int main(int argc, char **argv)
 	fd_limits();
 	log_info("listening on %s", listen_owned ? cfg.socket_path : "the socket systemd passed");
 	notify("READY=1\nSTATUS=listening");
+	/* The always-on profiles: a bad file is logged and left out, the rest run. */
+	(void)profiles_load();
 	wd_usec = watchdog_usec();
 	tick_ms = wd_usec ? (int)MIN((uint64_t)1000, wd_usec / 2000) : 1000;
 	if (tick_ms < 1)
@@ -1768,9 +2230,15 @@ int main(int argc, char **argv)
 			if (ptr == &tag_signal) {
 				struct signalfd_siginfo si;
 
-				while (read(sfd, &si, sizeof(si)) == sizeof(si))
-					if (si.ssi_signo != SIGHUP)
+				while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+					if (si.ssi_signo != SIGHUP) {
 						running = false;
+					} else if (running) {
+						log_info("profiles: SIGHUP: reloading '%s'",
+							 profiles_dir);
+						(void)profiles_load();
+					}
+				}
 				continue;
 			}
 			for (size_t k = 0; k < nsessions; k++)

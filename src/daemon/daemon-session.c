@@ -67,6 +67,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,11 +153,22 @@ uint64_t session__bytes(const struct session *s)
 	return s->w ? __atomic_load_n(&plog_writer__stats(s->w)->bytes, __ATOMIC_RELAXED) : 0;
 }
 
+/*
+ * A profile paused on a full disk writes nothing: its model is kept up to date
+ * (the next file replays it), its samples are counted (paused_samples).
+ */
+static inline bool paused(const struct session *s)
+{
+	return s->prof && s->prof->paused;
+}
+
 /* maplog callbacks: bookkeeping into the log. */
 static int ml_proc_create(void *ctx, uint64_t t, int32_t pid, uint32_t flags, const char *name)
 {
 	struct session *s = ctx;
 
+	if (paused(s))
+		return 0;
 	return plog_writer__append_proc_create(s->w, t, pid, flags, name);
 }
 
@@ -164,6 +177,8 @@ static int ml_thr_create(void *ctx, uint64_t t, int32_t tid, int32_t pid, uint32
 {
 	struct session *s = ctx;
 
+	if (paused(s))
+		return 0;
 	return plog_writer__append_thr_create(s->w, t, tid, pid, flags, name);
 }
 
@@ -171,6 +186,8 @@ static int ml_map_in(void *ctx, uint64_t t, int32_t pid, uint64_t start, const c
 {
 	struct session *s = ctx;
 
+	if (paused(s))
+		return 0;
 	if (pid == MAPLOG_PID_KERNEL && !s->p.kernel)
 		return 0;
 	return plog_writer__append_map_in(s->w, t, pid, start, path);
@@ -180,6 +197,8 @@ static int ml_map_out(void *ctx, uint64_t t, int32_t pid, uint64_t start, uint64
 {
 	struct session *s = ctx;
 
+	if (paused(s))
+		return 0;
 	return plog_writer__append_map_out(s->w, t, pid, start, end);
 }
 
@@ -187,6 +206,8 @@ static int ml_procfork(void *ctx, uint64_t t, int32_t oldpid, int32_t newpid)
 {
 	struct session *s = ctx;
 
+	if (paused(s))
+		return 0;
 	return plog_writer__append_procfork(s->w, t, oldpid, newpid);
 }
 
@@ -194,6 +215,8 @@ static int ml_sysexit(void *ctx, uint64_t t, int32_t pid)
 {
 	struct session *s = ctx;
 
+	if (paused(s))
+		return 0;
 	return plog_writer__append_sysexit(s->w, t, pid);
 }
 
@@ -201,6 +224,8 @@ static int ml_thr_exit(void *ctx, uint64_t t, int32_t tid)
 {
 	struct session *s = ctx;
 
+	if (paused(s))
+		return 0;
 	return plog_writer__append_thr_exit(s->w, t, tid);
 }
 
@@ -420,7 +445,7 @@ static void ks_begin(struct session *s)
 {
 	int r;
 
-	if (s->p.ks_fd < 0)
+	if (s->p.ks_fd < 0 && !s->prof)
 		return;
 	r = daemon_ksyms__read("/proc/kallsyms", &s->ks);
 	if (r < 0) {
@@ -431,6 +456,11 @@ static void ks_begin(struct session *s)
 	}
 	s->ks_full_syms = s->ks->n;
 	s->ks_full_bytes = s->ks->full_bytes;
+	if (s->prof) {
+		/* A profile keeps the table: each file gets its compact one as it closes. */
+		s->ks_state = SESSION_KS_FULL;
+		return;
+	}
 	/* Asked before the write moves the offset: can the end rewrite it in place? */
 	s->ks_rewritable = daemon_ksyms_rewritable(s->p.ks_fd);
 	r = ks_write_full(s);
@@ -466,8 +496,12 @@ static void *ks_thread_main(void *arg)
  */
 static void ks_start(struct session *s)
 {
-	if (s->p.ks_fd < 0)
+	if (s->prof && s->prof->kallsyms) {
+		if (daemon_pcset__init(&s->pcs, DAEMON_KSYMS_PCS_MAX) < 0)
+			return;
+	} else if (s->p.ks_fd < 0) {
 		return;
+	}
 	s->ks_collect = true;
 	s->ks_thread_started = pthread_create(&s->ks_thread, NULL, ks_thread_main, s) == 0;
 	if (!s->ks_thread_started)
@@ -567,6 +601,10 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 				   coll_sample_user_ip(&r->u.sample));
 		if (k < 0)
 			return k;
+		if (paused(s)) {
+			__atomic_fetch_add(&s->prof->paused_samples, 1, __ATOMIC_RELAXED);
+			return 0;
+		}
 		if (s->uw)
 			npc = dwarf_pcs(s, r, pcs, s->p.cfg.depth);
 		else
@@ -595,7 +633,7 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 		return k;
 	case REC_LOST:
 		ST_ADD(s, lost, r->u.lost.lost);
-		return plog_writer__append_dropnotify(s->w, r->time);
+		return paused(s) ? 0 : plog_writer__append_dropnotify(s->w, r->time);
 	case REC_THROTTLE:
 		ST_ADD(s, throttled, 1);
 		return 0;
@@ -650,6 +688,9 @@ static int merge_round(struct session *s, uint64_t w_limit)
 
 static int session_setup(struct session *s, char *err, size_t errlen);
 static void session_teardown(struct session *s);
+static int profile_tick(struct session *s, int r);
+static int write_head(struct session *s, uint64_t t0);
+static int profile_finish(struct session *s, int r);
 
 static void *session_worker(void *arg)
 {
@@ -678,6 +719,14 @@ static void *session_worker(void *arg)
 		return NULL;
 	}
 	__atomic_store_n(&s->stats.cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, __ATOMIC_RELAXED);
+	if (s->prof) {
+		/* The first file is main's (its path is set); the worker opens the next ones. */
+		s->prof->file_t0 = s->last_tsc;
+		s->prof->file_bytes0 = 0;
+		s->prof->file_samples0 = 0;
+		__atomic_store_n(&s->prof->files, 1, __ATOMIC_RELAXED);
+		s->prof->next_retain_ms = 0;
+	}
 	{
 		/* Running, unless a stop came during the start (then it stays stopping). */
 		int st = SESSION_STARTING;
@@ -719,26 +768,38 @@ static void *session_worker(void *arg)
 				stop = true;
 		r = merge_round(s, now_ns(CLOCK_MONOTONIC));
 		/* An output that was full gets another chance once per round, never a wait. */
-		if (r == 0)
+		if (r == 0 && !paused(s))
 			r = plog_writer__retry(s->w);
+		/* A profile rotates, retains, pauses on a full disk and resumes here. */
+		if (s->prof)
+			r = profile_tick(s, r);
+		/* The worker's CPU so far, for status while it runs. */
+		__atomic_store_n(&s->stats.cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0,
+				 __ATOMIC_RELAXED);
 	}
 	/* Drain: nothing new can arrive once the counters are disabled. */
 	for (size_t i = 0; i < s->ncoll; i++)
 		(void)coll_cpu__disable(s->coll[i]);
 	if (r == 0)
 		r = merge_round(s, UINT64_MAX);
-	if (r == 0)
-		r = plog_writer__append_closelog(s->w, now_ns(CLOCK_MONOTONIC) > s->last_tsc
-								  ? now_ns(CLOCK_MONOTONIC)
-								  : s->last_tsc);
-	if (r == 0) {
-		/* Waits for a slow reader while it reads, at most SESSION_DRAIN_*_MS. */
-		pending = plog_writer__pending(s->w);
-		r = plog_writer__sync(s->w);
+	if (s->prof) {
+		r = profile_finish(s, r);
+		if (r < 0 && r != -ESHUTDOWN)
+			set_error(s, r, 0);
+	} else {
+		if (r == 0)
+			r = plog_writer__append_closelog(s->w, now_ns(CLOCK_MONOTONIC) > s->last_tsc
+									  ? now_ns(CLOCK_MONOTONIC)
+									  : s->last_tsc);
+		if (r == 0) {
+			/* Waits for a slow reader while it reads, at most SESSION_DRAIN_*_MS. */
+			pending = plog_writer__pending(s->w);
+			r = plog_writer__sync(s->w);
+		}
+		if (r < 0 && r != -ESHUTDOWN)
+			set_error(s, r, pending);
+		ks_finish(s, r);
 	}
-	if (r < 0 && r != -ESHUTDOWN)
-		set_error(s, r, pending);
-	ks_finish(s, r);
 	if (ep >= 0)
 		close(ep);
 	session_teardown(s);
@@ -840,6 +901,295 @@ fail_srch:
 	free(t);
 	free(o);
 	return -ESRCH;
+}
+
+/* ---- always-on profiles: rotation, retention, a full disk ---- */
+
+/* A time stamp for a file's boundary: now, never before the last record written. */
+static uint64_t profile_stamp(struct session *s)
+{
+	uint64_t t = now_ns(CLOCK_MONOTONIC);
+
+	if (t < s->last_tsc)
+		t = s->last_tsc;
+	s->last_tsc = t;
+	return t;
+}
+
+static void profile_set_path(struct session_profile *pf, const char *path)
+{
+	pthread_mutex_lock(&pf->lock);
+	snprintf(pf->path, sizeof(pf->path), "%s", path);
+	pthread_mutex_unlock(&pf->lock);
+}
+
+static void profile_set_note(struct session_profile *pf, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void profile_set_note(struct session_profile *pf, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&pf->lock);
+	va_start(ap, fmt);
+	vsnprintf(pf->note, sizeof(pf->note), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&pf->lock);
+}
+
+/*
+ * The compact kernel symbols of the file that just closed, as FILE.kallsyms: the
+ * symbols its CALLCHAINs' kernel PCs need; then the PC set starts afresh for
+ * the next file.  Best effort: the log reads without it (the report falls back
+ * to /proc/kallsyms of the same boot).
+ */
+static void profile_ks_write(struct session *s, const char *log)
+{
+	char path[sizeof(s->prof->path) + 16], *buf = NULL;
+	size_t len = 0, nsyms = 0, npcs;
+	int fd, r;
+
+	if (!s->prof->kallsyms)
+		return;
+	ks_join(s);
+	if (s->ks && !s->pcs.full) {
+		npcs = daemon_pcset__sort(&s->pcs);
+		r = daemon_ksyms__compact(s->ks, s->pcs.slot, npcs, &buf, &len, &nsyms);
+	} else {
+		/* No table (kptr_restrict), or too many PCs: the full table, if there is one. */
+		r = s->ks ? 0 : -ENODATA;
+	}
+	snprintf(path, sizeof(path), "%s.kallsyms", log);
+	fd = r < 0 ? -1 : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (fd >= 0) {
+		if (buf)
+			r = util_write_all(fd, buf, len, NULL);
+		else
+			r = daemon_ksyms__write_all(s->ks, fd);
+		if (r < 0 || fdatasync(fd) < 0) {
+			/* A torn table would name PCs wrongly: none is better. */
+			(void)unlink(path);
+		}
+		close(fd);
+	}
+	free(buf);
+	daemon_pcset__exit(&s->pcs);
+	(void)daemon_pcset__init(&s->pcs, DAEMON_KSYMS_PCS_MAX);
+}
+
+/* The end of the current file at @t: CLOSELOG, synced, its kernel symbols, closed. */
+static int profile_close_file(struct session *s, uint64_t t)
+{
+	char path[sizeof(s->prof->path)];
+	int r = plog_writer__append_closelog(s->w, t);
+
+	if (r == 0)
+		r = plog_writer__sync(s->w);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&s->prof->lock);
+	snprintf(path, sizeof(path), "%s", s->prof->path);
+	pthread_mutex_unlock(&s->prof->lock);
+	profile_ks_write(s, path);
+	close(s->p.out_fd);
+	s->p.out_fd = -1;
+	return 0;
+}
+
+/*
+ * A new file at @t that reads alone: INITIALIZE and the rest of the head, every
+ * live process and its mappings from the model, the kernel's MAP_INs (as
+ * hwpmc's pmc_log_all_process_mappings at a log's start), and its vDSO image.
+ * Records after @t go to it; none is lost between the files, as the worker
+ * writes both between two merge rounds.
+ */
+static int profile_open_next(struct session *s, uint64_t t)
+{
+	struct session_profile *pf = s->prof;
+	char path[sizeof(pf->path)], vdso[sizeof(pf->path) + 8];
+	int fd, r;
+
+	fd = daemon_profile_open_file(pf->dir, pf->def.name, time(NULL), path, sizeof(path));
+	if (fd < 0)
+		return fd;
+	r = plog_writer__restart(s->w, fd);
+	if (r < 0) {
+		close(fd);
+		(void)unlink(path);
+		return r;
+	}
+	s->p.out_fd = fd;
+	profile_set_path(pf, path);
+	pf->file_t0 = t;
+	pf->file_bytes0 = plog_writer__stats(s->w)->bytes;
+	pf->file_samples0 = s->stats.samples;
+	__atomic_fetch_add(&pf->files, 1, __ATOMIC_RELAXED);
+	r = write_head(s, t);
+	if (r == 0)
+		r = maplog__replay(s->ml, t);
+	if (r == 0 && s->p.kernel)
+		r = maplog__scan_kernel(s->ml, t, NULL, NULL);
+	if (r == 0)
+		r = plog_writer__flush(s->w);
+	snprintf(vdso, sizeof(vdso), "%s.vdso", path);
+	if (r == 0)
+		(void)maplog_vdso_save(vdso, false, 0640);
+	return r;
+}
+
+/* Retention, and what is on disk now for status. */
+static void profile_retain(struct session *s)
+{
+	struct session_profile *pf = s->prof;
+	struct daemon_retain ret;
+	char cur[sizeof(pf->path)];
+	int r;
+
+	pthread_mutex_lock(&pf->lock);
+	snprintf(cur, sizeof(cur), "%s", pf->path);
+	pthread_mutex_unlock(&pf->lock);
+	r = daemon_profile_retain(pf->dir, pf->def.name, cur[0] ? cur : NULL, pf->def.retain_bytes,
+				  pf->def.retain_seconds, time(NULL), &ret);
+	__atomic_store_n(&pf->disk_bytes, ret.bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&pf->disk_files, ret.files, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pf->deleted_files, ret.deleted_files, __ATOMIC_RELAXED);
+	if (ret.deleted_files)
+		log_info("profile %s: retention deleted %" PRIu64 " files (%" PRIu64 " bytes)",
+			 pf->def.name, ret.deleted_files, ret.deleted_bytes);
+	if (r < 0)
+		log_warn_errno(r, "profile %s: retention in '%s' failed, ignoring", pf->def.name,
+			       pf->dir);
+	pf->next_retain_ms = mono_ms() + PROFILE_RETAIN_EVERY_MS;
+}
+
+/*
+ * The disk is full (@r: ENOSPC or EDQUOT): the file keeps what was written (the
+ * writer cuts it back to its last whole record), the rest is given up, and
+ * nothing more is written until there is room; sampling and the model go on.
+ */
+static void profile_pause(struct session *s, int r)
+{
+	struct session_profile *pf = s->prof;
+	size_t lost = plog_writer__abandon(s->w);
+
+	if (s->p.out_fd >= 0)
+		close(s->p.out_fd);
+	s->p.out_fd = -1;
+	if (s->stats.samples == pf->file_samples0 && pf->path[0]) {
+		/* Only (part of) a head: a file without a sample is of no use to anyone. */
+		char side[sizeof(pf->path) + 8];
+
+		(void)unlink(pf->path);
+		snprintf(side, sizeof(side), "%s.vdso", pf->path);
+		(void)unlink(side);
+	}
+	profile_set_path(pf, "");
+	profile_set_note(pf, "paused: %s in '%s' (%zu bytes not written); resumes when %" PRIu64
+			 " bytes are free", strerror(-r), pf->dir, lost, profile_resume_free(pf));
+	__atomic_store_n(&pf->paused, true, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pf->pauses, 1, __ATOMIC_RELAXED);
+	if (s->ks_collect) {
+		daemon_pcset__exit(&s->pcs);
+		(void)daemon_pcset__init(&s->pcs, DAEMON_KSYMS_PCS_MAX);
+	}
+	log_warn("profile %s: %s in '%s': paused, its samples are counted but not written "
+		 "until %" PRIu64 " bytes are free", pf->def.name, strerror(-r), pf->dir,
+		 profile_resume_free(pf));
+	pf->next_check_ms = mono_ms() + PROFILE_CHECK_EVERY_MS;
+}
+
+static bool disk_full(int r)
+{
+	return r == -ENOSPC || r == -EDQUOT;
+}
+
+/* After each merge round (@r its result): rotate, retain, pause or resume.  0 or an error. */
+static int profile_tick(struct session *s, int r)
+{
+	struct session_profile *pf = s->prof;
+	int64_t now = mono_ms();
+	uint64_t t;
+
+	if (disk_full(r) && !pf->paused) {
+		profile_pause(s, r);
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (pf->paused) {
+		struct statvfs sv;
+
+		if (now < pf->next_check_ms)
+			return 0;
+		pf->next_check_ms = now + PROFILE_CHECK_EVERY_MS;
+		profile_retain(s);
+		if (statvfs(pf->dir, &sv) < 0 ||
+		    (uint64_t)sv.f_bavail * sv.f_frsize < profile_resume_free(pf))
+			return 0;
+		r = profile_open_next(s, profile_stamp(s));
+		if (disk_full(r)) {
+			/* Not room enough for a head after all: wait for more. */
+			char path[sizeof(pf->path)];
+
+			pthread_mutex_lock(&pf->lock);
+			snprintf(path, sizeof(path), "%s", pf->path);
+			pthread_mutex_unlock(&pf->lock);
+			(void)plog_writer__abandon(s->w);
+			close(s->p.out_fd);
+			s->p.out_fd = -1;
+			(void)unlink(path);
+			profile_set_path(pf, "");
+			return 0;
+		}
+		if (r < 0)
+			return r;
+		__atomic_store_n(&pf->paused, false, __ATOMIC_RELAXED);
+		profile_set_note(pf, "%s", "");
+		log_notice("profile %s: resumed: writing '%s'", pf->def.name, pf->path);
+		return 0;
+	}
+	if ((pf->def.rotate_seconds &&
+	     now_ns(CLOCK_MONOTONIC) - pf->file_t0 >= pf->def.rotate_seconds * 1000000000ull) ||
+	    (pf->def.rotate_bytes &&
+	     plog_writer__stats(s->w)->bytes - pf->file_bytes0 >= pf->def.rotate_bytes)) {
+		t = profile_stamp(s);
+		r = profile_close_file(s, t);
+		if (r == 0)
+			r = profile_open_next(s, t);
+		if (disk_full(r)) {
+			profile_pause(s, r);
+			return 0;
+		}
+		if (r < 0)
+			return r;
+		__atomic_fetch_add(&pf->rotations, 1, __ATOMIC_RELAXED);
+		profile_retain(s);
+	} else if (now >= pf->next_retain_ms) {
+		profile_retain(s);
+	}
+	return 0;
+}
+
+/* The end of a profile's session (@r: how its last round went): its last file closed. */
+static int profile_finish(struct session *s, int r)
+{
+	struct session_profile *pf = s->prof;
+
+	if (disk_full(r) && !pf->paused)
+		profile_pause(s, r);
+	else if (r == 0 && !pf->paused)
+		r = profile_close_file(s, profile_stamp(s));
+	if (disk_full(r)) {
+		profile_pause(s, r);
+		r = 0;
+	}
+	s->ks_collect = false;
+	ks_join(s);
+	daemon_ksyms__free(s->ks);
+	s->ks = NULL;
+	daemon_pcset__exit(&s->pcs);
+	profile_retain(s);
+	return pf->paused ? 0 : r;
 }
 
 /* ---- the perf fd budget ---- */
@@ -1255,6 +1605,10 @@ void session__free(struct session *s)
 		return;
 	/* Never with a live worker: main frees only what session__reap() gave back. */
 	session_teardown(s);
+	if (s->prof) {
+		pthread_mutex_destroy(&s->prof->lock);
+		free(s->prof);
+	}
 	free(s->coll);
 	free(s->cpus);
 	free(s->cstats);

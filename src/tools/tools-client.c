@@ -1123,6 +1123,130 @@ out:
 	return ret;
 }
 
+void tools_profiles_usage(FILE *out)
+{
+	fprintf(out, "usage: hwpmc profiles [reload] [--json] [--socket PATH]\n"
+		     "\n"
+		     "List the daemon's always-on profiles (root and the admin group): each one's\n"
+		     "state (running, paused on a full disk, waiting, stopped, disabled, error),\n"
+		     "the file being written, the bytes and files on disk, samples, loss, the\n"
+		     "effective sampling rate and the CPU its session used.  'reload' first\n"
+		     "reads the profiles directory again (as SIGHUP does): new and changed\n"
+		     "profiles start, removed and disabled ones stop, unchanged ones run on; a\n"
+		     "refused file is reported with its line and exits 1.  A profile is a file\n"
+		     "/etc/hwpmcd/profiles.d/NAME.conf (hwpmcd.conf(5), PROFILES).  Read what\n"
+		     "one wrote with 'hwpmc report --since -15min STATE_DIR/profiles/NAME/'.\n");
+}
+
+/* Bytes as a short human figure: 123, 4.5K, 67.1M, 1.2G. */
+static const char *human_bytes(uint64_t b, char *buf, size_t size)
+{
+	static const char units[] = "KMGT";
+	double v = (double)b;
+	int u = -1;
+
+	while (v >= 1024 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, size, "%" PRIu64, b);
+	else
+		snprintf(buf, size, "%.1f%c", v, units[u]);
+	return buf;
+}
+
+int tools_profiles_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *sock = NULL;
+	bool json = false, reload = false;
+	json_t *rep = NULL, *pr, *problems;
+	struct conn c = { .fd = -1 };
+	int opt, ret = TOOLS_EXIT_FAIL;
+	size_t i;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j': json = true; break;
+		case 'S': sock = optarg; break;
+		case 'h': tools_profiles_usage(stdout); return TOOLS_EXIT_OK;
+		default: tools_profiles_usage(stderr); return TOOLS_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		if (optind + 1 != argc || strcmp(argv[optind], "reload") != 0) {
+			log_error("profiles: unknown argument '%s' (only 'reload')", argv[optind]);
+			tools_profiles_usage(stderr);
+			return TOOLS_EXIT_USAGE;
+		}
+		reload = true;
+	}
+	if (conn_open(&c, socket_path(sock)) < 0)
+		return TOOLS_EXIT_FAIL;
+	if (conn_call(&c, "profiles", reload ? json_pack("{s:b}", "reload", 1) : json_object(),
+		      &rep) < 0)
+		goto out;
+	if (!json_is_true(json_object_get(rep, "ok"))) {
+		ret = reply_failed(rep, "profiles");
+		goto out;
+	}
+	problems = json_object_get(rep, "problems");
+	if (json) {
+		char *t = json_dumps(rep, JSON_INDENT(2));
+
+		puts(t ? t : "{}");
+		free(t);
+	} else {
+		printf("%s: %zu profiles\n", json_string_value(json_object_get(rep, "dir")),
+		       json_array_size(json_object_get(rep, "profiles")));
+		printf("%-16s %-9s %8s %6s %10s %8s %9s %6s  %s\n", "PROFILE", "STATE", "DISK",
+		       "FILES", "SAMPLES", "LOST", "RATE/s", "CPU%", "FILE");
+		json_array_foreach(json_object_get(rep, "profiles"), i, pr) {
+			json_t *st = json_object_get(pr, "status");
+			json_t *stats = json_object_get(st, "stats"), *pf = json_object_get(st, "profile");
+			double secs = json_real_value(json_object_get(st, "seconds"));
+			double cpu = json_real_value(json_object_get(stats, "cpu_seconds"));
+			const char *file = json_string_value(json_object_get(pf, "file"));
+			const char *note = json_string_value(json_object_get(pr, "note"));
+			const char *pnote = json_string_value(json_object_get(pf, "note"));
+			char b[32];
+
+			printf("%-16s %-9s %8s %6" JSON_INTEGER_FORMAT " %10" JSON_INTEGER_FORMAT
+			       " %8" JSON_INTEGER_FORMAT " %9.1f %6.2f  %s\n",
+			       json_string_value(json_object_get(pr, "name")),
+			       json_string_value(json_object_get(pr, "state")),
+			       human_bytes((uint64_t)jint(pf, "disk_bytes", NULL), b, sizeof(b)),
+			       jint(pf, "disk_files", NULL), jint(stats, "samples", NULL),
+			       jint(stats, "lost", NULL),
+			       secs > 0 ? (double)jint(stats, "samples", NULL) / secs : 0.0,
+			       secs > 0 && ncpu > 0 ? 100.0 * cpu / secs / (double)ncpu : 0.0,
+			       file && *file ? file : "-");
+			if (pnote)
+				printf("%-16s   %s\n", "", pnote);
+			if (note)
+				printf("%-16s   %s\n", "", note);
+		}
+	}
+	if (problems) {
+		fprintf(stderr, "refused profile files:\n%s\n", json_string_value(problems));
+		if (reload)
+			goto out; /* exit 1: what was asked for is not all in effect */
+	}
+	ret = TOOLS_EXIT_OK;
+out:
+	json_decref(rep);
+	conn_close(&c);
+	return ret;
+}
+
 void tools_stop_usage(FILE *out)
 {
 	fprintf(out, "usage: hwpmc stop ID [--socket PATH]\n"

@@ -1,0 +1,674 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * daemon-profile.c: always-on profiles: their drop-in files, their start
+ * arguments, and the files they rotate and retain.
+ *
+ * PUBLIC INTERFACES (daemon-internal, daemon-ctl.h)
+ *   daemon_profile_name_ok(), daemon_profile_defaults(), daemon_profile_parse(),
+ *   daemon_profile_args(), daemon_profile_load_dir(), daemon_profile_same(),
+ *   daemon_profile_open_file(), daemon_profile_retain(), daemon_parse_size(),
+ *   daemon_parse_duration()
+ *
+ * IMPLEMENTATION NOTES
+ *   A profile is one file /etc/hwpmcd/profiles.d/NAME.conf of `key = value`
+ *   lines (daemon_kv_parse(), as hwpmcd.conf).  What a profile asks the
+ *   collector for is checked by the very code that checks a client's `start`
+ *   (daemon_start_parse(), as root): its keys are turned into start arguments
+ *   one group at a time (events; then the rate; then the call graph; then the
+ *   scope), so that a problem is reported at the line of the key that caused
+ *   it.  Every problem names "NAME.conf:LINE"; a file with any problem is
+ *   refused as a whole and the other profiles go on.
+ *
+ *   Files: a profile writes under STATE_DIR/profiles/NAME/ files named
+ *   NAME-YYYYmmddTHHMMSSZ.pmclog after the UTC time of their first record
+ *   (NAME-...Z-N.pmclog when a second file starts within the same second),
+ *   each with its side files FILE.kallsyms and FILE.vdso.  Retention orders
+ *   them by that time (and N), never by mtime, and counts a file's bytes with
+ *   its side files'; it deletes only regular files of that name pattern and
+ *   never the file being written.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon-ctl.h"
+#include "hwpmcd/common.h"
+
+#define PROFILE_FILE_MAX (64u << 10)
+
+static const char *const key_names[PK_MAX] = {
+	[PK_EVENTS] = "events",
+	[PK_FREQ] = "freq",
+	[PK_PERIOD] = "period",
+	[PK_CALLGRAPH] = "callgraph",
+	[PK_SCOPE] = "scope",
+	[PK_ROTATE_SECONDS] = "rotate_seconds",
+	[PK_ROTATE_BYTES] = "rotate_bytes",
+	[PK_RETAIN_SECONDS] = "retain_seconds",
+	[PK_RETAIN_BYTES] = "retain_bytes",
+	[PK_CPU_BUDGET] = "cpu_budget_percent",
+	[PK_ENABLED] = "enabled",
+	[PK_KALLSYMS] = "kallsyms",
+	[PK_RING_PAGES] = "ring_pages",
+	[PK_DEPTH] = "depth",
+};
+
+bool daemon_profile_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 0 && n < DAEMON_PROFILE_NAME_MAX && name[0] != '.' && name[0] != '-' &&
+	       strspn(name, "abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+}
+
+void daemon_profile_defaults(struct daemon_profile *pf, const char *name)
+{
+	memset(pf, 0, sizeof(*pf));
+	snprintf(pf->name, sizeof(pf->name), "%s", name);
+	snprintf(pf->events, sizeof(pf->events), "cpu-clock");
+	pf->freq = DAEMON_PROFILE_FREQ_DEFAULT;
+	snprintf(pf->callgraph, sizeof(pf->callgraph), "dwarf");
+	snprintf(pf->scope, sizeof(pf->scope), "all");
+	pf->rotate_seconds = 600;
+	pf->rotate_bytes = 64ull << 20;
+	pf->retain_seconds = 86400;
+	pf->retain_bytes = 1ull << 30;
+	pf->enabled = true;
+	pf->kallsyms = true;
+}
+
+/* "123", "64K", "64KiB", "1.5G"... (binary units).  0 or -EINVAL/-ERANGE. */
+int daemon_parse_size(const char *s, uint64_t *ret)
+{
+	static const char units[] = "KMGT";
+	char *end;
+	double v;
+	int shift = 0;
+	const char *u;
+
+	if (!*s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end) {
+		u = strchr(units, *end >= 'a' ? *end - 32 : *end);
+		if (!u || !*u)
+			return -EINVAL;
+		shift = 10 * (int)(u - units + 1);
+		end++;
+		if (strcmp(end, "") && strcmp(end, "B") && strcmp(end, "iB"))
+			return -EINVAL;
+	} else if (strchr(s, '.')) {
+		return -EINVAL; /* a fraction of a byte */
+	}
+	v *= (double)(1ull << shift);
+	if (v >= 18446744073709551615.0)
+		return -ERANGE;
+	*ret = (uint64_t)v;
+	return 0;
+}
+
+/* "90", "90s", "15min", "15m", "2h", "7d".  Seconds: 0 or -EINVAL/-ERANGE. */
+int daemon_parse_duration(const char *s, uint64_t *ret)
+{
+	static const struct {
+		const char *sfx;
+		uint64_t mul;
+	} units[] = { { "", 1 },     { "s", 1 },     { "sec", 1 },     { "m", 60 },
+		      { "min", 60 }, { "h", 3600 },  { "hour", 3600 }, { "d", 86400 },
+		      { "day", 86400 } };
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		if (strcmp(end, units[i].sfx) == 0) {
+			if (v > UINT64_MAX / units[i].mul)
+				return -ERANGE;
+			*ret = v * units[i].mul;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_bool(const char *v, bool *ret)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "on"))
+		*ret = true;
+	else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "off"))
+		*ret = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+struct profile_ctx {
+	struct daemon_profile *pf;
+	const char *fname;
+};
+
+static void profile_kv(void *ctx, const char *k, const char *v, int line, struct daemon_diag *d)
+{
+	struct profile_ctx *c = ctx;
+	struct daemon_profile *pf = c->pf;
+	char shown[96];
+	uint64_t x;
+	int key = -1;
+
+	for (int i = 0; i < PK_MAX; i++)
+		if (strcmp(key_names[i], k) == 0)
+			key = i;
+	if (key < 0) {
+		daemon_printable(shown, sizeof(shown), k);
+		daemon_diag_add(d, c->fname, line, "unknown key '%s' (see hwpmcd.conf(5), PROFILES)",
+				shown);
+		return;
+	}
+	daemon_printable(shown, sizeof(shown), v);
+	if (pf->line[key]) {
+		daemon_diag_add(d, c->fname, line, "%s is set again (first at line %d)", k,
+				pf->line[key]);
+		return;
+	}
+	pf->line[key] = line;
+	switch (key) {
+	case PK_EVENTS:
+	case PK_CALLGRAPH:
+	case PK_SCOPE: {
+		char *dst = key == PK_EVENTS ? pf->events : key == PK_CALLGRAPH ? pf->callgraph
+										  : pf->scope;
+		size_t size = key == PK_EVENTS ? sizeof(pf->events)
+				 : key == PK_CALLGRAPH ? sizeof(pf->callgraph) : sizeof(pf->scope);
+
+		if (!*v || strlen(v) >= size) {
+			daemon_diag_add(d, c->fname, line, "%s = '%s' must be 1..%zu bytes", k, shown,
+					size - 1);
+			return;
+		}
+		snprintf(dst, size, "%s", v);
+		return;
+	}
+	case PK_FREQ:
+	case PK_PERIOD:
+	case PK_RING_PAGES:
+	case PK_DEPTH:
+	case PK_CPU_BUDGET:
+		if (util_parse_u64(v, &x) < 0 || x == 0 || x > UINT32_MAX ||
+		    (key == PK_CPU_BUDGET && x > 100)) {
+			daemon_diag_add(d, c->fname, line, "%s = '%s' is not a number in 1..%u", k,
+					shown, key == PK_CPU_BUDGET ? 100u : UINT32_MAX);
+			return;
+		}
+		if (key == PK_FREQ)
+			pf->freq = (uint32_t)x;
+		else if (key == PK_PERIOD)
+			pf->period = (uint32_t)x;
+		else if (key == PK_RING_PAGES)
+			pf->ring_pages = (uint32_t)x;
+		else if (key == PK_DEPTH)
+			pf->depth = (uint32_t)x;
+		else
+			pf->cpu_budget_percent = (uint32_t)x;
+		return;
+	case PK_ROTATE_SECONDS:
+	case PK_RETAIN_SECONDS:
+		if (daemon_parse_duration(v, &x) < 0 || x > 10ull * 365 * 86400) {
+			daemon_diag_add(d, c->fname, line, "%s = '%s' is not a duration (seconds, or "
+					"a number with s, min, h or d; at most 10 years)", k, shown);
+			return;
+		}
+		*(key == PK_ROTATE_SECONDS ? &pf->rotate_seconds : &pf->retain_seconds) = x;
+		return;
+	case PK_ROTATE_BYTES:
+	case PK_RETAIN_BYTES:
+		if (daemon_parse_size(v, &x) < 0) {
+			daemon_diag_add(d, c->fname, line, "%s = '%s' is not a size (bytes, or a "
+					"number with K, M, G or T)", k, shown);
+			return;
+		}
+		*(key == PK_ROTATE_BYTES ? &pf->rotate_bytes : &pf->retain_bytes) = x;
+		return;
+	case PK_ENABLED:
+	case PK_KALLSYMS:
+		if (parse_bool(v, key == PK_ENABLED ? &pf->enabled : &pf->kallsyms) < 0)
+			daemon_diag_add(d, c->fname, line, "%s = '%s' is not yes or no", k, shown);
+		return;
+	}
+}
+
+/* @pf's start arguments, the groups up to @upto (PK_EVENTS..PK_SCOPE). */
+static json_t *args_upto(const struct daemon_profile *pf, int upto)
+{
+	json_t *a = json_pack("{s:s,s:[s]}", "output", "state", "events", pf->events);
+
+	if (!a)
+		return NULL;
+	if (upto >= PK_FREQ) {
+		if (pf->period)
+			json_object_set_new(a, "period", json_integer(pf->period));
+		else
+			json_object_set_new(a, "freq", json_integer(pf->freq));
+	}
+	if (upto >= PK_CALLGRAPH) {
+		const char *comma = strchr(pf->callgraph, ',');
+		char mode[32];
+
+		snprintf(mode, sizeof(mode), "%.*s",
+			 (int)(comma ? (size_t)(comma - pf->callgraph) : strlen(pf->callgraph)),
+			 pf->callgraph);
+		json_object_set_new(a, "callgraph", json_string(mode));
+		if (comma) {
+			uint64_t b;
+
+			/* Not a number: the start's parser says so, at this line. */
+			json_object_set_new(a, "stack_bytes", util_parse_u64(comma + 1, &b) == 0
+								     ? json_integer((json_int_t)b)
+								     : json_string(comma + 1));
+		}
+		if (pf->depth)
+			json_object_set_new(a, "depth", json_integer(pf->depth));
+		if (pf->ring_pages)
+			json_object_set_new(a, "ring_pages", json_integer(pf->ring_pages));
+	}
+	if (upto >= PK_SCOPE && strncmp(pf->scope, "cpus:", 5) == 0) {
+		json_t *cpus = json_array();
+		const char *p = pf->scope + 5;
+
+		/* "0-3,5": the start takes a list of numbers. */
+		while (*p) {
+			char *end;
+			unsigned long lo = strtoul(p, &end, 10), hi = lo;
+			bool bad = end == p;
+
+			if (!bad && *end == '-') {
+				const char *q = end + 1;
+
+				hi = strtoul(q, &end, 10);
+				bad = end == q;
+			}
+			if (bad || (*end && *end != ',') || hi < lo || hi - lo > DAEMON_MAX_CPUS) {
+				json_array_append_new(cpus, json_string(p));
+				break;
+			}
+			for (unsigned long c = lo; c <= hi; c++)
+				json_array_append_new(cpus, json_integer((json_int_t)c));
+			p = *end ? end + 1 : end;
+		}
+		json_object_set_new(a, "cpus", cpus);
+	}
+	if (upto >= PK_SCOPE && !pf->kallsyms)
+		json_object_set_new(a, "kallsyms", json_string("none"));
+	return a;
+}
+
+json_t *daemon_profile_args(const struct daemon_profile *pf)
+{
+	return args_upto(pf, PK_SCOPE);
+}
+
+int daemon_profile_parse(struct daemon_profile *pf, const char *text, size_t len,
+			 const char *fname, const struct daemon_config *cfg, uint64_t maxrate,
+			 uint32_t maxstack, char *err, size_t errlen)
+{
+	static const int groups[] = { PK_EVENTS, PK_FREQ, PK_CALLGRAPH, PK_SCOPE };
+	struct daemon_diag d = { .buf = err, .size = errlen };
+	struct profile_ctx c = { pf, fname };
+	const struct daemon_who root = { .uid = 0, .gid = 0, .pid = 0, .admin = true };
+	char shown[96];
+
+	if (err && errlen)
+		err[0] = '\0';
+	(void)daemon_kv_parse(text, len, fname, profile_kv, &c, &d);
+	if (pf->line[PK_FREQ] && pf->line[PK_PERIOD])
+		daemon_diag_add(&d, fname, pf->line[PK_PERIOD], "freq (line %d) and period are "
+				"both set; a profile samples by one of them", pf->line[PK_FREQ]);
+	if (strcmp(pf->scope, "all") != 0 && strncmp(pf->scope, "cpus:", 5) != 0) {
+		daemon_printable(shown, sizeof(shown), pf->scope);
+		if (!strncmp(pf->scope, "unit:", 5) || !strncmp(pf->scope, "cgroup:", 7))
+			daemon_diag_add(&d, fname, pf->line[PK_SCOPE], "scope = '%s': a unit or "
+					"cgroup scope needs the in-kernel sample filters, which this "
+					"hwpmcd does not have yet; use 'all' or 'cpus:LIST'", shown);
+		else
+			daemon_diag_add(&d, fname, pf->line[PK_SCOPE], "scope = '%s' is not 'all' or "
+					"'cpus:LIST' (e.g. cpus:0-3,6)", shown);
+	}
+	if (pf->cpu_budget_percent)
+		daemon_diag_add(&d, fname, pf->line[PK_CPU_BUDGET], "cpu_budget_percent: the "
+				"closed-loop CPU budget is not built yet; leave the key out and "
+				"choose freq for the overhead you want");
+	if (!pf->rotate_seconds && !pf->rotate_bytes)
+		daemon_diag_add(&d, fname, pf->line[PK_ROTATE_SECONDS] ? pf->line[PK_ROTATE_SECONDS]
+				: pf->line[PK_ROTATE_BYTES], "rotate_seconds and rotate_bytes "
+				"are both 0: a file would grow without end");
+	if (pf->rotate_bytes && pf->rotate_bytes < DAEMON_PROFILE_ROTATE_BYTES_MIN)
+		daemon_diag_add(&d, fname, pf->line[PK_ROTATE_BYTES], "rotate_bytes = %" PRIu64
+				" is below %u (a file's head alone may take that)", pf->rotate_bytes,
+				DAEMON_PROFILE_ROTATE_BYTES_MIN);
+	if (!pf->retain_seconds && !pf->retain_bytes)
+		daemon_diag_add(&d, fname, pf->line[PK_RETAIN_BYTES] ? pf->line[PK_RETAIN_BYTES]
+				: pf->line[PK_RETAIN_SECONDS], "retain_seconds and retain_bytes "
+				"are both 0: the profile would fill the disk");
+	if (pf->retain_bytes && pf->rotate_bytes && pf->retain_bytes < pf->rotate_bytes)
+		daemon_diag_add(&d, fname, pf->line[PK_RETAIN_BYTES], "retain_bytes (%" PRIu64
+				") is below rotate_bytes (%" PRIu64 "%s): not even one whole file "
+				"would be kept", pf->retain_bytes, pf->rotate_bytes,
+				pf->line[PK_ROTATE_BYTES] ? "" : ", its default");
+	/* What the collector is asked for: the start's own checks, key group by key group. */
+	for (size_t i = 0; i < ARRAY_SIZE(groups); i++) {
+		json_t *a = args_upto(pf, groups[i]);
+		struct session_params *p = calloc(1, sizeof(*p));
+		struct daemon_start st;
+		char msg[512];
+		int line = pf->line[groups[i]], r;
+
+		if (groups[i] == PK_FREQ && pf->period)
+			line = pf->line[PK_PERIOD];
+		if (groups[i] == PK_CALLGRAPH && !line)
+			line = pf->line[PK_DEPTH] ? pf->line[PK_DEPTH] : pf->line[PK_RING_PAGES];
+		if (!a || !p) {
+			json_decref(a);
+			free(p);
+			daemon_diag_add(&d, fname, 0, "out of memory");
+			break;
+		}
+		r = daemon_start_parse(a, cfg, &root, maxrate, maxstack, p, &st, msg, sizeof(msg));
+		json_decref(a);
+		free(p);
+		if (r < 0) {
+			daemon_diag_add(&d, fname, line, "%s: %s", key_names[groups[i]], msg);
+			break;
+		}
+	}
+	return d.count;
+}
+
+bool daemon_profile_same(const struct daemon_profile *a, const struct daemon_profile *b)
+{
+	struct daemon_profile x = *a, y = *b;
+
+	/* Where a key stands in its file does not change the profile. */
+	memset(x.line, 0, sizeof(x.line));
+	memset(y.line, 0, sizeof(y.line));
+	return memcmp(&x, &y, sizeof(x)) == 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int daemon_profile_load_dir(const char *dir, const struct daemon_config *cfg, uint64_t maxrate,
+			    uint32_t maxstack, struct daemon_profile *defs, size_t max,
+			    size_t *ret_n, char *err, size_t errlen)
+{
+	struct daemon_diag d = { .buf = err, .size = errlen };
+	char **names = NULL;
+	size_t n = 0, cap = 0, ndefs = 0;
+	DIR *dp;
+	struct dirent *de;
+
+	if (err && errlen)
+		err[0] = '\0';
+	*ret_n = 0;
+	dp = opendir(dir);
+	if (!dp) {
+		int r = -errno;
+
+		if (r == -ENOENT)
+			return 0; /* no profiles */
+		daemon_diag_add(&d, dir, 0, "cannot read the profiles directory: %s", strerror(-r));
+		return d.count;
+	}
+	while ((de = readdir(dp))) {
+		size_t len = strlen(de->d_name);
+		char **nn;
+
+		/* NAME.conf only: editors' backups and packaging leftovers are not profiles. */
+		if (len <= 5 || strcmp(de->d_name + len - 5, ".conf") != 0 || de->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			nn = realloc(names, (cap ? 2 * cap : 16) * sizeof(*names));
+			if (!nn)
+				break;
+			names = nn;
+			cap = cap ? 2 * cap : 16;
+		}
+		names[n] = strdup(de->d_name);
+		if (names[n])
+			n++;
+	}
+	closedir(dp);
+	if (n)
+		qsort(names, n, sizeof(*names), name_cmp);
+	for (size_t i = 0; i < n; i++) {
+		char name[DAEMON_PROFILE_NAME_MAX + 8], path[1024], msg[2048];
+		size_t len = strlen(names[i]) - 5;
+		char *buf = NULL;
+		size_t blen = 0;
+		int r;
+
+		snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1),
+			 names[i]);
+		if (len >= DAEMON_PROFILE_NAME_MAX || !daemon_profile_name_ok(name)) {
+			daemon_printable(msg, 96, names[i]);
+			daemon_diag_add(&d, msg, 0, "not a profile name (letters, digits, '_', '.', "
+					"'-'; under %d bytes, not starting with '.' or '-'); refused",
+					DAEMON_PROFILE_NAME_MAX);
+			continue;
+		}
+		if (ndefs == max) {
+			daemon_diag_add(&d, names[i], 0, "more than %zu profiles; refused", max);
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		r = daemon_read_file(path, PROFILE_FILE_MAX, &buf, &blen);
+		if (r < 0) {
+			daemon_diag_add(&d, names[i], 0, "%s; refused", r == -EFBIG ? "larger than 64 KiB"
+					: r == -EINVAL ? "not a regular file" : strerror(-r));
+			continue;
+		}
+		daemon_profile_defaults(&defs[ndefs], name);
+		r = daemon_profile_parse(&defs[ndefs], buf, blen, names[i], cfg, maxrate, maxstack,
+					 msg, sizeof(msg));
+		free(buf);
+		if (r > 0) {
+			/* Its own lines, each "NAME.conf:LINE: ...", then one verdict. */
+			daemon_diag_add(&d, names[i], 0, "refused (%d problem%s):\n%s", r,
+					r == 1 ? "" : "s", msg);
+			continue;
+		}
+		ndefs++;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	*ret_n = ndefs;
+	return d.count;
+}
+
+int daemon_profile_open_file(const char *dir, const char *name, time_t when, char *ret_path,
+			     size_t pathlen)
+{
+	struct tm tm;
+	int fd = -1;
+
+	gmtime_r(&when, &tm);
+	for (int k = 0; k < 100; k++) {
+		char sfx[8] = "";
+		int n;
+
+		if (k)
+			snprintf(sfx, sizeof(sfx), "-%d", k);
+		n = snprintf(ret_path, pathlen, "%s/%s-%04d%02d%02dT%02d%02d%02dZ%s.pmclog", dir, name,
+			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			     tm.tm_sec, sfx);
+		if (n < 0 || (size_t)n >= pathlen)
+			return -ENAMETOOLONG;
+		fd = open(ret_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	return fd >= 0 ? fd : -errno;
+}
+
+/* One file of a profile's directory. */
+struct retained {
+	char name[DAEMON_PROFILE_NAME_MAX + 40];
+	uint64_t stamp; /* YYYYmmddHHMMSS as a number, then N: orders files by start */
+	uint64_t bytes; /* the file and its side files */
+	time_t mtime;
+};
+
+/* @fname is NAME-YYYYmmddTHHMMSSZ[-N].pmclog: its order key, or 0 if it is not. */
+static uint64_t stamp_of(const char *fname, const char *name)
+{
+	size_t nl = strlen(name);
+	const char *p = fname + nl + 1, *end;
+	uint64_t v = 0, k = 0;
+
+	if (strncmp(fname, name, nl) != 0 || fname[nl] != '-')
+		return 0;
+	for (int i = 0; i < 15; i++) {
+		if (i == 8) {
+			if (p[i] != 'T')
+				return 0;
+			continue;
+		}
+		if (p[i] < '0' || p[i] > '9')
+			return 0;
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	}
+	if (p[15] != 'Z')
+		return 0;
+	end = p + 16;
+	if (*end == '-') {
+		end++;
+		if (*end < '1' || *end > '9')
+			return 0;
+		while (*end >= '0' && *end <= '9' && k < 100)
+			k = k * 10 + (uint64_t)(*end++ - '0');
+	}
+	if (strcmp(end, ".pmclog") != 0)
+		return 0;
+	return v * 1000 + k;
+}
+
+static int retained_cmp(const void *a, const void *b)
+{
+	const struct retained *x = a, *y = b;
+
+	return x->stamp < y->stamp ? -1 : x->stamp > y->stamp;
+}
+
+/* The regular file @name in @dfd: its size, 0 if there is none. */
+static uint64_t size_at(int dfd, const char *name, time_t *ret_mtime)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (ret_mtime)
+		*ret_mtime = st.st_mtime;
+	return (uint64_t)st.st_size;
+}
+
+int daemon_profile_retain(const char *dir, const char *name, const char *current,
+			  uint64_t retain_bytes, uint64_t retain_seconds, time_t now,
+			  struct daemon_retain *ret)
+{
+	struct retained *v = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	const char *cur = current ? strrchr(current, '/') : NULL;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW), r = 0;
+	DIR *dp;
+	struct dirent *de;
+
+	memset(ret, 0, sizeof(*ret));
+	cur = cur ? cur + 1 : current;
+	if (dfd < 0)
+		return -errno;
+	dp = fdopendir(dfd);
+	if (!dp) {
+		r = -errno;
+		close(dfd);
+		return r;
+	}
+	while ((de = readdir(dp))) {
+		uint64_t stamp = stamp_of(de->d_name, name);
+		char side[sizeof(v->name) + 16];
+		struct retained *x;
+
+		if (!stamp || strlen(de->d_name) >= sizeof(v->name))
+			continue;
+		if (n == cap) {
+			struct retained *nv = realloc(v, (cap ? 2 * cap : 32) * sizeof(*v));
+
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			v = nv;
+			cap = cap ? 2 * cap : 32;
+		}
+		x = &v[n];
+		snprintf(x->name, sizeof(x->name), "%s", de->d_name);
+		x->stamp = stamp;
+		x->mtime = now;
+		x->bytes = size_at(dfd, x->name, &x->mtime);
+		snprintf(side, sizeof(side), "%s.kallsyms", x->name);
+		x->bytes += size_at(dfd, side, NULL);
+		snprintf(side, sizeof(side), "%s.vdso", x->name);
+		x->bytes += size_at(dfd, side, NULL);
+		total += x->bytes;
+		n++;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), retained_cmp);
+	/* Oldest first, while over the budget; never the file being written. */
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		bool old = retain_seconds && v[i].mtime + (time_t)retain_seconds < now;
+		bool big = retain_bytes && total > retain_bytes;
+		char side[sizeof(v->name) + 16];
+
+		if (cur && strcmp(v[i].name, cur) == 0)
+			continue;
+		if (!old && !big)
+			continue;
+		if (unlinkat(dfd, v[i].name, 0) < 0 && errno != ENOENT) {
+			r = -errno;
+			break;
+		}
+		snprintf(side, sizeof(side), "%s.kallsyms", v[i].name);
+		(void)unlinkat(dfd, side, 0);
+		snprintf(side, sizeof(side), "%s.vdso", v[i].name);
+		(void)unlinkat(dfd, side, 0);
+		total -= v[i].bytes;
+		ret->deleted_files++;
+		ret->deleted_bytes += v[i].bytes;
+		v[i].stamp = 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (v[i].stamp)
+			ret->files++;
+	ret->bytes = total;
+	free(v);
+	closedir(dp);
+	return r;
+}
