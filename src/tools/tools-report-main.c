@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * tools-report-main.c: `hwpmc report [OPTIONS] FILE|-`, the command line.
+ * tools-report-main.c: `hwpmc report [OPTIONS] PATH...|-`, the command line.
  *
  * PUBLIC INTERFACES
  *   tools_report_main(), tools_report_usage()
@@ -28,13 +28,16 @@
 void tools_report_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: hwpmc report [OPTIONS] FILE|-\n"
+		"usage: hwpmc report [OPTIONS] PATH...|-\n"
 		"\n"
-		"Symbolize a pmclog (written by hwpmcd or by FreeBSD's hwpmc) and print where\n"
+		"Symbolize pmclogs (written by hwpmcd or by FreeBSD's hwpmc) and print where\n"
 		"the samples are.  PCs resolve through the log's MAP_IN records and the ELF\n"
 		"files they name (.symtab, .dynsym, debug files by build id or debuglink);\n"
 		"kernel PCs through FILE.kallsyms (saved by 'hwpmc record'), --kallsyms, or\n"
 		"/proc/kallsyms when the log is of this boot.  '-' reads standard input.\n"
+		"Several files, or a directory (its *.pmclog files), are read as one profile\n"
+		"in the order of their INITIALIZE times; each file resolves its PCs by its own\n"
+		"mappings and FILE.kallsyms, and events are merged by name.\n"
 		"\n"
 		"Outputs (default --top; text outputs can be combined):\n"
 		"  --top              functions by self samples, with self%%, total%% (anywhere\n"
@@ -62,7 +65,10 @@ void tools_report_usage(FILE *out)
 		"  --comm LIST              process or thread names\n"
 		"  --cpu LIST               CPUs, e.g. 0,2-3\n"
 		"  --event LIST             event names (hwpmc report --top lists them)\n"
-		"  --since S, --until S     seconds from the start of the log (decimals ok)\n"
+		"  --since T, --until T     seconds from the start of the (first) log (1.5),\n"
+		"                           a time before now (-30s, -15m, -10min, -2h, -1d),\n"
+		"                           a UTC time (2026-12-05T20:15:00Z), a local one\n"
+		"                           ('2026-12-05 20:15[:00]') or today's (20:15)\n"
 		"  --kernel                 kernel-mode samples, kernel frames only\n"
 		"  --user                   user frames only (kernel-only samples are counted\n"
 		"                           as 'without frames')\n"
@@ -83,7 +89,8 @@ void tools_report_usage(FILE *out)
 		"  hwpmc report demo.pmclog\n"
 		"  hwpmc report --callgraph --comm hwpmc-demo demo.pmclog\n"
 		"  hwpmc report --folded demo.pmclog | flamegraph.pl > demo.svg\n"
-		"  hwpmc report --flame demo.svg --since 1 --until 3 demo.pmclog\n");
+		"  hwpmc report --flame demo.svg --since 1 --until 3 demo.pmclog\n"
+		"  hwpmc report --since -10min profiles/web/\n");
 }
 
 static int parse_ids(const char *opt, const char *s, int32_t **v, size_t *n)
