@@ -46,8 +46,8 @@ static int parse_relative(const char *s, int64_t now_ns, int64_t *ret_ns)
 		const char *name;
 		double seconds;
 	} units[] = {
-		{ "s", 1 },	  { "sec", 1 },	   { "m", 60 },	    { "min", 60 },
-		{ "h", 3600 },	  { "hour", 3600 }, { "d", 86400 }, { "day", 86400 },
+		{ "s", 1 },    { "sec", 1 },	 { "m", 60 },	 { "min", 60 },
+		{ "h", 3600 }, { "hour", 3600 }, { "d", 86400 }, { "day", 86400 },
 	};
 	char *end;
 	double x;
@@ -172,8 +172,8 @@ int tools_report_parse_time(const char *s, int64_t now_ns, struct tools_rep_time
 
 		errno = 0;
 		t.log_s = strtod(s, &end);
-		if (errno || *end || end == s || !isfinite(t.log_s) || t.log_s < 0 ||
-		    s[0] < '0' || s[0] > '9')
+		if (errno || *end || end == s || !isfinite(t.log_s) || t.log_s < 0 || s[0] < '0' ||
+		    s[0] > '9')
 			return -EINVAL;
 		t.kind = TOOLS_REP_TIME_LOG;
 	}

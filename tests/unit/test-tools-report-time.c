@@ -112,7 +112,7 @@ START_TEST(test_bad)
 	static const char *const bad[] = {
 		"",
 		"abc",
-		"-5",		       /* a relative time needs a unit */
+		"-5", /* a relative time needs a unit */
 		"-10",
 		"-min",
 		"--5m",
@@ -121,18 +121,18 @@ START_TEST(test_bad)
 		"-5mins",
 		"-infh",
 		"-nanm",
-		"1.5s",		       /* plain seconds take no unit */
+		"1.5s", /* plain seconds take no unit */
 		"+5",
 		"inf",
 		"nan",
 		"1e999",
 		" 1",
-		"2026-12-05",	       /* a date needs a time */
+		"2026-12-05", /* a date needs a time */
 		"2026-12-05T",
 		"2026-12-05T20",
 		"2026-13-05T20:15Z",
 		"2026-12-32T20:15Z",
-		"2026-02-31T20:15Z",   /* normalised into March: refused */
+		"2026-02-31T20:15Z", /* normalised into March: refused */
 		"2026-12-05T24:00Z",
 		"2026-12-05T20:60Z",
 		"2026-12-05T20:15:61Z",
@@ -140,7 +140,7 @@ START_TEST(test_bad)
 		"2026-12-05T20:15:00ZZ",
 		"2026-12-05T20:15:00+02:00",
 		"1969-12-31T23:59Z",
-		"20:15Z",	       /* Z needs a date */
+		"20:15Z", /* Z needs a date */
 		"2:15",
 		"20:5",
 		"25:00",
@@ -158,8 +158,7 @@ START_TEST(test_bad)
 		ck_assert_msg(t.kind == TOOLS_REP_TIME_MAX, "'%s': result written on failure",
 			      bad[i]);
 	}
-	ck_assert_int_eq(tools_report_parse_time(NULL, T0, &(struct tools_rep_time){ 0 }),
-			 -EINVAL);
+	ck_assert_int_eq(tools_report_parse_time(NULL, T0, &(struct tools_rep_time){ 0 }), -EINVAL);
 }
 END_TEST
 
