@@ -10,7 +10,7 @@
  *   struct report_model_opts
  *   struct report_model: report_model__new(), __free(), __record(), __proc(),
  *     __thread_name(), __proc_name(), __resolve(), __comm_func(), __func_name(),
- *     __func_image(), __finish(); report_proc__note_sample()
+ *     __func_image(), __next_log(), __finish(); report_proc__note_sample()
  *   report_pl_start_v()
  *
  * IMPLEMENTATION NOTES
@@ -35,6 +35,12 @@
  *   file (--kallsyms, else FILE.kallsyms beside the log, else /proc/kallsyms if
  *   its _stext matches the log's kernel MAP_IN), else through pid -1 images
  *   (FreeBSD kernels under --symfs), else print as [kernel]+0xaddress.
+ *
+ *   A model can read several logs in turn (rotated files, report_model__next_log()):
+ *   each log declares its processes, mappings and kernel again, so those are
+ *   forgotten between logs, while functions and images stay (the caller's counts
+ *   refer to functions by index).  Kernel functions are interned by module name
+ *   and address, so the same symbol from two logs' kallsyms files is one function.
  *
  *   One thread uses a model.  Everything read from the log or an image is hostile:
  *   printed names are escaped.
@@ -144,6 +150,9 @@ struct report_model {
 	/* kernel symbols */
 	struct report_symtab *ksyms;
 	bool ksyms_tried;
+	struct report_symtab **ksyms_old; /* of earlier logs: functions borrow their names */
+	size_t nksyms_old;
+	size_t ksyms_more;		  /* kallsyms files loaded after the first */
 	char ksyms_source[1100];
 	char ksyms_note[256];
 	bool have_kslide;
@@ -151,6 +160,7 @@ struct report_model {
 	/* processes and threads */
 	struct report_proc **pht;
 	size_t phtcap, nprocs;
+	size_t nprocs_logged; /* processes of the logs, earlier ones included */
 	struct report_thread **tht;
 	size_t thtcap;
 	/* PC totals (report_model__finish()) */
@@ -215,6 +225,15 @@ uint32_t report_model__comm_func(struct report_model *m, struct report_proc *p, 
 const char *report_model__func_name(struct report_model *m, uint32_t f);
 /* The printed image of function @f ("" for a comm function). */
 const char *report_model__func_image(const struct report_model *m, uint32_t f);
+
+/*
+ * report_model__next_log: read the next log @log (its path for FILE.kallsyms and
+ * FILE.vdso, borrowed for the model's life; "-" or NULL: none) into the same model:
+ * forget processes, threads, the kernel's placement, INITIALIZE and the MAP_IN rule
+ * of the previous log, keep functions and images.  Kernel symbols are read again
+ * for @log (unless --kallsyms gave one file for all).  0 or -ENOMEM.
+ */
+int report_model__next_log(struct report_model *m, const char *log);
 
 /*
  * report_model__finish: at the end of the log, fold the PCs counted per function

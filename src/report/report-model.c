@@ -190,6 +190,7 @@ static struct report_proc *proc_get(struct report_model *m, int32_t pid)
 	p->hnext = m->pht[b];
 	m->pht[b] = p;
 	m->nprocs++;
+	m->nprocs_logged++;
 	return p;
 }
 
@@ -665,8 +666,10 @@ static int image_range(struct report_image *img, uint64_t bias, struct report_ra
 static uint64_t func_key(enum report_func_kind kind, const struct report_image *img,
 			 const char *module, const char *name, uint64_t addr)
 {
-	return util_mix64(addr ^ (uint64_t)(uintptr_t)img * 31 ^ (uint64_t)(uintptr_t)module ^
-			  (uint64_t)kind << 60 ^ (kind == REPORT_F_COMM ? util_hash_str(name) : 0));
+	/* Modules by name: two logs' kallsyms tables intern their names apart. */
+	return util_mix64(addr ^ (uint64_t)(uintptr_t)img * 31 ^
+			  (module ? util_hash_str(module) : 0) ^ (uint64_t)kind << 60 ^
+			  (kind == REPORT_F_COMM ? util_hash_str(name) : 0));
 }
 
 static uint32_t func_intern(struct report_model *m, enum report_func_kind kind,
@@ -702,7 +705,9 @@ static uint32_t func_intern(struct report_model *m, enum report_func_kind kind,
 	}
 	for (slot = key & (m->fhtcap - 1); m->fht[slot]; slot = (slot + 1) & (m->fhtcap - 1)) {
 		f = &m->funcs[m->fht[slot]];
-		if (f->kind == kind && f->img == img && f->module == module && f->addr == addr &&
+		if (f->kind == kind && f->img == img && f->addr == addr &&
+		    (f->module == module ||
+		     (f->module && module && strcmp(f->module, module) == 0)) &&
 		    (kind != REPORT_F_COMM || strcmp(f->name, name) == 0))
 			return m->fht[slot];
 	}
@@ -926,7 +931,11 @@ static void load_kallsyms(struct report_model *m)
 	} else if (m->o.log && strcmp(m->o.log, "-") != 0 &&
 		   snprintf(path, sizeof(path), "%s.kallsyms", m->o.log) < (int)sizeof(path) &&
 		   access(path, R_OK) == 0 && report_symtab__kallsyms(path, &m->ksyms) == 0) {
-		snprintf(m->ksyms_source, sizeof(m->ksyms_source), "%s", path);
+		/* Rotated logs: each has its own compact table; the header names the first. */
+		if (m->ksyms_source[0])
+			m->ksyms_more++;
+		else
+			snprintf(m->ksyms_source, sizeof(m->ksyms_source), "%s", path);
 	} else if (m->have_kslide && report_symtab__kallsyms("/proc/kallsyms", &m->ksyms) == 0) {
 		st = ksyms_stext(m->ksyms);
 		if (!st || st->start - REPORT_X86_64_KERNEL_V != m->kslide) {
@@ -1136,11 +1145,81 @@ void report_model__finish(struct report_model *m)
 			}
 		}
 	}
-	if (!m->ksyms && !m->ksyms_note[0])
+	if (!m->ksyms && !m->nksyms_old && !m->ksyms_note[0])
 		snprintf(m->ksyms_note, sizeof(m->ksyms_note), "not needed (no kernel PCs)");
 }
 
 /* Life ---------------------------------------------------------------------- */
+
+/* Free every process (their range trees too) and thread; the tables stay. */
+static void procs_forget(struct report_model *m)
+{
+	for (size_t i = 0; i < m->phtcap; i++) {
+		while (m->pht[i]) {
+			struct report_proc *p = m->pht[i];
+
+			m->pht[i] = p->hnext;
+			rset_clear(m, &p->exact);
+			rset_clear(m, &p->approx);
+			free(p);
+		}
+	}
+	m->nprocs = 0;
+}
+
+static void threads_forget(struct report_model *m)
+{
+	for (size_t i = 0; i < m->thtcap; i++) {
+		while (m->tht[i]) {
+			struct report_thread *t = m->tht[i];
+
+			m->tht[i] = t->hnext;
+			free(t);
+		}
+	}
+}
+
+int report_model__next_log(struct report_model *m, const char *log)
+{
+	/*
+	 * A rotated log re-declares every live process and mapping at its start, and a
+	 * PC must resolve by the mappings of its own log: a process that exited
+	 * between two files (no SYSEXIT in either) must not lend its ranges to a
+	 * later process with the same pid.  So the processes go, with the cache.
+	 */
+	procs_forget(m);
+	threads_forget(m);
+	m->gen++;
+	m->o.log = log;
+	m->have_init = false;
+	m->marked = false;
+	m->rule_fixed = false;
+	m->hwpmcd_pmcids = false;
+	m->npmcids = 0;
+	m->rule = m->o.rule == REPORT_RULE_AUTO ? REPORT_RULE_FREEBSD : m->o.rule;
+	m->rule_why = "no image placed";
+	m->have_kslide = false;
+	m->kslide = 0;
+	/*
+	 * Each log's FILE.kallsyms holds only the symbols its own PCs need, so the next
+	 * log reads its own; the old table stays alive for the names its functions
+	 * borrow.  One --kallsyms file serves every log.
+	 */
+	if (!m->o.kallsyms && m->ksyms_tried) {
+		if (m->ksyms) {
+			struct report_symtab **n =
+				realloc(m->ksyms_old, (m->nksyms_old + 1) * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			m->ksyms_old = n;
+			m->ksyms_old[m->nksyms_old++] = m->ksyms;
+			m->ksyms = NULL;
+		}
+		m->ksyms_tried = false;
+	}
+	return 0;
+}
 
 int report_model__new(const struct report_model_opts *o, struct report_model **ret_m)
 {
@@ -1194,16 +1273,7 @@ void report_model__free(struct report_model *m)
 		}
 	}
 	free(m->iht);
-	for (size_t i = 0; i < m->phtcap; i++) {
-		while (m->pht[i]) {
-			struct report_proc *p = m->pht[i];
-
-			m->pht[i] = p->hnext;
-			rset_clear(m, &p->exact);
-			rset_clear(m, &p->approx);
-			free(p);
-		}
-	}
+	procs_forget(m);
 	free(m->pht);
 	while (m->rfree) {
 		struct report_rnode *x = m->rfree;
@@ -1211,16 +1281,12 @@ void report_model__free(struct report_model *m)
 		m->rfree = x->left;
 		free(x);
 	}
-	for (size_t i = 0; i < m->thtcap; i++) {
-		while (m->tht[i]) {
-			struct report_thread *t = m->tht[i];
-
-			m->tht[i] = t->hnext;
-			free(t);
-		}
-	}
+	threads_forget(m);
 	free(m->tht);
 	report_symtab__free(m->ksyms);
+	for (size_t i = 0; i < m->nksyms_old; i++)
+		report_symtab__free(m->ksyms_old[i]);
+	free(m->ksyms_old);
 	free(m->pcc);
 	free(m);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * tools-report-main.c: `hwpmc report [OPTIONS] FILE|-`, the command line.
+ * tools-report-main.c: `hwpmc report [OPTIONS] PATH...|-`, the command line.
  *
  * PUBLIC INTERFACES
  *   tools_report_main(), tools_report_usage()
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
@@ -27,13 +28,16 @@
 void tools_report_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: hwpmc report [OPTIONS] FILE|-\n"
+		"usage: hwpmc report [OPTIONS] PATH...|-\n"
 		"\n"
-		"Symbolize a pmclog (written by hwpmcd or by FreeBSD's hwpmc) and print where\n"
+		"Symbolize pmclogs (written by hwpmcd or by FreeBSD's hwpmc) and print where\n"
 		"the samples are.  PCs resolve through the log's MAP_IN records and the ELF\n"
 		"files they name (.symtab, .dynsym, debug files by build id or debuglink);\n"
 		"kernel PCs through FILE.kallsyms (saved by 'hwpmc record'), --kallsyms, or\n"
 		"/proc/kallsyms when the log is of this boot.  '-' reads standard input.\n"
+		"Several files, or a directory (its *.pmclog files), are read as one profile\n"
+		"in the order of their INITIALIZE times; each file resolves its PCs by its own\n"
+		"mappings and FILE.kallsyms, and events are merged by name.\n"
 		"\n"
 		"Outputs (default --top; text outputs can be combined):\n"
 		"  --top              functions by self samples, with self%%, total%% (anywhere\n"
@@ -61,7 +65,10 @@ void tools_report_usage(FILE *out)
 		"  --comm LIST              process or thread names\n"
 		"  --cpu LIST               CPUs, e.g. 0,2-3\n"
 		"  --event LIST             event names (hwpmc report --top lists them)\n"
-		"  --since S, --until S     seconds from the start of the log (decimals ok)\n"
+		"  --since T, --until T     seconds from the start of the (first) log (1.5),\n"
+		"                           a time before now (-30s, -15m, -10min, -2h, -1d),\n"
+		"                           a UTC time (2026-12-05T20:15:00Z), a local one\n"
+		"                           ('2026-12-05 20:15[:00]') or today's (20:15)\n"
 		"  --kernel                 kernel-mode samples, kernel frames only\n"
 		"  --user                   user frames only (kernel-only samples are counted\n"
 		"                           as 'without frames')\n"
@@ -82,7 +89,8 @@ void tools_report_usage(FILE *out)
 		"  hwpmc report demo.pmclog\n"
 		"  hwpmc report --callgraph --comm hwpmc-demo demo.pmclog\n"
 		"  hwpmc report --folded demo.pmclog | flamegraph.pl > demo.svg\n"
-		"  hwpmc report --flame demo.svg --since 1 --until 3 demo.pmclog\n");
+		"  hwpmc report --flame demo.svg --since 1 --until 3 demo.pmclog\n"
+		"  hwpmc report --since -10min profiles/web/\n");
 }
 
 static int parse_ids(const char *opt, const char *s, int32_t **v, size_t *n)
@@ -192,6 +200,26 @@ static int parse_double(const char *opt, const char *s, double *ret)
 	return 0;
 }
 
+static int parse_time(const char *opt, const char *s, struct tools_rep_time *ret)
+{
+	struct timespec now;
+	int e;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	e = tools_report_parse_time(s, (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec, ret);
+	if (e == -ERANGE) {
+		log_error("%s: '%s' is before 1970", opt, s);
+		return e;
+	}
+	if (e < 0)
+		log_error("%s: '%s' is not a time: give seconds from the start of the log (1.5), "
+			  "a time before now (-30s, -15m or -10min, -2h, -1d), a UTC date and time "
+			  "(2026-12-05T20:15:00Z), a local one ('2026-12-05 20:15[:00]') or a "
+			  "local time of today (20:15[:00])",
+			  opt, s);
+	return e;
+}
+
 static int parse_uint(const char *opt, const char *s, unsigned long max, unsigned long *ret)
 {
 	char *end;
@@ -287,7 +315,6 @@ int tools_report_main(int argc, char **argv)
 	int c, e = 0, rc = TOOLS_EXIT_USAGE;
 
 	memset(&r, 0, sizeof(r));
-	r.o.until = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -347,10 +374,12 @@ int tools_report_main(int argc, char **argv)
 			e = parse_cpus(optarg, &r.o.cpus);
 			break;
 		case OPT_SINCE:
-			e = parse_double("--since", optarg, &r.o.since);
+			e = parse_time("--since", optarg, &r.o.since);
+			r.o.since_arg = optarg;
 			break;
 		case OPT_UNTIL:
-			e = parse_double("--until", optarg, &r.o.until);
+			e = parse_time("--until", optarg, &r.o.until);
+			r.o.until_arg = optarg;
 			break;
 		case OPT_KERNEL:
 			r.o.kernel_only = true;
@@ -393,12 +422,16 @@ int tools_report_main(int argc, char **argv)
 		if (e < 0)
 			goto out;
 	}
-	if (optind != argc - 1) {
-		log_error(optind == argc ? "report: no log file given (FILE or '-')"
-					 : "report: one log file, please ('%s' is extra)",
-			  argv[optind + 1 < argc ? optind + 1 : optind]);
+	if (optind == argc) {
+		log_error("report: no log file given (FILE, DIRECTORY or '-')");
 		fprintf(stderr, "'hwpmc report --help' explains the options\n");
 		goto out;
+	}
+	for (int i = optind; i < argc && argc - optind > 1; i++) {
+		if (strcmp(argv[i], "-") == 0) {
+			log_error("report: '-' (standard input) is read alone, not with other logs");
+			goto out;
+		}
 	}
 	if (r.o.kernel_only && r.o.user_only) {
 		log_error("report: --kernel and --user exclude each other");
@@ -410,8 +443,10 @@ int tools_report_main(int argc, char **argv)
 			  callers, callees);
 		goto out;
 	}
-	if (r.o.until >= 0 && r.o.until < r.o.since) {
-		log_error("report: --until %g is before --since %g", r.o.until, r.o.since);
+	if (r.o.since.kind == r.o.until.kind && r.o.since.kind != TOOLS_REP_TIME_NONE &&
+	    (r.o.since.kind == TOOLS_REP_TIME_LOG ? r.o.until.log_s < r.o.since.log_s
+						  : r.o.until.wall_ns < r.o.since.wall_ns)) {
+		log_error("report: --until %s is before --since %s", r.o.until_arg, r.o.since_arg);
 		goto out;
 	}
 	if ((folded || json) && (top || graph || callers || callees || (folded && json))) {
@@ -424,6 +459,8 @@ int tools_report_main(int argc, char **argv)
 		top = true;
 	if (json && !callers && !callees)
 		graph = true; /* the JSON carries the top list and the call graph */
+	r.paths = argv + optind;
+	r.npaths = (size_t)(argc - optind);
 	r.file = argv[optind];
 	r.o.focus = callers ? callers : callees;
 	r.o.want_focus_callers = callers != NULL;
@@ -484,6 +521,9 @@ int tools_report_main(int argc, char **argv)
 		e = tools_report_print_json(&r, stdout, &po);
 	} else if (folded) {
 		e = tools_report_print_folded(&r, stdout);
+		/* Standard output stays pure folded stacks: what they cover goes to stderr. */
+		if (e == 0)
+			tools_report_print_coverage(&r, stderr);
 	} else if (top || graph || callers || callees) {
 		tools_report_print_header(&r, stdout);
 		if (top)

@@ -32,40 +32,114 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+/* The first and last file read (the only one: both). */
+static void files_read(const struct tools_report *r, const struct tools_rep_file **ret_first,
+		       const struct tools_rep_file **ret_last)
+{
+	*ret_first = *ret_last = NULL;
+	for (size_t i = 0; i < r->nfiles; i++) {
+		if (!r->files[i].read)
+			continue;
+		if (!*ret_first)
+			*ret_first = &r->files[i];
+		*ret_last = &r->files[i];
+	}
+}
+
+/* What the report covers: its files and its samples' span, in one line. */
+static void coverage(const struct tools_report *r, char *buf, size_t len)
+{
+	const struct tools_rep_file *a, *b;
+	char lo[40], hi[40];
+	int w;
+
+	files_read(r, &a, &b);
+	if (!a)
+		w = snprintf(buf, len, "no file");
+	else if (a == b)
+		w = snprintf(buf, len, "1 file (%s)", a->path);
+	else
+		w = snprintf(buf, len, "%zu files (%s .. %s)", r->nread, a->path, b->path);
+	if (w < 0 || (size_t)w >= len)
+		return;
+	if (!r->have_span) {
+		snprintf(buf + w, len - (size_t)w, ", no sample reported");
+		return;
+	}
+	tools_report_format_time(r->span_lo, lo, sizeof(lo));
+	tools_report_format_time(r->span_hi, hi, sizeof(hi));
+	snprintf(buf + w, len - (size_t)w, ", %" PRIu64 " samples from %s to %s", r->kept, lo, hi);
+}
+
+void tools_report_print_coverage(struct tools_report *r, FILE *out)
+{
+	char cov[2200];
+
+	coverage(r, cov, sizeof(cov));
+	fprintf(out, "hwpmc: report of %s\n", cov);
+}
+
 void tools_report_print_header(struct tools_report *r, FILE *out)
 {
-	char when[64] = "?";
+	char when[64] = "?", cov[2200];
 	time_t t = (time_t)r->m->ts_sec;
 	struct tm tm;
 	double span = r->m->tsc_freq ? (double)(r->last_tsc - r->first_tsc) / (double)r->m->tsc_freq : 0;
 	const char *cpu = plog_cpu_name(r->m->cpu_type);
+	const struct tools_rep_file *a, *b;
+	bool have_init = r->m->have_init;
 
-	if (r->m->have_init && gmtime_r(&t, &tm))
+	files_read(r, &a, &b);
+	if (r->nfiles > 1 && a) {
+		/* From the first file's INITIALIZE to the last file's latest record. */
+		int64_t end = b->start_ns;
+
+		if (b->tsc_freq)
+			end += (int64_t)((__int128)(int64_t)(b->end_tsc - b->init_tsc) * 1000000000 /
+					 b->tsc_freq);
+		t = (time_t)(a->start_ns / 1000000000);
+		span = (double)(end - a->start_ns) / 1e9;
+		have_init = a->have_head;
+		fprintf(out, "# hwpmc report of %zu files, %s .. %s (%s)\n", r->nread, a->path,
+			b->path, r->status_msg);
+	} else {
+		fprintf(out, "# hwpmc report of %s (%s)\n", r->file, r->status_msg);
+	}
+	if (have_init && gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-	fprintf(out, "# hwpmc report of %s (%s)\n", r->file, r->status_msg);
 	fprintf(out, "# recorded %s for %.3f s; cpu %s, cpuid '%s'; MAP_IN rule %s (%s)\n", when,
 		span, cpu ? cpu : "?", r->m->cpuid, report_map_rule_name(r->m->rule),
 		r->m->rule_why);
+	coverage(r, cov, sizeof(cov));
+	fprintf(out, "# covers: %s\n", cov);
 	fprintf(out, "# events:");
 	for (size_t i = 0; i < r->nev; i++)
 		fprintf(out, "%s %s %" PRIu64 " samples%s", i ? "," : "", r->ev[i].name,
 			r->ev[i].samples, r->ev[i].selected ? "" : " (not selected)");
 	fprintf(out, "%s\n", r->nev ? "" : " none");
 	fprintf(out,
-		"# samples: %" PRIu64 " in the log, %" PRIu64 " reported, %" PRIu64
+		"# samples: %" PRIu64 " in the log%s, %" PRIu64 " reported, %" PRIu64
 		" filtered out, %" PRIu64 " without frames after filtering, %" PRIu64
 		" of unannounced events; lost: %" PRIu64 " DROPNOTIFY records\n",
-		r->samples, r->kept, r->filtered, r->no_frames, r->unannounced, r->dropnotify);
+		r->samples, r->nread > 1 ? "s read" : "", r->kept, r->filtered, r->no_frames,
+		r->unannounced, r->dropnotify);
 	fprintf(out,
-		"# processes: %" PRIu64 " sampled, %zu in the log; images: %zu, %zu not readable\n",
-		r->sampled_pids, r->m->nprocs, r->m->nimages, r->m->images_missing);
+		"# processes: %" PRIu64 " sampled, %zu in the log%s; images: %zu, %zu not readable\n",
+		r->sampled_pids, r->m->nprocs_logged, r->nread > 1 ? "s (per log)" : "",
+		r->m->nimages, r->m->images_missing);
 	fprintf(out,
 		"# PCs: %" PRIu64 ", %" PRIu64 " in no mapping ([unknown]), %" PRIu64
 		" in an image without symbol (image+0xoffset), %" PRIu64 " in the kernel (%" PRIu64
 		" without symbol)\n",
 		r->pcs, r->m->pcs_unknown, r->m->pcs_nosym, r->pcs_kernel, r->m->pcs_kernel_nosym);
-	fprintf(out, "# kernel symbols: %s%s%s\n", r->m->ksyms ? r->m->ksyms_source : "",
-		r->m->ksyms && r->m->ksyms_note[0] ? "; " : "", r->m->ksyms_note);
+	if (r->m->ksyms_more)
+		fprintf(out, "# kernel symbols: %s and %zu more logs' .kallsyms%s%s\n",
+			r->m->ksyms_source, r->m->ksyms_more, r->m->ksyms_note[0] ? "; " : "",
+			r->m->ksyms_note);
+	else
+		fprintf(out, "# kernel symbols: %s%s%s\n", r->m->ksyms_source,
+			r->m->ksyms_source[0] && r->m->ksyms_note[0] ? "; " : "",
+			r->m->ksyms_note);
 }
 
 /* Top list ------------------------------------------------------------------ */
@@ -385,7 +459,7 @@ int tools_report_write_flame(struct tools_report *r, FILE *out)
 	struct tools_flame_node *nodes;
 	struct tools_flame_node **kids;
 	size_t *fill;
-	char title[160], sub[512];
+	char title[160], sub[2300];
 	int err;
 
 	if (!e)
@@ -428,7 +502,12 @@ int tools_report_write_flame(struct tools_report *r, FILE *out)
 		nodes[n->parent].children[nodes[n->parent].nchildren++] = &nodes[i];
 	}
 	snprintf(title, sizeof(title), "%s: %" PRIu64 " samples", e->name, e->samples);
-	snprintf(sub, sizeof(sub), "hwpmc report --flame of %s", r->file);
+	{
+		char cov[2200];
+
+		coverage(r, cov, sizeof(cov));
+		snprintf(sub, sizeof(sub), "hwpmc report --flame of %s", cov);
+	}
 	err = tools_flame_write(out, &nodes[0], title, sub);
 	free(nodes);
 	free(kids);
@@ -437,6 +516,15 @@ int tools_report_write_flame(struct tools_report *r, FILE *out)
 }
 
 /* JSON ------------------------------------------------------------------------ */
+
+/* The first file read's INITIALIZE, in seconds since the epoch. */
+static int64_t first_start_s(const struct tools_report *r)
+{
+	const struct tools_rep_file *a, *b;
+
+	files_read(r, &a, &b);
+	return a ? a->start_ns / 1000000000 : 0;
+}
 
 static json_t *json_graph(struct tools_report *r, struct tools_rep_tree *t, uint32_t node,
 			  unsigned depth, uint64_t total, const struct tools_rep_print_opts *po,
@@ -482,7 +570,7 @@ static json_t *json_graph(struct tools_report *r, struct tools_rep_tree *t, uint
 int tools_report_print_json(struct tools_report *r, FILE *out,
 			    const struct tools_rep_print_opts *po)
 {
-	json_t *root, *evs = json_array(), *hdr;
+	json_t *root, *evs = json_array(), *hdr, *files, *span;
 	int err = 0;
 
 	hdr = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
@@ -497,8 +585,33 @@ int tools_report_print_json(struct tools_report *r, FILE *out,
 			(json_int_t)r->m->pcs_nosym, "duration_s",
 			r->m->tsc_freq ? (double)(r->last_tsc - r->first_tsc) / (double)r->m->tsc_freq
 				    : 0.0,
-			"start_unix_s", (json_int_t)r->m->ts_sec, "kernel_symbols",
-			r->m->ksyms ? r->m->ksyms_source : NULL);
+			"start_unix_s",
+			(json_int_t)(r->nfiles > 1 && r->nread ? first_start_s(r) : r->m->ts_sec),
+			"kernel_symbols", r->m->ksyms_source[0] ? r->m->ksyms_source : NULL);
+	files = json_array();
+	span = json_object();
+	if (hdr && files && span) {
+		char lo[40], hi[40];
+
+		for (size_t i = 0; i < r->nfiles; i++)
+			if (r->files[i].read)
+				json_array_append_new(files, json_string(r->files[i].path));
+		if (r->have_span) {
+			tools_report_format_time(r->span_lo, lo, sizeof(lo));
+			tools_report_format_time(r->span_hi, hi, sizeof(hi));
+			json_object_set_new(span, "start", json_string(lo));
+			json_object_set_new(span, "end", json_string(hi));
+		} else {
+			json_object_set_new(span, "start", json_null());
+			json_object_set_new(span, "end", json_null());
+		}
+		json_object_set_new(hdr, "files_skipped", json_integer((json_int_t)r->nskipped));
+		json_object_set_new(hdr, "files", files);
+		json_object_set_new(hdr, "time_span", span);
+		files = span = NULL;
+	}
+	json_decref(files);
+	json_decref(span);
 	root = json_object();
 	if (!root || !evs || !hdr) {
 		json_decref(root);

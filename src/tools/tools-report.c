@@ -18,6 +18,8 @@
  *   one that faulted), not a return address, and is looked up as it is.
  *   Every PC is counted: resolved, without symbol, or in no mapping.
  */
+#include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -161,35 +163,60 @@ static int tree_add(struct tools_rep_tree *t, const uint32_t *ids, size_t n, int
 
 /* Events ------------------------------------------------------------------ */
 
+/* The event of PMC id @pmcid in the file being read, or NULL if unannounced. */
 static struct tools_rep_event *event_find(struct tools_report *r, uint32_t pmcid)
 {
-	for (size_t i = 0; i < r->nev; i++)
-		if (r->ev[i].pmcid == pmcid)
-			return &r->ev[i];
+	for (size_t i = 0; i < r->npmcmap; i++)
+		if (r->pmcmap[i].pmcid == pmcid)
+			return &r->ev[r->pmcmap[i].ev];
 	return NULL;
 }
 
+/*
+ * PMC ids are a file's own: an event keeps the id of the file that announced it
+ * first, and the next files' ids of the same name map to it (rotated logs of a
+ * session allocate the same events, not always with the same ids).  Within one
+ * file, ids are distinct events as they always were, even with one name.
+ */
 static int event_announce(struct tools_report *r, uint32_t pmcid, const char *name)
 {
 	struct tools_rep_event *e = event_find(r, pmcid), *n;
+	size_t file_no = r->cur + 1;
 
 	if (!e) {
-		if (r->nev >= 4096)
+		void *nm;
+
+		for (size_t i = 0; i < r->nev && !e; i++)
+			if (r->ev[i].file_no != file_no && strcmp(r->ev[i].name, name) == 0)
+				e = &r->ev[i];
+		if (!e) {
+			if (r->nev >= 4096)
+				return -E2BIG;
+			n = realloc(r->ev, (r->nev + 1) * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			r->ev = n;
+			e = &r->ev[r->nev++];
+			memset(e, 0, sizeof(*e));
+			e->pmcid = pmcid;
+			/* Only the trees an output needs (an unbuilt tree has no nodes, n == NULL). */
+			if ((r->o.want_callers && tree_init(&e->callers) < 0) ||
+			    (r->o.want_callees && tree_init(&e->callees) < 0) ||
+			    (r->o.want_focus && (tree_init(&e->focus_callers) < 0 ||
+						 tree_init(&e->focus_callees) < 0)))
+				return -ENOMEM;
+		}
+		if (r->npmcmap >= 4096)
 			return -E2BIG;
-		n = realloc(r->ev, (r->nev + 1) * sizeof(*n));
-		if (!n)
+		nm = realloc(r->pmcmap, (r->npmcmap + 1) * sizeof(*r->pmcmap));
+		if (!nm)
 			return -ENOMEM;
-		r->ev = n;
-		e = &r->ev[r->nev++];
-		memset(e, 0, sizeof(*e));
-		e->pmcid = pmcid;
-		/* Only the trees an output needs (an unbuilt tree has no nodes, n == NULL). */
-		if ((r->o.want_callers && tree_init(&e->callers) < 0) ||
-		    (r->o.want_callees && tree_init(&e->callees) < 0) ||
-		    (r->o.want_focus && (tree_init(&e->focus_callers) < 0 ||
-					 tree_init(&e->focus_callees) < 0)))
-			return -ENOMEM;
+		r->pmcmap = nm;
+		r->pmcmap[r->npmcmap].pmcid = pmcid;
+		r->pmcmap[r->npmcmap].ev = (uint32_t)(e - r->ev);
+		r->npmcmap++;
 	}
+	e->file_no = file_no;
 	snprintf(e->name, sizeof(e->name), "%s", name);
 	e->selected = r->o.nevents == 0;
 	for (size_t i = 0; i < r->o.nevents; i++)
@@ -241,8 +268,56 @@ static int event_count(struct tools_report *r, struct tools_rep_event *e, uint32
 
 /* Records ----------------------------------------------------------------- */
 
+/* Times come from hostile files: saturate rather than overflow. */
+static int64_t clamp_ns(__int128 x)
+{
+	return x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
+}
+
+/* INITIALIZE's wall clock (seconds and nanoseconds) as ns since the epoch. */
+static int64_t wall_ns(int64_t sec, int64_t nsec)
+{
+	return clamp_ns((__int128)sec * 1000000000 + nsec);
+}
+
+/* Seconds from the start of the (first) log and wall clock of the record at @tsc. */
+static void record_times(const struct tools_report *r, uint64_t tsc, double *ret_s,
+			 int64_t *ret_ns)
+{
+	const struct tools_rep_file *f = &r->files[r->cur];
+	int64_t d = (int64_t)(tsc - f->init_tsc);
+
+	/* Unordered or pre-INITIALIZE records (FreeBSD's per-CPU buffers) may be negative. */
+	if (!f->have_head)
+		*ret_ns = 0;
+	else if (f->tsc_freq == 0)
+		*ret_ns = f->start_ns;
+	else
+		*ret_ns = clamp_ns((__int128)f->start_ns +
+				   (__int128)d * 1000000000 / (__int128)f->tsc_freq);
+	if (r->cur == 0 || !r->files[0].have_head)
+		*ret_s = r->m->tsc_freq ? (double)(tsc - r->first_tsc) / (double)r->m->tsc_freq : 0;
+	else
+		*ret_s = (double)(*ret_ns - r->files[0].start_ns) / 1e9;
+}
+
+static bool time_pass(const struct tools_report *r, double t, int64_t ns)
+{
+	const struct tools_rep_opts *o = &r->o;
+
+	if (o->since.kind == TOOLS_REP_TIME_LOG && t < o->since.log_s)
+		return false;
+	if (o->since.kind == TOOLS_REP_TIME_WALL && ns < o->since.wall_ns)
+		return false;
+	if (o->until.kind == TOOLS_REP_TIME_LOG && t > o->until.log_s)
+		return false;
+	if (o->until.kind == TOOLS_REP_TIME_WALL && ns > o->until.wall_ns)
+		return false;
+	return true;
+}
+
 static bool filter_pass(const struct tools_report *r, const struct plog_record *rec,
-			const struct report_proc *p, double t)
+			const struct report_proc *p)
 {
 	const struct tools_rep_opts *o = &r->o;
 	bool ok;
@@ -267,8 +342,6 @@ static bool filter_pass(const struct tools_report *r, const struct plog_record *
 		if (!(o->cpus[cpu / 8] & (1u << (cpu % 8))))
 			return false;
 	}
-	if (t < o->since || (o->until >= 0 && t > o->until))
-		return false;
 	if (o->ncomms) {
 		const char *th = report_model__thread_name(r->m, rec->u.callchain.tid);
 
@@ -288,12 +361,15 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 	struct tools_rep_event *e = event_find(r, c->u.callchain.pmcid);
 	struct report_proc *p;
 	bool user_mode = PLOG_CC_FLAGS(c->u.callchain.cpuflags) & PLOG_CC_F_USERSPACE;
-	double t = r->m->tsc_freq ? (double)(rec->tsc - r->first_tsc) / (double)r->m->tsc_freq : 0;
+	double t;
+	int64_t ns;
 	size_t n = 0, k = 0, npc = c->u.callchain.npc;
 	uint32_t *ids = r->chain;
 	int err;
 
 	r->samples++;
+	r->files[r->cur].samples++;
+	record_times(r, rec->tsc, &t, &ns);
 	if (!e) {
 		r->unannounced++;
 		return 0;
@@ -303,7 +379,12 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 		return 0;
 	}
 	p = report_model__proc(r->m, c->u.callchain.pid);
-	if (!filter_pass(r, rec, p, t) || (r->o.kernel_only && user_mode)) {
+	if (!time_pass(r, t, ns)) {
+		r->filtered++;
+		return 0;
+	}
+	r->in_window++;
+	if (!filter_pass(r, rec, p) || (r->o.kernel_only && user_mode)) {
 		r->filtered++;
 		return 0;
 	}
@@ -342,6 +423,11 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 		return 0;
 	}
 	r->kept++;
+	if (!r->have_span || ns < r->span_lo)
+		r->span_lo = ns;
+	if (!r->have_span || ns > r->span_hi)
+		r->span_hi = ns;
+	r->have_span = true;
 	r->sample_no++;
 	if ((uint32_t)r->sample_no == 0)
 		r->sample_no++, memset(r->stamp, 0, r->stamp_cap * sizeof(*r->stamp));
@@ -390,9 +476,20 @@ static int on_record(struct tools_report *r, const struct plog_record *rec)
 	r->records++;
 	if (rec->type != PLOG_TYPE_INITIALIZE && r->records == 1)
 		r->first_tsc = rec->tsc;
-	if (rec->type == PLOG_TYPE_INITIALIZE && !r->m->have_init)
-		r->first_tsc = rec->tsc;
-	if (rec->tsc > r->last_tsc)
+	if (rec->type == PLOG_TYPE_INITIALIZE && !r->m->have_init) {
+		struct tools_rep_file *f = &r->files[r->cur];
+
+		if (r->cur == 0)
+			r->first_tsc = rec->tsc;
+		f->have_head = true;
+		f->start_ns = wall_ns(rec->u.initialize.ts_sec, rec->u.initialize.ts_nsec);
+		f->init_tsc = rec->tsc;
+		f->tsc_freq = rec->u.initialize.tsc_freq;
+	}
+	if (rec->tsc > r->files[r->cur].end_tsc)
+		r->files[r->cur].end_tsc = rec->tsc;
+	/* last_tsc is of the first file: the header's span of a single file is of it. */
+	if (r->cur == 0 && rec->tsc > r->last_tsc)
 		r->last_tsc = rec->tsc;
 	switch (rec->type) {
 	case PLOG_TYPE_DROPNOTIFY:
@@ -425,10 +522,255 @@ static int on_record(struct tools_report *r, const struct plog_record *rec)
 	return report_model__record(r->m, rec);
 }
 
+/* Files ------------------------------------------------------------------- */
+
+/* Keep @s until tools_report_free(); consumed even on failure. */
+static int own_take(struct tools_report *r, char *s)
+{
+	char **o = realloc(r->owned, (r->nowned + 1) * sizeof(*o));
+
+	if (!o) {
+		free(s);
+		return -ENOMEM;
+	}
+	r->owned = o;
+	r->owned[r->nowned++] = s;
+	return 0;
+}
+
+/* Add @path (borrowed), or @owned (taken), as the next file of the profile. */
+static int file_add(struct tools_report *r, const char *path, char *owned)
+{
+	struct tools_rep_file *n;
+
+	if (owned) {
+		if (own_take(r, owned) < 0)
+			return -ENOMEM;
+		path = owned;
+	}
+	n = realloc(r->files, (r->nfiles + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	r->files = n;
+	memset(&r->files[r->nfiles], 0, sizeof(*n));
+	r->files[r->nfiles++].path = path;
+	return 0;
+}
+
+/* The *.pmclog files of directory @dir (not recursing; side files end otherwise). */
+static int dir_add(struct tools_report *r, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t before = r->nfiles;
+	int e = 0;
+
+	if (!d) {
+		e = -errno;
+		log_error("%s: %s", dir, strerror(-e));
+		return e;
+	}
+	while ((de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+		struct stat st;
+		char *path;
+
+		if (len <= 7 || strcmp(de->d_name + len - 7, ".pmclog") != 0)
+			continue;
+		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+			e = -ENOMEM;
+			break;
+		}
+		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+			free(path);
+			continue;
+		}
+		if ((e = file_add(r, NULL, path)) < 0)
+			break;
+	}
+	closedir(d);
+	if (e == 0 && r->nfiles == before) {
+		log_error("%s: no *.pmclog file in this directory", dir);
+		e = -ENOENT;
+	}
+	return e;
+}
+
+/*
+ * The start of @f from its head (INITIALIZE, the first record) and, when the file
+ * ends with a CLOSELOG, its end from that record's time stamp, which hwpmcd writes
+ * no earlier than any record before it: 16 bytes from each end, not the samples.
+ */
+static int file_head(struct tools_report *r, struct tools_rep_file *f)
+{
+	struct plog_reader *rd = NULL;
+	struct plog_record rec;
+	uint8_t buf[4096], tail[PLOG_HEADER_SIZE];
+	struct stat st;
+	ssize_t n;
+	int fd, e;
+
+	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		e = -errno;
+		log_error("%s: %s", f->path, strerror(-e));
+		return e;
+	}
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		return dir_add(r, f->path) < 0 ? -ENOENT : 1; /* 1: replaced by its files */
+	}
+	n = util_read_some(fd, buf, sizeof(buf));
+	e = plog_reader__new(PLOG_READER_SKIP_UNKNOWN, &rd);
+	if (e == 0 && n > 0 && plog_reader__feed(rd, buf, (size_t)n) == 0 &&
+	    plog_reader__next(rd, &rec) > 0 && rec.type == PLOG_TYPE_INITIALIZE) {
+		f->have_head = true;
+		f->start_ns = wall_ns(rec.u.initialize.ts_sec, rec.u.initialize.ts_nsec);
+		f->init_tsc = rec.tsc;
+		f->tsc_freq = rec.u.initialize.tsc_freq;
+	}
+	plog_reader__free(rd);
+	if (f->have_head && f->tsc_freq && st.st_size >= (off_t)(2 * PLOG_HEADER_SIZE) &&
+	    pread(fd, tail, sizeof(tail), st.st_size - PLOG_HEADER_SIZE) == (ssize_t)sizeof(tail)) {
+		uint32_t h;
+		uint64_t tsc;
+
+		memcpy(&h, tail, sizeof(h));
+		memcpy(&tsc, tail + 8, sizeof(tsc));
+		h = le32toh(h);
+		tsc = le64toh(tsc);
+		if (h == PLOG_HEADER(PLOG_TYPE_CLOSELOG, PLOG_HEADER_SIZE) && tsc >= f->init_tsc) {
+			f->have_end = true;
+			f->end_ns = clamp_ns((__int128)f->start_ns + (__int128)(tsc - f->init_tsc) *
+									1000000000 / f->tsc_freq);
+		}
+	}
+	close(fd);
+	return e < 0 ? e : 0;
+}
+
+static int cmp_files(const void *pa, const void *pb)
+{
+	const struct tools_rep_file *a = pa, *b = pb;
+
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return strcmp(a->path, b->path);
+}
+
+/* The window's wall-clock bounds, as far as they are known before reading. */
+static void window_ns(const struct tools_report *r, int64_t *ret_lo, int64_t *ret_hi)
+{
+	const struct tools_rep_time *t[2] = { &r->o.since, &r->o.until };
+	int64_t v[2] = { INT64_MIN, INT64_MAX };
+
+	for (int i = 0; i < 2; i++) {
+		if (t[i]->kind == TOOLS_REP_TIME_WALL)
+			v[i] = t[i]->wall_ns;
+		else if (t[i]->kind == TOOLS_REP_TIME_LOG && r->nfiles && r->files[0].have_head)
+			v[i] = clamp_ns((__int128)r->files[0].start_ns +
+					(__int128)(t[i]->log_s * 1e9));
+	}
+	*ret_lo = v[0];
+	*ret_hi = v[1];
+}
+
+/*
+ * The arguments as files in time order: directories expanded, the heads read,
+ * files without INITIALIZE left out (a rotated file just created is empty), and
+ * files wholly outside a time window marked skipped.  One file alone and "-" are
+ * read as they are, without this.
+ */
+static int files_prepare(struct tools_report *r)
+{
+	bool timed = r->o.since.kind != TOOLS_REP_TIME_NONE || r->o.until.kind != TOOLS_REP_TIME_NONE;
+	bool wall = r->o.since.kind == TOOLS_REP_TIME_WALL || r->o.until.kind == TOOLS_REP_TIME_WALL;
+	int64_t lo, hi;
+	size_t k = 0;
+	int e;
+
+	for (size_t i = 0; i < r->npaths; i++) {
+		if (strcmp(r->paths[i], "-") == 0 && r->npaths > 1) {
+			log_error("report: '-' (standard input) is read alone, not with other logs");
+			return -EINVAL; /* tools_report_main() refuses it first */
+		}
+		if ((e = file_add(r, r->paths[i], NULL)) < 0)
+			return e;
+	}
+	if (r->nfiles == 1 && strcmp(r->files[0].path, "-") == 0)
+		return 0;
+	/* Heads (directories expand in place of their entry, appended). */
+	for (size_t i = 0; i < r->nfiles; i++) {
+		struct stat st;
+
+		if (r->nfiles == 1 && !wall && stat(r->files[0].path, &st) == 0 &&
+		    !S_ISDIR(st.st_mode))
+			return 0; /* one file: read as it always was */
+		e = file_head(r, &r->files[i]);
+		if (e < 0)
+			return e;
+		if (e == 1) {
+			memmove(&r->files[i], &r->files[i + 1], (r->nfiles - i - 1) * sizeof(*r->files));
+			r->nfiles--;
+			i--;
+		}
+	}
+	for (size_t i = 0; i < r->nfiles; i++) {
+		if (r->files[i].have_head) {
+			r->files[k++] = r->files[i];
+		} else if (r->nfiles > 1) {
+			log_warn("%s: no INITIALIZE record at its start (empty, or not a pmclog), "
+				 "ignoring",
+				 r->files[i].path);
+		} else {
+			k++; /* alone: read it, and let the report say what it holds */
+		}
+	}
+	if (k == 0) {
+		log_error("report: none of the %zu files is a pmclog with an INITIALIZE record",
+			  r->nfiles);
+		return -ENOENT;
+	}
+	r->nfiles = k;
+	qsort(r->files, r->nfiles, sizeof(*r->files), cmp_files);
+	if (!timed)
+		return 0;
+	window_ns(r, &lo, &hi);
+	for (size_t i = 0; i < r->nfiles; i++) {
+		struct tools_rep_file *f = &r->files[i];
+
+		if (!f->have_head)
+			continue;
+		/* Records of a file are no older than its INITIALIZE, no newer than its CLOSELOG. */
+		f->skipped = f->start_ns > hi || (f->have_end && f->end_ns < lo);
+		r->nskipped += f->skipped;
+	}
+	if (r->nskipped == r->nfiles) {
+		char a[40], b[40];
+		const struct tools_rep_file *last = &r->files[r->nfiles - 1];
+
+		tools_report_format_time(r->files[0].start_ns, a, sizeof(a));
+		if (last->have_end)
+			tools_report_format_time(last->end_ns, b, sizeof(b));
+		else
+			tools_report_format_time(last->start_ns, b, sizeof(b));
+		log_error("report: no file has samples in the window%s%s%s%s (%zu file%s from %s to "
+			  "%s%s)",
+			  r->o.since.kind ? " --since " : "", r->o.since_arg ? r->o.since_arg : "",
+			  r->o.until.kind ? " --until " : "", r->o.until_arg ? r->o.until_arg : "",
+			  r->nfiles, r->nfiles == 1 ? "" : "s", a, last->have_end ? "" : "at least ",
+			  b);
+		return -ENODATA;
+	}
+	return 0;
+}
+
 /* Loading ------------------------------------------------------------------- */
 
-int tools_report_load(struct tools_report *r)
+/* Read file @i (its status into it and r->status) into the model. */
+static int file_read(struct tools_report *r, size_t i)
 {
+	struct tools_rep_file *f = &r->files[i];
 	struct plog_reader *rd = NULL;
 	struct plog_record rec;
 	uint8_t *buf = NULL;
@@ -436,31 +778,26 @@ int tools_report_load(struct tools_report *r)
 	ssize_t n;
 	const struct plog_error *pe;
 
-	const struct report_model_opts mo = { .symfs = r->o.symfs, .debugdir = r->o.debugdir,
-					      .kallsyms = r->o.kallsyms, .vdso = r->o.vdso,
-					      .log = r->file, .rule = r->o.rule };
-
-	r->chain = malloc((PLOG_CALLCHAIN_DEPTH_MAX + 2) * sizeof(*r->chain));
+	r->cur = i;
+	r->file = f->path;
+	r->npmcmap = 0;
 	buf = malloc(TOOLS_REP_READ_CHUNK);
-	if (!r->chain || !buf || report_model__new(&mo, &r->m) < 0) {
-		e = -ENOMEM;
-		goto out;
-	}
-	r->o.want_focus = r->o.focus != NULL;
-	if (strcmp(r->file, "-") == 0) {
+	if (!buf)
+		return -ENOMEM;
+	if (strcmp(f->path, "-") == 0) {
 		fd = STDIN_FILENO;
 	} else {
 		struct stat st;
 
-		fd = open(r->file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0) {
 			e = -errno;
-			log_error("%s: %s", r->file, strerror(-e));
+			log_error("%s: %s", f->path, strerror(-e));
 			goto out;
 		}
 		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 			e = -EISDIR;
-			log_error("%s: is a directory, not a pmclog file", r->file);
+			log_error("%s: is a directory, not a pmclog file", f->path);
 			goto out;
 		}
 	}
@@ -471,7 +808,7 @@ int tools_report_load(struct tools_report *r)
 		n = util_read_some(fd, buf, TOOLS_REP_READ_CHUNK);
 		if (n < 0) {
 			e = (int)n;
-			log_error("%s: read: %s", r->file, strerror(-e));
+			log_error("%s: read: %s", f->path, strerror(-e));
 			goto out;
 		}
 		if (n == 0)
@@ -480,7 +817,7 @@ int tools_report_load(struct tools_report *r)
 			goto out;
 		while ((e = plog_reader__next(rd, &rec)) > 0) {
 			if ((e = on_record(r, &rec)) < 0) {
-				log_error("%s: %s", r->file, strerror(-e));
+				log_error("%s: %s", f->path, strerror(-e));
 				goto out;
 			}
 		}
@@ -490,10 +827,10 @@ int tools_report_load(struct tools_report *r)
 			break;
 	}
 	e = 0;
-	report_model__finish(r->m);
-	r->status = plog_reader__status(rd);
+	f->read = true;
+	f->status = plog_reader__status(rd);
 	pe = plog_reader__error(rd);
-	switch (r->status) {
+	switch (f->status) {
 	case PLOG_STATUS_COMPLETE:
 		snprintf(r->status_msg, sizeof(r->status_msg), "complete");
 		break;
@@ -514,14 +851,115 @@ int tools_report_load(struct tools_report *r)
 	}
 	if (!r->m->have_init && r->records == 0)
 		snprintf(r->status_msg, sizeof(r->status_msg), "empty: no record");
-	if (r->status == PLOG_STATUS_ERROR || r->status == PLOG_STATUS_TORN)
-		log_warn("%s: %s", r->file, r->status_msg);
+	if (f->status == PLOG_STATUS_ERROR || f->status == PLOG_STATUS_TORN)
+		log_warn("%s: %s", f->path, r->status_msg);
 out:
 	if (fd > STDIN_FILENO)
 		close(fd);
 	plog_reader__free(rd);
 	free(buf);
 	return e;
+}
+
+/* Several files: the status of the whole, worst first. */
+static void status_sum(struct tools_report *r)
+{
+	size_t by[PLOG_STATUS_MAX] = { 0 };
+	char *p = r->status_msg;
+	size_t left = sizeof(r->status_msg);
+	int w;
+
+	r->status = PLOG_STATUS_COMPLETE;
+	for (size_t i = 0; i < r->nfiles; i++) {
+		if (!r->files[i].read)
+			continue;
+		by[r->files[i].status]++;
+		if (r->files[i].status == PLOG_STATUS_ERROR)
+			r->status = PLOG_STATUS_ERROR;
+	}
+	w = snprintf(p, left, "%zu files read: %zu complete", r->nread, by[PLOG_STATUS_COMPLETE]);
+	if (w > 0 && (size_t)w < left && by[PLOG_STATUS_TORN])
+		p += w, left -= (size_t)w,
+			w = snprintf(p, left, ", %zu torn (read up to the last whole record)",
+				     by[PLOG_STATUS_TORN]);
+	if (w > 0 && (size_t)w < left && by[PLOG_STATUS_NEED_DATA])
+		p += w, left -= (size_t)w,
+			w = snprintf(p, left, ", %zu without CLOSELOG", by[PLOG_STATUS_NEED_DATA]);
+	if (w > 0 && (size_t)w < left && by[PLOG_STATUS_ERROR])
+		p += w, left -= (size_t)w,
+			w = snprintf(p, left, ", %zu malformed (read up to the error)",
+				     by[PLOG_STATUS_ERROR]);
+	if (w > 0 && (size_t)w < left && r->nskipped)
+		(void)snprintf(p + w, left - (size_t)w, "; %zu outside the time window, not read",
+			       r->nskipped);
+}
+
+int tools_report_load(struct tools_report *r)
+{
+	struct report_model_opts mo = { .symfs = r->o.symfs, .debugdir = r->o.debugdir,
+					.kallsyms = r->o.kallsyms, .vdso = r->o.vdso,
+					.rule = r->o.rule };
+	int e;
+
+	r->chain = malloc((PLOG_CALLCHAIN_DEPTH_MAX + 2) * sizeof(*r->chain));
+	if (!r->chain)
+		return -ENOMEM;
+	r->o.want_focus = r->o.focus != NULL;
+	if ((e = files_prepare(r)) < 0)
+		return e;
+	/* The vDSO is the kernel's, one image for all: any file's FILE.vdso. */
+	for (size_t i = 0; !mo.vdso && r->nfiles > 1 && i < r->nfiles; i++) {
+		char *v;
+
+		if (asprintf(&v, "%s.vdso", r->files[i].path) < 0)
+			return -ENOMEM;
+		if (access(v, R_OK) != 0) {
+			free(v);
+			continue;
+		}
+		if ((e = own_take(r, v)) < 0)
+			return e;
+		mo.vdso = v;
+	}
+	for (size_t i = 0; i < r->nfiles; i++) {
+		if (r->files[i].skipped)
+			continue;
+		if (!r->m) {
+			mo.log = r->files[i].path;
+			if (report_model__new(&mo, &r->m) < 0)
+				return -ENOMEM;
+		} else if (report_model__next_log(r->m, r->files[i].path) < 0) {
+			return -ENOMEM;
+		}
+		if ((e = file_read(r, i)) < 0)
+			return e;
+		r->nread++;
+	}
+	report_model__finish(r->m);
+	if (r->nfiles == 1)
+		r->status = r->files[0].status;
+	else
+		status_sum(r);
+	if ((r->o.since.kind || r->o.until.kind) && r->in_window == 0) {
+		char a[40] = "?", b[40] = "?";
+		const struct tools_rep_file *f0 = &r->files[0], *fl = &r->files[r->nfiles - 1];
+
+		if (f0->have_head)
+			tools_report_format_time(f0->start_ns, a, sizeof(a));
+		if (fl->have_head)
+			tools_report_format_time(
+				clamp_ns((__int128)fl->start_ns +
+					 (fl->tsc_freq ? (__int128)(int64_t)(fl->end_tsc - fl->init_tsc) *
+								 1000000000 / fl->tsc_freq
+						       : 0)),
+				b, sizeof(b));
+		log_error("report: no sample in the window%s%s%s%s (%zu file%s from %s to %s)",
+			  r->o.since.kind ? " --since " : "", r->o.since_arg ? r->o.since_arg : "",
+			  r->o.until.kind ? " --until " : "", r->o.until_arg ? r->o.until_arg : "",
+			  r->nfiles, r->nfiles == 1 ? "" : "s", a, b);
+		return -ENODATA;
+	}
+	return 0;
 }
 
 void tools_report_free(struct tools_report *r)
@@ -542,4 +980,9 @@ void tools_report_free(struct tools_report *r)
 	free(r->focus);
 	free(r->chain);
 	free(r->stamp);
+	free(r->pmcmap);
+	free(r->files);
+	for (size_t i = 0; i < r->nowned; i++)
+		free(r->owned[i]);
+	free(r->owned);
 }

@@ -7,6 +7,8 @@
  *   tools_report_load()        read a log and aggregate it (tools-report.c)
  *   tools_report_print_*()     the outputs (tools-report-out.c)
  *   tools_report_func_name()   a function's printed name (demangled, or image+0xoffset)
+ *   tools_report_parse_time()  a --since/--until argument (tools-report-time.c)
+ *   tools_report_format_time() wall-clock ns as UTC ISO-8601
  * IMPLEMENTATION NOTES
  *   The model (processes, images, symbols, functions) is the report module's
  *   (include/hwpmcd/report.h); this is what hwpmc report does with it.  Functions
@@ -42,7 +44,8 @@ struct tools_rep_tree {
 };
 
 struct tools_rep_event {
-	uint32_t pmcid;
+	uint32_t pmcid; /* in the first file that announced it */
+	size_t file_no; /* the file (index + 1) whose PMC id maps to it last */
 	char name[PLOG_NAME_MAX];
 	bool selected;	  /* by --event (all when none is given) */
 	uint64_t samples; /* kept samples */
@@ -50,6 +53,45 @@ struct tools_rep_event {
 	size_t ncounts;
 	struct tools_rep_tree callers, callees, focus_callers, focus_callees;
 	uint64_t focus_samples;
+};
+
+/* A --since/--until time. */
+enum tools_rep_time_kind {
+	TOOLS_REP_TIME_NONE = 0,
+	TOOLS_REP_TIME_LOG,  /* log_s: seconds from the start of the (first) log */
+	TOOLS_REP_TIME_WALL, /* wall_ns: wall clock, ns since the epoch (UTC) */
+	TOOLS_REP_TIME_MAX
+};
+
+struct tools_rep_time {
+	enum tools_rep_time_kind kind;
+	double log_s;
+	int64_t wall_ns;
+};
+
+/*
+ * tools_report_parse_time: parse @s: seconds from the start of the log ("1.5"), a
+ * time before @now_ns ("-10min", "-15m", "-2h", "-30s", "-1d"), a date and time
+ * ("2026-12-05T20:15:00Z" UTC; "2026-12-05 20:15[:00]" local) or a time of today
+ * ("20:15[:00]", local).  0 with *@ret set, or -EINVAL / -ERANGE; logs nothing.
+ */
+int tools_report_parse_time(const char *s, int64_t now_ns, struct tools_rep_time *ret);
+/* tools_report_format_time: @ns (wall clock) as "YYYY-MM-DDTHH:MM:SS.mmmZ" into @buf. */
+void tools_report_format_time(int64_t ns, char *buf, size_t len);
+
+/* One file of the profile. */
+struct tools_rep_file {
+	const char *path; /* borrowed from the arguments, or owned (paths_owned) */
+	bool have_head;	  /* its INITIALIZE was read */
+	int64_t start_ns; /* the wall clock of INITIALIZE's time stamp */
+	uint64_t init_tsc, tsc_freq;
+	bool have_end;	/* the file ends with CLOSELOG, at end_ns */
+	int64_t end_ns;
+	uint64_t end_tsc; /* the latest time stamp read */
+	bool skipped;	  /* outside the time window, not read */
+	bool read;
+	enum plog_status status;
+	uint64_t samples;
 };
 
 struct tools_rep_opts {
@@ -63,7 +105,8 @@ struct tools_rep_opts {
 	uint8_t *cpus; /* bitmap of 65536 CPUs, or NULL */
 	char **events;
 	size_t nevents;
-	double since, until; /* seconds from the first record; until < 0: none */
+	struct tools_rep_time since, until; /* kind NONE: no bound */
+	const char *since_arg, *until_arg;  /* as given, for messages */
 	bool kernel_only, user_only;
 	const char *focus; /* --callers/--callees FUNCTION */
 	bool want_callers, want_callees, want_focus;
@@ -72,7 +115,23 @@ struct tools_rep_opts {
 
 struct tools_report {
 	struct tools_rep_opts o;
-	const char *file;
+	const char *file;    /* the file being read (then the last one read), for messages */
+	char *const *paths;  /* the arguments: files, directories or "-" (borrowed) */
+	size_t npaths;
+	struct tools_rep_file *files; /* in time order */
+	size_t nfiles, nread, nskipped;
+	char **owned; /* paths found in directories */
+	size_t nowned;
+	size_t cur;   /* the file being read */
+	/* PMC id -> event, for the file being read */
+	struct {
+		uint32_t pmcid, ev;
+	} *pmcmap;
+	size_t npmcmap;
+	/* the reported samples' wall-clock span */
+	bool have_span;
+	int64_t span_lo, span_hi;
+	uint64_t in_window; /* samples inside --since/--until (before the other filters) */
 	struct report_model *m; /* processes, images, functions (include/hwpmcd/report.h) */
 	/* the log */
 	uint64_t first_tsc, last_tsc;
@@ -121,6 +180,8 @@ int tools_report_main(int argc, char **argv);
 void tools_report_usage(FILE *out);
 
 void tools_report_print_header(struct tools_report *r, FILE *out);
+/* One line naming the files read and the reported samples' span (for --folded, on stderr). */
+void tools_report_print_coverage(struct tools_report *r, FILE *out);
 void tools_report_print_top(struct tools_report *r, FILE *out,
 			    const struct tools_rep_print_opts *po);
 void tools_report_print_callgraph(struct tools_report *r, FILE *out,

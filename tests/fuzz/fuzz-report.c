@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static FILE *null;
 	struct tools_report r;
 	struct tools_rep_print_opts po = { .depth = 8, .min_percent = 0.5 };
-	char path[64];
+	char path[64], *paths[1] = { path };
 	uint64_t sum = 0;
 	int fd;
 
@@ -45,7 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	memset(&r, 0, sizeof(r));
 	r.file = path;
-	r.o.until = -1;
+	r.paths = paths;
+	r.npaths = 1;
 	r.o.focus = "main";
 	r.o.want_callers = r.o.want_callees = true;
 	r.o.want_focus_callers = r.o.want_focus_callees = true;

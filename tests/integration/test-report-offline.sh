@@ -169,7 +169,7 @@ check_usage() { # NAME EXPECTED_TEXT ARGS...
 		bad "usage: $name: exit $rc, '$(head -2 "$tmp/err")'"
 }
 check_usage "no file" "no log file" --top
-check_usage "two files" "one log file" a b
+check_usage "standard input with a file" "is read alone" - "$log"
 check_usage "bad pid" "'x' is not a process" --pid x "$log"
 check_usage "bad cpu range" "is not a CPU or range" --cpu 3-1 "$log"
 check_usage "bad depth" "is not a whole number" --depth -1 "$log"
