@@ -294,15 +294,16 @@ static json_t *args_upto(const struct daemon_profile *pf, int upto)
 		while (*p) {
 			char *end;
 			unsigned long lo = strtoul(p, &end, 10), hi = lo;
-			bool bad = end == p;
+			/* Digits only (strtoul takes signs and spaces), and never past the CPUs. */
+			bool bad = end == p || *p < '0' || *p > '9';
 
 			if (!bad && *end == '-') {
 				const char *q = end + 1;
 
 				hi = strtoul(q, &end, 10);
-				bad = end == q;
+				bad = end == q || *q < '0' || *q > '9';
 			}
-			if (bad || (*end && *end != ',') || hi < lo || hi - lo > DAEMON_MAX_CPUS) {
+			if (bad || (*end && *end != ',') || hi < lo || hi >= DAEMON_MAX_CPUS) {
 				json_array_append_new(cpus, json_string(p));
 				break;
 			}
