@@ -293,6 +293,8 @@ int daemon_read_file(const char *path, size_t max, char **ret_buf, size_t *ret_l
 		r = -errno;
 	else if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))
 		st.st_size = 0; /* /dev/null: an empty file, "every default" */
+	else if (S_ISDIR(st.st_mode))
+		r = -EISDIR;
 	else if (!S_ISREG(st.st_mode))
 		r = -EINVAL;
 	if (r < 0) {

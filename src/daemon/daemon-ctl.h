@@ -95,7 +95,7 @@ int daemon_kv_parse(const char *text, size_t len, const char *name, daemon_kv_fn
 /*
  * daemon_read_file: the whole regular file @path (opened O_NONBLOCK, so that a
  * FIFO cannot hold us up; /dev/null reads as empty) into a new malloc'ed NUL-terminated *ret_buf of
- * *ret_len bytes.  0, -EINVAL (not a regular file), -EFBIG (over @max bytes), or
+ * *ret_len bytes.  0, -EISDIR, -EINVAL (another kind of file), -EFBIG (over @max bytes), or
  * open(2)/read(2)'s error.
  */
 int daemon_read_file(const char *path, size_t max, char **ret_buf, size_t *ret_len);
