@@ -1,0 +1,114 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# A soak of two always-on profiles under process churn for SOAK_SECONDS (default
+# 150), rotating every 10 s: "all" keeps every file (so that its samples can be
+# counted), "kept" is bounded by retain_bytes.  Afterwards:
+#   - the daemon's RSS after warm-up (the first 40 s) grew by at most 4 MiB and
+#     its fds and threads by at most what one rotation holds for a moment
+#   - every rotated file is whole (INITIALIZE .. CLOSELOG) and reads alone
+#   - the callchains of all of "all"'s files are exactly the samples its session
+#     counted, and it lost none at rotation (the kernel's own losses are counted
+#     apart and allowed)
+#   - "kept"'s closed files fit in its retain_bytes
+# Judged by state and content only, never by how fast the machine is: the number
+# of rotations is whatever the time gave (at least 3 are required).
+# Needs root: exits 77 (skip) otherwise.
+# usage: test-soak.sh BUILD_DIR SRC_DIR
+set -uo pipefail
+build=$1 src=$2
+hwpmcd=$build/src/daemon/hwpmcd hwpmc=$build/src/tools/hwpmc
+demo=$build/tests/workloads/hwpmc-demo
+secs=${SOAK_SECONDS:-150} warm=40
+. "$src/tests/integration/harness.sh"
+harness_init "system-wide perf_event_open"
+trap 'kill $(jobs -p) 2> /dev/null; harness_cleanup' EXIT
+
+pdir=$tmp/profiles.d state=$tmp/state
+mkdir -p "$pdir"
+cat > "$pdir/all.conf" <<'EOF'
+events = cpu-clock
+freq = 99
+callgraph = dwarf
+rotate_seconds = 10
+retain_bytes = 1G
+EOF
+cat > "$pdir/kept.conf" <<'EOF'
+events = task-clock
+freq = 49
+callgraph = fp
+rotate_seconds = 10
+rotate_bytes = 64K
+retain_bytes = 256K
+EOF
+"$hwpmcd" --config /dev/null --socket "$sock" --state-dir "$state" --profiles-dir "$pdir" \
+	--foreground 2> "$tmp/daemon.log" &
+dpid=$!
+for _ in $(seq 150); do "$hwpmc" sessions > /dev/null 2>&1 && break; sleep 0.2; done
+for _ in $(seq 150); do
+	"$hwpmc" profiles > "$tmp/p.txt" 2>&1
+	grep -q "^all .*running" "$tmp/p.txt" && grep -q "^kept .*running" "$tmp/p.txt" && break
+	sleep 0.2
+done
+grep -q "^all .*running" "$tmp/p.txt" && grep -q "^kept .*running" "$tmp/p.txt" && ok "both profiles run" ||
+	{ bad "profiles: $(cat "$tmp/p.txt")"; cat "$tmp/daemon.log"; exit 1; }
+
+# The churn: a new short-lived process every 10 ms or so, and the demo's threads.
+"$demo" $((secs + 20)) --threads > /dev/null &
+(while :; do /bin/sh -c 'exec /bin/true'; sleep 0.01; done) &
+
+stat_of() { echo "$(awk '/^VmRSS:/ {print $2}' /proc/$dpid/status) $(ls /proc/$dpid/fd | wc -l) $(awk '/^Threads:/ {print $2}' /proc/$dpid/status)"; }
+t0=$SECONDS
+wrss=0 wfds=0 wthr=0 mrss=0 mfds=0 mthr=0
+while ((SECONDS - t0 < secs)); do
+	sleep 2
+	read -r rss fds thr <<< "$(stat_of)"
+	if ((SECONDS - t0 <= warm)); then
+		((rss > wrss)) && wrss=$rss
+		((fds > wfds)) && wfds=$fds
+		((thr > wthr)) && wthr=$thr
+	else
+		((rss > mrss)) && mrss=$rss
+		((fds > mfds)) && mfds=$fds
+		((thr > mthr)) && mthr=$thr
+	fi
+done
+echo "# RSS KiB: warm-up max $wrss, after $mrss; fds $wfds then $mfds; threads $wthr then $mthr"
+((mrss <= wrss + 4096)) && ok "RSS flat after warm-up (max $wrss KiB, then $mrss KiB)" || bad "RSS grew from $wrss to $mrss KiB"
+((mfds <= wfds + 2)) && ok "fds flat ($wfds, then at most $mfds)" || bad "fds grew from $wfds to $mfds"
+((mthr <= wthr + 1)) && ok "threads flat ($wthr, then at most $mthr)" || bad "threads grew from $wthr to $mthr"
+
+sid=$("$hwpmc" profiles --json | python3 -c 'import json,sys; print(next(p["status"]["session"] for p in json.load(sys.stdin)["profiles"] if p["name"] == "all"))')
+"$hwpmc" stop "$sid" > "$tmp/stop.out" 2>&1
+samples=$(sed -n 's/.*: \([0-9]*\) samples, \([0-9]*\) lost.*/\1/p' "$tmp/stop.out")
+kill -TERM $dpid; wait $dpid; rc=$?; dpid=
+[[ $rc == 0 ]] && ok "SIGTERM: exit 0" || bad "SIGTERM: exit $rc"
+
+for p in all kept; do
+	n=0 broken=0
+	for f in "$state/profiles/$p"/*.pmclog; do
+		n=$((n + 1))
+		"$hwpmc" dump --summary "$f" > "$tmp/s" 2>&1
+		grep -q "; complete$" "$tmp/s" || { broken=$((broken + 1)); echo "# $f: $(tail -1 "$tmp/s")"; }
+	done
+	[[ $broken == 0 ]] && ok "$p: each of its $n files is whole" || bad "$p: $broken of $n files are not whole"
+done
+nall=$(ls "$state/profiles/all"/*.pmclog | wc -l)
+((nall >= 4)) && ok "all: $((nall - 1)) rotations" || bad "all: only $nall files"
+sum=0
+for f in "$state/profiles/all"/*.pmclog; do
+	c=$("$hwpmc" dump --summary "$f" | grep -o 'callchain [0-9]*' | awk '{print $2}')
+	sum=$((sum + ${c:-0}))
+done
+[[ -n "$samples" && $sum == "$samples" ]] && ok "all: $sum callchains in $nall files = the $samples samples counted: none lost at rotation" ||
+	bad "all: files hold $sum callchains, the session counted '$samples'"
+kept=0
+newest=$(ls -t "$state/profiles/kept"/*.pmclog | head -1)
+for f in "$state/profiles/kept"/*; do
+	[[ "$f" == "$newest"* ]] && continue
+	kept=$((kept + $(stat -c %s "$f")))
+done
+((kept <= 256 * 1024)) && ok "kept: its closed files take $kept bytes, within retain_bytes 256K" || bad "kept: $kept bytes kept"
+grep -q "retention deleted" "$tmp/daemon.log" && ok "kept: retention deleted files" || bad "kept: retention never ran"
+
+echo "# $pass passed, $fail failed"
+[[ $fail == 0 ]]
