@@ -46,6 +46,8 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <time.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>
 #include <unistd.h>
 
 #include "daemon-ctl.h"
@@ -123,42 +125,64 @@ static void profile_session_gone(struct session *s);
 /* epoll tags: pointers to these mark what an event is for. */
 static char tag_listen, tag_signal, tag_closer;
 
-/* ---- sd_notify (a tiny fallback; libsystemd is optional) ---- */
+/* ---- systemd: notification, watchdog, the journal (libsystemd) ---- */
 
 static void notify(const char *msg)
 {
-	const char *path = getenv("NOTIFY_SOCKET");
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t n;
-	int fd;
-
-	if (!path || !*path || (path[0] != '/' && path[0] != '@'))
-		return;
-	n = strlen(path);
-	if (n >= sizeof(sa.sun_path))
-		return;
-	memcpy(sa.sun_path, path, n);
-	if (sa.sun_path[0] == '@')
-		sa.sun_path[0] = '\0';
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	(void)sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
-		     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n));
-	close(fd);
+	/* No $NOTIFY_SOCKET: not under systemd (or a test's harness), nothing to do. */
+	(void)sd_notify(0, msg);
 }
 
 /* $WATCHDOG_USEC when it is meant for us ($WATCHDOG_PID unset or ours), else 0. */
 static uint64_t watchdog_usec(void)
 {
-	const char *u = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
-	uint64_t v;
+	uint64_t usec = 0;
 
-	if (!u || util_parse_u64(u, &v) < 0 || v == 0)
-		return 0;
-	if (pid && atoi(pid) != (int)getpid())
-		return 0;
-	return v;
+	return sd_watchdog_enabled(0, &usec) > 0 ? usec : 0;
+}
+
+/*
+ * Under systemd ($JOURNAL_STREAM names our stderr) every log line goes to the
+ * journal with structured fields: PRIORITY, and from the context that starts a
+ * message (STYLE.md 6) HWPMCD_SESSION for "session N: ...", HWPMCD_PROFILE for
+ * "profile NAME: ..." and HWPMCD_UID for "uid N: ...", so that
+ * `journalctl HWPMCD_PROFILE=web` shows one profile's story.  A journal that
+ * refuses the entry gets the line on stderr as before.
+ */
+static void journal_hook(int prio, const char *msg, void *userdata)
+{
+	char field[96] = "";
+	const char *rest;
+	unsigned long v;
+	int n = 0, r;
+
+	(void)userdata;
+	if (sscanf(msg, "session %lu:%n", &v, &n) == 1 && n > 0)
+		snprintf(field, sizeof(field), "HWPMCD_SESSION=%lu", v);
+	else if (strncmp(msg, "profile ", 8) == 0 && (rest = strchr(msg + 8, ':')) &&
+		 rest - (msg + 8) < DAEMON_PROFILE_NAME_MAX && !memchr(msg + 8, ' ', (size_t)(rest - (msg + 8))))
+		snprintf(field, sizeof(field), "HWPMCD_PROFILE=%.*s", (int)(rest - (msg + 8)), msg + 8);
+	else if (sscanf(msg, "uid %lu:%n", &v, &n) == 1 && n > 0)
+		snprintf(field, sizeof(field), "HWPMCD_UID=%lu", v);
+	if (field[0])
+		r = sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", prio, "%s", field,
+				    "SYSLOG_IDENTIFIER=hwpmcd", NULL);
+	else
+		r = sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", prio,
+				    "SYSLOG_IDENTIFIER=hwpmcd", NULL);
+	if (r < 0)
+		fprintf(stderr, "<%d>%s\n", prio, msg);
+}
+
+/* Is our stderr the journal's stream ($JOURNAL_STREAM = "DEV:INODE")? */
+static bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	return js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
+	       (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
 /* ---- replies ---- */
@@ -1943,26 +1967,22 @@ static void fd_limits(void)
 static int setup_socket(void)
 {
 	char tmp[sizeof(cfg.socket_path) + 24];
-	const char *lfds = getenv("LISTEN_FDS"), *lpid = getenv("LISTEN_PID");
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, r;
+	int fd, r, n;
 
-	if (lfds && lpid && atoi(lpid) == (int)getpid() && atoi(lfds) >= 1) {
-		struct stat st;
-		int acc = 0;
-		socklen_t alen = sizeof(acc);
-
-		/* Socket activation: the socket is fd 3 (SD_LISTEN_FDS_START). */
-		fd = 3;
-		if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode) ||
-		    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &alen) < 0 || !acc)
-			return log_error_errno(-ENOTSOCK, "LISTEN_FDS=%s: fd 3 is not a listening "
-					       "socket", lfds);
-		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	/* Socket activation: $LISTEN_FDS/$LISTEN_PID for us (unset here, not inherited). */
+	n = sd_listen_fds(1);
+	if (n < 0)
+		return log_error_errno(n, "socket activation ($LISTEN_FDS)");
+	if (n > 0) {
+		fd = SD_LISTEN_FDS_START;
+		if (n > 1)
+			log_warn("socket activation passed %d fds; using the first, ignoring the "
+				 "rest", n);
+		if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0)
+			return log_error_errno(-ENOTSOCK, "LISTEN_FDS=%d: fd %d is not a listening "
+					       "socket (AF_UNIX, SOCK_STREAM)", n, fd);
 		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-		unsetenv("LISTEN_FDS");
-		unsetenv("LISTEN_PID");
-		unsetenv("LISTEN_FDNAMES");
 		listen_fd = fd;
 		return 0;
 	}
@@ -2080,6 +2100,8 @@ int main(int argc, char **argv)
 	}
 	log_open("hwpmcd", arg_foreground || isatty(STDERR_FILENO) ? LOG_TARGET_PLAIN
 								     : LOG_TARGET_JOURNAL);
+	if (!arg_foreground && stderr_is_journal())
+		log_set_hook(journal_hook, NULL);
 	daemon_config_defaults(&cfg);
 	{
 		char err[4096];
