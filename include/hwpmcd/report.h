@@ -152,6 +152,8 @@ struct report_model {
 	bool ksyms_tried;
 	struct report_symtab **ksyms_old; /* of earlier logs: functions borrow their names */
 	size_t nksyms_old;
+	/* /proc/kallsyms, read once for every log that falls back to it (ksyms may borrow it) */
+	struct report_symtab *ksyms_proc;
 	size_t ksyms_more;		  /* kallsyms files loaded after the first */
 	char ksyms_source[1100];
 	char ksyms_note[256];

@@ -936,10 +936,15 @@ static void load_kallsyms(struct report_model *m)
 			m->ksyms_more++;
 		else
 			snprintf(m->ksyms_source, sizeof(m->ksyms_source), "%s", path);
-	} else if (m->have_kslide && report_symtab__kallsyms("/proc/kallsyms", &m->ksyms) == 0) {
+	} else if (m->have_kslide &&
+		   (m->ksyms_proc || report_symtab__kallsyms("/proc/kallsyms", &m->ksyms_proc) == 0)) {
+		/*
+		 * Read once: every rotated log that has no FILE.kallsyms of its own (a
+		 * profile with kallsyms = no) would otherwise hold a copy of its 5 MB.
+		 */
+		m->ksyms = m->ksyms_proc;
 		st = ksyms_stext(m->ksyms);
 		if (!st || st->start - REPORT_X86_64_KERNEL_V != m->kslide) {
-			report_symtab__free(m->ksyms);
 			m->ksyms = NULL;
 			snprintf(m->ksyms_note, sizeof(m->ksyms_note),
 				 "none: /proc/kallsyms is of another boot (pass --kallsyms FILE)");
@@ -1206,7 +1211,9 @@ int report_model__next_log(struct report_model *m, const char *log)
 	 * borrow.  One --kallsyms file serves every log.
 	 */
 	if (!m->o.kallsyms && m->ksyms_tried) {
-		if (m->ksyms) {
+		if (m->ksyms == m->ksyms_proc) {
+			m->ksyms = NULL; /* stays in ksyms_proc for the next log that needs it */
+		} else if (m->ksyms) {
 			struct report_symtab **n =
 				realloc(m->ksyms_old, (m->nksyms_old + 1) * sizeof(*n));
 
@@ -1283,7 +1290,9 @@ void report_model__free(struct report_model *m)
 	}
 	threads_forget(m);
 	free(m->tht);
-	report_symtab__free(m->ksyms);
+	if (m->ksyms != m->ksyms_proc)
+		report_symtab__free(m->ksyms);
+	report_symtab__free(m->ksyms_proc);
 	for (size_t i = 0; i < m->nksyms_old; i++)
 		report_symtab__free(m->ksyms_old[i]);
 	free(m->ksyms_old);
