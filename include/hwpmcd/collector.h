@@ -97,6 +97,26 @@ void coll_cpu__free(struct coll_cpu *c);
 int coll_cpu__enable(struct coll_cpu *c);
 int coll_cpu__disable(struct coll_cpu *c);
 
+/*
+ * coll_cpu__set_rate: the sampling rate of @c's events that use @cfg's default
+ * (no period= or freq= of their own) becomes @value: samples per second when
+ * @cfg samples by frequency, else the period.  Takes effect at once, counters
+ * running (PERF_EVENT_IOC_PERIOD).  0, -EINVAL, or ioctl(2)'s error (EINVAL
+ * above kernel.perf_event_max_sample_rate).  The owner thread of @c only.
+ */
+int coll_cpu__set_rate(struct coll_cpu *c, const struct coll_config *cfg, uint64_t value);
+
+/*
+ * coll_sample_cost: what one sample of @cfg's kind (its call graph mode and stack
+ * snapshot) costs the program it interrupts, measured on the calling thread: a
+ * busy loop's work in 5 ms windows with a task-clock counter of the same sample
+ * type at @freq Hz off, then on; the median of (work lost / samples) over nine
+ * window pairs in which the thread was not preempted (of at most 80 pairs:
+ * 0.1 to 0.8 s of the caller's CPU, a 4 MiB ring for that time).  0 with
+ * *ret_ns, -ENODATA (no sample came), or perf_event_open(2)/mmap(2)'s error.
+ */
+int coll_sample_cost(const struct coll_config *cfg, uint64_t freq, uint64_t *ret_ns);
+
 /* The fd to poll for readable data (the ring's owner fd); owned by @c. */
 int coll_cpu__fd(const struct coll_cpu *c);
 int coll_cpu__cpu(const struct coll_cpu *c);

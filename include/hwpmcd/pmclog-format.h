@@ -96,6 +96,12 @@ enum plog_type {
 #define PLOG_USERDATA_HWPMCD_MASK 0xffffff00u
 #define PLOG_USERDATA_HWPMCD_RULE 0x48575200u
 #define PLOG_USERDATA_HWPMCD_RULE_FREEBSD (PLOG_USERDATA_HWPMCD_RULE | 1u)
+/*
+ * A change of the sampling rate by a profile's CPU budget (pmclog-format.md 11.9):
+ * this word, then a second USERDATA whose word is the new rate in Hz, both with
+ * the time of the change.
+ */
+#define PLOG_USERDATA_HWPMCD_RATE 0x48575301u
 
 /* CALLCHAIN pl_cpuflags: CPU in bits 31..16, flags in 15..0. */
 #define PLOG_CC_F_USERSPACE 0x0001u

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -417,6 +418,150 @@ void coll_cpu__free(struct coll_cpu *c)
 	free(c->evidx);
 	free(c->scratch);
 	free(c);
+}
+
+int coll_cpu__set_rate(struct coll_cpu *c, const struct coll_config *cfg, uint64_t value)
+{
+	size_t per_event = cfg->nevents ? c->nfds / cfg->nevents : 0;
+
+	if (!value || !per_event)
+		return -EINVAL;
+	for (size_t i = 0; i < c->nfds; i++) {
+		const struct coll_event_spec *ev = &cfg->events[i / per_event];
+		uint64_t v = value;
+
+		/* An event with its own period= or freq= keeps it. */
+		if (ev->has_period || ev->has_freq)
+			continue;
+		/*
+		 * cpu-clock and task-clock turn a frequency into a fixed period of
+		 * nanoseconds when they are made (perf_swevent_init_hrtimer() clears
+		 * attr.freq), so the kernel reads the value as that period.
+		 */
+		if (!cfg->period && ev->type == PERF_TYPE_SOFTWARE &&
+		    (ev->config == PERF_COUNT_SW_CPU_CLOCK || ev->config == PERF_COUNT_SW_TASK_CLOCK))
+			v = 1000000000ull / value ? 1000000000ull / value : 1;
+		/* Pairs with the kernel's perf_event_period(): sample_freq for freq events. */
+		if (ioctl(c->fds[i], PERF_EVENT_IOC_PERIOD, &v) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* A busy loop for @ns of wall time: the iterations it did (the work it got done). */
+static uint64_t spin_for(uint64_t ns)
+{
+	struct timespec t;
+	uint64_t start, now, n = 0;
+	volatile uint64_t x = 1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	start = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+	do {
+		for (int i = 0; i < 1024; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+		n += 1024;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		now = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+	} while (now - start < ns);
+	return n;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Involuntary context switches of the calling thread so far. */
+static long preempted(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : -1;
+}
+
+int coll_sample_cost(const struct coll_config *cfg, uint64_t freq, uint64_t *ret_ns)
+{
+	/*
+	 * 5 ms windows, short enough that most pass without the thread being
+	 * preempted on a busy machine; a window pair during which it was is not
+	 * used (its lost work is another program's, not the samples').  The ring
+	 * holds every sample of a window (64 KiB stacks at 4 kHz: 1.3 MiB).
+	 */
+	enum { WANT = 9, TRIES = 80, WINDOW_NS = 5000000, RING_PAGES = 1024 };
+	struct coll_event_spec ev = { .name = "task-clock", .type = PERF_TYPE_SOFTWARE,
+				      .config = PERF_COUNT_SW_TASK_CLOCK };
+	struct coll_config c = *cfg;
+	struct perf_event_attr a;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len = (size_t)(RING_PAGES + 1) * (size_t)page;
+	uint64_t clean[WANT], any[TRIES];
+	struct perf_event_mmap_page *meta;
+	void *ring;
+	int fd, nclean = 0, nany = 0, r = 0;
+
+	c.freq = freq;
+	c.period = 0;
+	fill_attr(&c, &ev, false, -1, &a);
+	a.inherit = 0;
+	/* This thread only, on whichever CPU it runs: it is the program sampled. */
+	fd = (int)sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (ring == MAP_FAILED) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	meta = ring;
+	for (int k = 0; k < TRIES && nclean < WANT; k++) {
+		uint64_t off, on, head, tail, samples = 0, cost;
+		long cs0 = preempted(), cs1;
+
+		/* The same work with the counter off, then on: what the samples took from it. */
+		off = spin_for(WINDOW_NS);
+		(void)ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+		on = spin_for(WINDOW_NS);
+		(void)ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		cs1 = preempted();
+		/* Pairs with the kernel's store of data_head after it wrote the records. */
+		head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+		tail = meta->data_tail;
+		while (tail < head) {
+			const struct perf_event_header *h =
+				(const void *)((char *)ring + page +
+					       (tail % ((uint64_t)RING_PAGES * (uint64_t)page)));
+
+			if (h->size == 0)
+				break;
+			samples += h->type == PERF_RECORD_SAMPLE;
+			tail += h->size;
+		}
+		/* Pairs with the kernel's read of data_tail: the space is free again. */
+		__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+		if (!samples || !off)
+			continue;
+		cost = on >= off ? 0 : (off - on) * WINDOW_NS / off / samples;
+		any[nany++] = cost;
+		if (cs0 >= 0 && cs0 == cs1)
+			clean[nclean++] = cost;
+	}
+	munmap(ring, len);
+	close(fd);
+	if (nclean >= 3) {
+		qsort(clean, (size_t)nclean, sizeof(*clean), u64_cmp);
+		*ret_ns = clean[nclean / 2];
+		return 0;
+	}
+	if (!nany)
+		return -ENODATA;
+	/* Preempted every time (a very busy machine): the median of all, less sure. */
+	qsort(any, (size_t)nany, sizeof(*any), u64_cmp);
+	*ret_ns = any[nany / 2];
+	return 0;
 }
 
 int coll_cpu__enable(struct coll_cpu *c)

@@ -229,6 +229,15 @@ int daemon_profile_open_file(const char *dir, const char *name, time_t when, cha
 int daemon_profile_retain(const char *dir, const char *name, const char *current,
 			  uint64_t retain_bytes, uint64_t retain_seconds, time_t now,
 			  struct daemon_retain *ret);
+/*
+ * daemon_budget_next: the budget loop's control law.  The profile's rate is @cur
+ * (at most @max, at least 1); in the last window it used @used_ns of the
+ * machine's CPU (the daemon's work plus what its samples cost the programs) of
+ * @budget_ns allowed.  Over budget: down in proportion (times 0.9); under 70%
+ * of it: up in proportion (times 0.9), at most doubling; in between, no change.
+ * Returns the new rate, 1..@max.  Pure.
+ */
+uint64_t daemon_budget_next(uint64_t cur, uint64_t max, uint64_t used_ns, uint64_t budget_ns);
 /* daemon_parse_size: "4096", "64K", "64KiB", "1.5G" (binary).  0, -EINVAL or -ERANGE. */
 int daemon_parse_size(const char *s, uint64_t *ret);
 /* daemon_parse_duration: "90", "90s", "15min", "15m", "2h", "7d" in seconds. 0 or -EINVAL/-ERANGE. */

@@ -245,7 +245,7 @@ struct daemon_profile {
 	char scope[256];		    /* all | cpus:LIST */
 	uint64_t rotate_seconds, rotate_bytes; /* 0: not by that */
 	uint64_t retain_seconds, retain_bytes; /* 0: not by that */
-	uint32_t cpu_budget_percent;	    /* refused for now: the loop is not built */
+	uint32_t cpu_budget_percent;	    /* 0: none; else the rate adapts (freq only) */
 	uint32_t ring_pages, depth;	    /* 0: the start's defaults */
 	bool enabled, kallsyms;
 	int line[PK_MAX]; /* where each key was set (0: not set) */
@@ -272,13 +272,21 @@ struct session_profile {
 	uint64_t pauses;
 	uint64_t paused_samples; /* samples taken while paused: counted, not written */
 	uint64_t disk_bytes, disk_files, deleted_files; /* as of the last retention pass */
+	/* the CPU budget (def.cpu_budget_percent): written by the worker, read by main */
+	uint64_t rate_hz;	  /* the events' rate now (the default events') */
+	uint64_t cost_ns;	  /* measured cost of one sample to the program sampled */
+	uint64_t used_ppm;	  /* share of the machine of the last window, parts per million */
+	uint64_t rate_changes;
 	/* the worker's own */
+	uint64_t budget_t0, budget_cpu0, budget_samples0; /* the window's start */
 	uint64_t file_t0;	/* CLOCK_MONOTONIC of the current file's head */
 	uint64_t file_bytes0;	/* the writer's byte count at that head */
 	uint64_t file_samples0; /* the session's samples at that head */
 	int64_t next_retain_ms, next_check_ms;
 };
 
+/* The budget loop's window: the rate changes at most this often. */
+#define PROFILE_BUDGET_WINDOW_MS 2000
 /* A paused profile looks for room this often, and retention runs at least this often. */
 #define PROFILE_CHECK_EVERY_MS 1000
 #define PROFILE_RETAIN_EVERY_MS 10000

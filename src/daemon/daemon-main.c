@@ -364,9 +364,22 @@ static json_t *profile_run_json(struct session *s)
 	json_object_set_new(o, "disk_bytes", PL(disk_bytes));
 	json_object_set_new(o, "disk_files", PL(disk_files));
 	json_object_set_new(o, "deleted_files", PL(deleted_files));
-#undef PL
 	if (note[0])
 		json_object_set_new(o, "note", json_string(note));
+	if (pf->def.cpu_budget_percent) {
+		json_t *b = json_object();
+
+		json_object_set_new(b, "percent", json_integer(pf->def.cpu_budget_percent));
+		json_object_set_new(b, "rate_hz", PL(rate_hz));
+		json_object_set_new(b, "max_hz", json_integer((json_int_t)s->p.cfg.freq));
+		json_object_set_new(b, "sample_cost_ns", PL(cost_ns));
+		json_object_set_new(b, "used_percent",
+				    json_real((double)__atomic_load_n(&pf->used_ppm,
+								      __ATOMIC_RELAXED) / 1e4));
+		json_object_set_new(b, "rate_changes", PL(rate_changes));
+		json_object_set_new(o, "budget", b);
+	}
+#undef PL
 	return o;
 }
 

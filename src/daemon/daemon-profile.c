@@ -7,7 +7,7 @@
  *   daemon_profile_name_ok(), daemon_profile_defaults(), daemon_profile_parse(),
  *   daemon_profile_args(), daemon_profile_load_dir(), daemon_profile_same(),
  *   daemon_profile_open_file(), daemon_profile_retain(), daemon_parse_size(),
- *   daemon_parse_duration()
+ *   daemon_parse_duration(), daemon_budget_next()
  *
  * IMPLEMENTATION NOTES
  *   A profile is one file /etc/hwpmcd/profiles.d/NAME.conf of `key = value`
@@ -349,10 +349,10 @@ int daemon_profile_parse(struct daemon_profile *pf, const char *text, size_t len
 			daemon_diag_add(&d, fname, pf->line[PK_SCOPE], "scope = '%s' is not 'all' or "
 					"'cpus:LIST' (e.g. cpus:0-3,6)", shown);
 	}
-	if (pf->cpu_budget_percent)
-		daemon_diag_add(&d, fname, pf->line[PK_CPU_BUDGET], "cpu_budget_percent: the "
-				"closed-loop CPU budget is not built yet; leave the key out and "
-				"choose freq for the overhead you want");
+	if (pf->cpu_budget_percent && pf->period)
+		daemon_diag_add(&d, fname, pf->line[PK_CPU_BUDGET], "cpu_budget_percent adapts "
+				"the rate of a profile that samples by freq, not by period (line %d)",
+				pf->line[PK_PERIOD]);
 	if (!pf->rotate_seconds && !pf->rotate_bytes)
 		daemon_diag_add(&d, fname, pf->line[PK_ROTATE_SECONDS] ? pf->line[PK_ROTATE_SECONDS]
 				: pf->line[PK_ROTATE_BYTES], "rotate_seconds and rotate_bytes "
@@ -672,4 +672,27 @@ int daemon_profile_retain(const char *dir, const char *name, const char *current
 	free(v);
 	closedir(dp);
 	return r;
+}
+
+uint64_t daemon_budget_next(uint64_t cur, uint64_t max, uint64_t used_ns, uint64_t budget_ns)
+{
+	double want;
+	uint64_t next;
+
+	if (!cur || !max || !budget_ns)
+		return cur ? cur : 1;
+	if (used_ns > budget_ns) {
+		/* Over: down in proportion, with a tenth to spare. */
+		want = (double)cur * (double)budget_ns / (double)used_ns * 0.9;
+	} else if (used_ns * 10 < budget_ns * 7 && cur < max) {
+		/* Well under: up in proportion, at most doubling per window. */
+		double f = used_ns ? (double)budget_ns / (double)used_ns * 0.9 : 2.0;
+
+		want = (double)cur * (f > 2.0 ? 2.0 : f);
+	} else {
+		return cur > max ? max : cur;
+	}
+	/* Between 70% and 100% of the budget nothing changes: no record for noise. */
+	next = want < 1.0 ? 1 : want > (double)max ? max : (uint64_t)want;
+	return next;
 }

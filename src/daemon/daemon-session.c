@@ -689,6 +689,8 @@ static int merge_round(struct session *s, uint64_t w_limit)
 static int session_setup(struct session *s, char *err, size_t errlen);
 static void session_teardown(struct session *s);
 static int profile_tick(struct session *s, int r);
+static int profile_budget(struct session *s);
+static int profile_budget_start(struct session *s, char *err, size_t errlen);
 static int write_head(struct session *s, uint64_t t0);
 static int profile_finish(struct session *s, int r);
 
@@ -773,6 +775,8 @@ static void *session_worker(void *arg)
 		/* A profile rotates, retains, pauses on a full disk and resumes here. */
 		if (s->prof)
 			r = profile_tick(s, r);
+		if (r == 0 && s->prof && s->prof->def.cpu_budget_percent)
+			r = profile_budget(s);
 		/* The worker's CPU so far, for status while it runs. */
 		__atomic_store_n(&s->stats.cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0,
 				 __ATOMIC_RELAXED);
@@ -1192,6 +1196,123 @@ static int profile_finish(struct session *s, int r)
 	return pf->paused ? 0 : r;
 }
 
+/* ---- a profile's CPU budget ---- */
+
+/* Samples the kernel took for the session so far, written or lost: each cost a program. */
+static uint64_t samples_taken(const struct session *s)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < s->ncpus; i++)
+		n += __atomic_load_n(&s->cstats[i].samples, __ATOMIC_RELAXED) +
+		     __atomic_load_n(&s->cstats[i].lost, __ATOMIC_RELAXED);
+	return n;
+}
+
+/*
+ * Before the counters are enabled: what one sample costs the program it
+ * interrupts, measured on this thread (coll_sample_cost()), and the loop's
+ * first window.  0, or -errno with @err.
+ */
+static int profile_budget_start(struct session *s, char *err, size_t errlen)
+{
+	struct session_profile *pf = s->prof;
+	uint64_t max = coll_max_sample_rate(), cost = 0;
+	int r = coll_sample_cost(&s->p.cfg, max && max < 4000 ? max : 4000, &cost);
+
+	if (r < 0) {
+		snprintf(err, errlen, "cpu_budget_percent: cannot measure what a sample costs: %s",
+			 strerror(-r));
+		return r;
+	}
+	pf->cost_ns = cost;
+	/*
+	 * Begin where the budget would land if the daemon's work per sample were as
+	 * much again as the program's: no window of the configured rate first, whose
+	 * rings would overflow.  The loop corrects it from the first window on.
+	 */
+	{
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		double per_s = (double)pf->def.cpu_budget_percent / 100.0 * 1e9 *
+			       (double)(ncpu > 0 ? ncpu : 1) / (2.0 * (double)(cost ? cost : 1000)) /
+			       (double)(s->ncpus ? s->ncpus : 1);
+		uint64_t start = per_s < 1 ? 1 : per_s > (double)s->p.cfg.freq ? s->p.cfg.freq
+									 : (uint64_t)per_s;
+
+		pf->rate_hz = start;
+		for (size_t i = 0; i < s->ncoll && start != s->p.cfg.freq; i++) {
+			r = coll_cpu__set_rate(s->coll[i], &s->p.cfg, start);
+			if (r < 0) {
+				snprintf(err, errlen, "cpu_budget_percent: cannot set the rate to %" PRIu64
+					 " Hz: %s", start, strerror(-r));
+				return r;
+			}
+		}
+	}
+	pf->budget_t0 = now_ns(CLOCK_MONOTONIC);
+	pf->budget_cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	pf->budget_samples0 = 0;
+	log_info("profile %s: a sample costs the program it interrupts %" PRIu64 " ns (measured); "
+		 "budget %u%% of the machine: starting at %" PRIu64 " Hz", pf->def.name, cost,
+		 pf->def.cpu_budget_percent, pf->rate_hz);
+	return 0;
+}
+
+/*
+ * Once a window: what the profile cost the machine (this worker's CPU, plus the
+ * samples the kernel took times what one costs), against cpu_budget_percent of
+ * every online CPU; the rate follows daemon_budget_next(), and each change is
+ * in the log (USERDATA, pmclog-format.md 11.9), the journal and status.  0 or a
+ * write error.
+ */
+static int profile_budget(struct session *s)
+{
+	struct session_profile *pf = s->prof;
+	uint64_t now = now_ns(CLOCK_MONOTONIC), cpu, taken, used, budget, win, next;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int r = 0;
+
+	win = now - pf->budget_t0;
+	if (win < PROFILE_BUDGET_WINDOW_MS * 1000000ull)
+		return 0;
+	cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	taken = samples_taken(s);
+	used = (cpu - pf->budget_cpu0) + (taken - pf->budget_samples0) * pf->cost_ns;
+	budget = (uint64_t)((double)pf->def.cpu_budget_percent / 100.0 *
+			    (double)(ncpu > 0 ? ncpu : 1) * (double)win);
+	__atomic_store_n(&pf->used_ppm, (uint64_t)((double)used * 1e6 /
+						     ((double)(ncpu > 0 ? ncpu : 1) * (double)win)),
+			 __ATOMIC_RELAXED);
+	next = daemon_budget_next(pf->rate_hz, s->p.cfg.freq, used, budget);
+	if (next != pf->rate_hz) {
+		for (size_t i = 0; i < s->ncoll && r == 0; i++)
+			r = coll_cpu__set_rate(s->coll[i], &s->p.cfg, next);
+		if (r < 0) {
+			log_warn_errno(r, "profile %s: cannot set the rate to %" PRIu64 " Hz, ignoring",
+				       pf->def.name, next);
+			r = 0;
+		} else {
+			log_info("profile %s: rate %" PRIu64 " -> %" PRIu64 " Hz: the last %.1f s used "
+				 "%.2f%% of the machine (budget %u%%)", pf->def.name, pf->rate_hz,
+				 next, (double)win / 1e9, (double)pf->used_ppm / 1e4,
+				 pf->def.cpu_budget_percent);
+			__atomic_store_n(&pf->rate_hz, next, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pf->rate_changes, 1, __ATOMIC_RELAXED);
+			if (!paused(s)) {
+				uint64_t t = profile_stamp(s);
+
+				r = plog_writer__append_userdata(s->w, t, PLOG_USERDATA_HWPMCD_RATE);
+				if (r == 0)
+					r = plog_writer__append_userdata(s->w, t, (uint32_t)next);
+			}
+		}
+	}
+	pf->budget_t0 = now;
+	pf->budget_cpu0 = cpu;
+	pf->budget_samples0 = taken;
+	return r;
+}
+
 /* ---- the perf fd budget ---- */
 
 static pthread_mutex_t budget_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1399,6 +1520,11 @@ static int write_head(struct session *s, uint64_t t0)
 	/* Which MAP_IN rule this log follows (pmclog-format.md 11.8): readers skip USERDATA. */
 	if (r == 0)
 		r = plog_writer__append_userdata(s->w, t0, PLOG_USERDATA_HWPMCD_RULE_FREEBSD);
+	/* A budgeted profile's file says at which rate it begins (pmclog-format.md 11.9). */
+	if (r == 0 && s->prof && s->prof->def.cpu_budget_percent)
+		r = plog_writer__append_userdata(s->w, t0, PLOG_USERDATA_HWPMCD_RATE);
+	if (r == 0 && s->prof && s->prof->def.cpu_budget_percent)
+		r = plog_writer__append_userdata(s->w, t0, (uint32_t)s->prof->rate_hz);
 	for (size_t i = 0; r == 0 && i < s->p.nevents; i++) {
 		uint32_t flags = PLOG_F_NEEDS_LOGFILE;
 
@@ -1487,6 +1613,11 @@ static int session_setup(struct session *s, char *err, size_t errlen)
 			goto fail;
 	}
 
+	if (s->prof && s->prof->def.cpu_budget_percent) {
+		r = profile_budget_start(s, err, errlen);
+		if (r < 0)
+			goto fail;
+	}
 	t0 = now_ns(CLOCK_MONOTONIC);
 	r = write_head(s, t0);
 	if (r < 0) {

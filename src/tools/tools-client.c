@@ -1231,6 +1231,18 @@ int tools_profiles_main(int argc, char **argv)
 			       file && *file ? file : "-");
 			if (pnote)
 				printf("%-16s   %s\n", "", pnote);
+			if (json_object_get(pf, "budget")) {
+				json_t *bu = json_object_get(pf, "budget");
+
+				printf("%-16s   budget %" JSON_INTEGER_FORMAT "%%: %" JSON_INTEGER_FORMAT
+				       " Hz of %" JSON_INTEGER_FORMAT " (a sample costs %.1f us; the "
+				       "last window used %.2f%%), %" JSON_INTEGER_FORMAT " changes\n", "",
+				       jint(bu, "percent", NULL), jint(bu, "rate_hz", NULL),
+				       jint(bu, "max_hz", NULL),
+				       (double)jint(bu, "sample_cost_ns", NULL) / 1000.0,
+				       json_real_value(json_object_get(bu, "used_percent")),
+				       jint(bu, "rate_changes", NULL));
+			}
 			if (note)
 				printf("%-16s   %s\n", "", note);
 		}

@@ -79,6 +79,29 @@ void tools_report_print_coverage(struct tools_report *r, FILE *out)
 	fprintf(out, "hwpmc: report of %s\n", cov);
 }
 
+/*
+ * The rate over time of a profile with a CPU budget (pmclog-format.md 11.9): each
+ * change as "HZ Hz from TIME"; past 12 changes the first 6 and the last 6.
+ */
+static void print_rates(const struct tools_report *r, FILE *out)
+{
+	char t[64];
+
+	if (!r->nrates)
+		return;
+	fprintf(out, "# rate (set by the profile's CPU budget, %zu value%s):", r->nrates,
+		r->nrates == 1 ? "" : "s");
+	for (size_t i = 0; i < r->nrates; i++) {
+		if (r->nrates > 12 && i == 6) {
+			fprintf(out, " ... %zu more ...", r->nrates - 12);
+			i = r->nrates - 6;
+		}
+		tools_report_format_time(r->rates[i].wall_ns, t, sizeof(t));
+		fprintf(out, "%s %" PRIu32 " Hz from %s", i ? "," : "", r->rates[i].hz, t);
+	}
+	fprintf(out, "\n");
+}
+
 void tools_report_print_header(struct tools_report *r, FILE *out)
 {
 	char when[64] = "?", cov[2200];
@@ -112,6 +135,7 @@ void tools_report_print_header(struct tools_report *r, FILE *out)
 		r->m->rule_why);
 	coverage(r, cov, sizeof(cov));
 	fprintf(out, "# covers: %s\n", cov);
+	print_rates(r, out);
 	fprintf(out, "# events:");
 	for (size_t i = 0; i < r->nev; i++)
 		fprintf(out, "%s %s %" PRIu64 " samples%s", i ? "," : "", r->ev[i].name,
@@ -608,6 +632,18 @@ int tools_report_print_json(struct tools_report *r, FILE *out,
 		json_object_set_new(hdr, "files_skipped", json_integer((json_int_t)r->nskipped));
 		json_object_set_new(hdr, "files", files);
 		json_object_set_new(hdr, "time_span", span);
+		if (r->nrates) {
+			json_t *rates = json_array();
+			char t[64];
+
+			for (size_t i = 0; i < r->nrates; i++) {
+				tools_report_format_time(r->rates[i].wall_ns, t, sizeof(t));
+				json_array_append_new(rates,
+						      json_pack("{s:s,s:I}", "time", t, "hz",
+								(json_int_t)r->rates[i].hz));
+			}
+			json_object_set_new(hdr, "rates", rates);
+		}
 		files = span = NULL;
 	}
 	json_decref(files);

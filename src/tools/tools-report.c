@@ -516,7 +516,32 @@ static int on_record(struct tools_report *r, const struct plog_record *rec)
 		break;
 	case PLOG_TYPE_CALLCHAIN:
 		return on_sample(r, rec);
+	case PLOG_TYPE_USERDATA:
+		if (r->rate_next) {
+			/* The word after the rate mark is the rate: keep it, with its time. */
+			double t;
+			int64_t ns;
+			struct tools_rep_rate *v = util_grow(r->rates, &r->rates_cap, r->nrates + 1,
+							     sizeof(*v));
+
+			r->rate_next = false;
+			if (!v)
+				return -ENOMEM;
+			r->rates = v;
+			record_times(r, rec->tsc, &t, &ns);
+			/* A file's starting rate that repeats the last one is no change. */
+			if (!r->nrates || r->rates[r->nrates - 1].hz != rec->u.userdata.userdata)
+				r->rates[r->nrates++] = (struct tools_rep_rate){
+					.wall_ns = ns, .hz = rec->u.userdata.userdata };
+			return 0;
+		}
+		if (rec->u.userdata.userdata == PLOG_USERDATA_HWPMCD_RATE) {
+			r->rate_next = true;
+			return 0;
+		}
+		break;
 	default:
+		r->rate_next = false;
 		break;
 	}
 	return report_model__record(r->m, rec);
@@ -964,6 +989,8 @@ int tools_report_load(struct tools_report *r)
 
 void tools_report_free(struct tools_report *r)
 {
+	free(r->rates);
+	r->rates = NULL;
 	for (size_t i = 0; i < r->nev; i++) {
 		struct tools_rep_event *e = &r->ev[i];
 

@@ -128,6 +128,17 @@ struct tools_report {
 		uint32_t pmcid, ev;
 	} *pmcmap;
 	size_t npmcmap;
+	/*
+	 * The sampling rate a profile's CPU budget set (pmclog-format.md 11.9): each
+	 * change (and each file's starting rate) at its wall-clock time, in the
+	 * order read; rate_next: the next USERDATA is a rate.
+	 */
+	struct tools_rep_rate {
+		int64_t wall_ns;
+		uint32_t hz;
+	} *rates;
+	size_t nrates, rates_cap;
+	bool rate_next;
 	/* the reported samples' wall-clock span */
 	bool have_span;
 	int64_t span_lo, span_hi;

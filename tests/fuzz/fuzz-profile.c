@@ -10,7 +10,7 @@
  *   2. A profile with no problem is one the daemon can run: its start arguments
  *      pass daemon_start_parse() as root, it rotates and retains by something,
  *      retain_bytes (if set) is at least rotate_bytes, freq and period are not
- *      both set, the scope is all or cpus:, no budget is asked for, and its
+ *      both set, the scope is all or cpus:, a budget only with freq, and its
  *      strings are NUL-terminated.
  *   3. Parsing is deterministic: the same text again gives the same profile
  *      and the same messages.
@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(!a.retain_bytes || !a.rotate_bytes || a.retain_bytes >= a.rotate_bytes);
 		CHECK(!(a.line[PK_FREQ] && a.line[PK_PERIOD]));
 		CHECK(!strcmp(a.scope, "all") || !strncmp(a.scope, "cpus:", 5));
-		CHECK(a.cpu_budget_percent == 0);
+		CHECK(a.cpu_budget_percent <= 100 && !(a.cpu_budget_percent && a.period));
 		CHECK(memchr(a.events, 0, sizeof(a.events)) && memchr(a.callgraph, 0, sizeof(a.callgraph)));
 		json_decref(args);
 		free(p);

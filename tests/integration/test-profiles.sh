@@ -74,6 +74,14 @@ callgraph = none
 rotate_bytes = 64K
 retain_bytes = 320K
 EOF
+cat > "$pdir/budget.conf" <<'EOF'
+# 10 kHz of dwarf snapshots on every CPU can never fit in 1% of the machine
+freq = 10000
+callgraph = dwarf
+cpu_budget_percent = 1
+rotate_seconds = 3
+retain_bytes = 1G
+EOF
 cat > "$pdir/off.conf" <<'EOF'
 enabled = no
 EOF
@@ -105,7 +113,7 @@ if wait_for 30 'state_is churn running && state_is small running'; then
 else
 	bad "profiles not running: $(profiles_json)"
 fi
-[[ "$(pjq off 'p["state"]')" == disabled ]] && ok "off.conf listed as disabled" || bad "off: $(pjq off 'p')"
+[[ "$(pjq off 'p["state"]')" == disabled && "$(pjq budget 'p["state"]')" == running ]] && ok "off.conf listed as disabled, budget.conf runs" || bad "off: $(pjq off 'p')"
 grep -q "bad.conf:3: callgraph: " "$tmp/daemon.log" && ok "bad.conf refused in the journal with its line" ||
 	bad "no bad.conf:3 line in the daemon's log"
 profiles_json | grep -q 'bad.conf:3: callgraph' && ok "'hwpmc profiles' reports the refused file" ||
@@ -148,6 +156,41 @@ spans.sort()
 for (s0, e0, f0), (s1, e1, f1) in zip(spans, spans[1:]):
     assert s1 >= e0, (f0, f1, e0, s1)
 PY
+
+# ---- the CPU budget ----------------------------------------------------------
+# Three windows of the loop, then: the rate is below the configured 10 kHz and
+# at least 1 Hz, every change the journal reports is in the log as a USERDATA
+# rate pair, each file begins with its rate, and the report shows them.
+sleep 7 # three windows of 2 s: a wait for the loop to have run, not a bound on anything
+rate=$(pnum budget 'pf["budget"]["rate_hz"]')
+((rate >= 1 && rate < 10000)) && ok "budget: the rate is $rate Hz, below the 10 kHz asked for (a sample costs $(pnum budget 'pf["budget"]["sample_cost_ns"]') ns; last window $(pjq budget 'pf["budget"]["used_percent"]')% of the machine; $(pnum budget 'pf["budget"]["rate_changes"]') changes)" ||
+	bad "budget: rate '$rate': $(pjq budget 'pf')"
+bsid=$(pjq budget 'st["session"]')
+"$hwpmc" stop "$bsid" > /dev/null 2>&1 || bad "stop of the budget session"
+python3 - "$tmp/daemon.log" $(files_of "$state/profiles/budget") <<PY && ok "budget: the log's USERDATA rates are the journal's changes, each file begins with its rate" || bad "budget: rates in the log"
+import json, re, subprocess, sys
+log = open(sys.argv[1]).read()
+said = [int(m.group(2)) for m in re.finditer(r"profile budget: rate (\d+) -> (\d+) Hz", log)]
+start = re.search(r"profile budget: .*starting at (\d+) Hz", log)
+assert start, "no starting rate in the journal"
+logged = []
+for f in sys.argv[2:]:
+    out = subprocess.run(["$hwpmc", "dump", "--json", f], capture_output=True, text=True).stdout
+    recs = [json.loads(l) for l in out.splitlines()][:-1]
+    ud = [r for r in recs if r["type"] == "userdata"]
+    # head: the rule mark, then the rate mark and the rate the file begins with
+    assert len(ud) >= 3 and ud[1]["userdata"] == 0x48575301, (f, ud[:3])
+    logged.append(("head", ud[2]["userdata"]))
+    for a, b in zip(ud[3::2], ud[4::2]):
+        assert a["userdata"] == 0x48575301, (f, a)
+        logged.append(("change", b["userdata"]))
+changes = [v for k, v in logged if k == "change"]
+assert changes == said, (changes, said)
+assert logged[0] == ("head", int(start.group(1))), (logged[0], start.group(1))
+assert all(1 <= v <= 10000 for k, v in logged), logged
+PY
+"$hwpmc" report --top --limit 1 "$state/profiles/budget" 2> /dev/null | grep -q "^# rate (set by the profile's CPU budget" &&
+	ok "budget: the report prints the rate over time" || bad "budget: no rate line in the report"
 
 # ---- retention by bytes -------------------------------------------------------
 sdir=$state/profiles/small

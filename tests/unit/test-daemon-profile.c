@@ -128,8 +128,11 @@ START_TEST(test_rules_between_keys)
 			  "the in-kernel sample filters");
 	ck_assert_int_eq(parse(&pf, "\nscope = everything\n"), 1);
 	ck_assert_err_has("web.conf:2: scope = 'everything' is not 'all' or 'cpus:LIST'");
-	ck_assert_int_eq(parse(&pf, "cpu_budget_percent = 1\n"), 1);
-	ck_assert_err_has("web.conf:1: cpu_budget_percent: the closed-loop CPU budget is not built");
+	ck_assert_int_eq(parse(&pf, "cpu_budget_percent = 1\n"), 0);
+	ck_assert_uint_eq(pf.cpu_budget_percent, 1);
+	ck_assert_int_eq(parse(&pf, "period = 100000\ncpu_budget_percent = 1\n"), 1);
+	ck_assert_err_has("web.conf:2: cpu_budget_percent adapts the rate of a profile that samples "
+			  "by freq, not by period (line 1)");
 }
 END_TEST
 
@@ -211,6 +214,33 @@ START_TEST(test_names)
 	ck_assert(!daemon_profile_name_ok("a/b"));
 	ck_assert(!daemon_profile_name_ok("a b"));
 	ck_assert(!daemon_profile_name_ok("0123456789012345678901234567890123456789012345678901234567890123"));
+}
+END_TEST
+
+START_TEST(test_budget_law)
+{
+	/* Over budget: down in proportion, with a tenth to spare. */
+	ck_assert_uint_eq(daemon_budget_next(1000, 1000, 2000, 1000), 450);
+	ck_assert_uint_eq(daemon_budget_next(10000, 10000, 358600000, 40000000), 1003);
+	/* Never below 1 Hz, never above the configured rate. */
+	ck_assert_uint_eq(daemon_budget_next(3, 1000, 1000000, 1), 1);
+	ck_assert_uint_eq(daemon_budget_next(1, 1000, 1000000, 1), 1);
+	/* Within 70..100% of the budget: no change. */
+	ck_assert_uint_eq(daemon_budget_next(500, 1000, 800, 1000), 500);
+	ck_assert_uint_eq(daemon_budget_next(500, 1000, 1000, 1000), 500);
+	/* Well under: up, at most doubling, at most the configured rate. */
+	ck_assert_uint_eq(daemon_budget_next(100, 1000, 100, 1000), 200);
+	ck_assert_uint_eq(daemon_budget_next(100, 1000, 600, 1000), 150);
+	ck_assert_uint_eq(daemon_budget_next(800, 1000, 10, 1000), 1000);
+	ck_assert_uint_eq(daemon_budget_next(1000, 1000, 10, 1000), 1000);
+	ck_assert_uint_eq(daemon_budget_next(10, 1000, 0, 1000), 20);
+	/* Just over: down by more than the excess (the tenth to spare). */
+	ck_assert_uint_eq(daemon_budget_next(1000, 2000, 1040, 1000), 865);
+	/* Just under 70%: up. */
+	ck_assert_uint_eq(daemon_budget_next(1000, 2000, 699, 1000), 1287);
+	/* Degenerate inputs never give 0 or more than the maximum. */
+	ck_assert_uint_eq(daemon_budget_next(0, 1000, 5, 10), 1);
+	ck_assert_uint_eq(daemon_budget_next(5000, 1000, 100, 1000), 1000);
 }
 END_TEST
 
@@ -419,6 +449,7 @@ int main(void)
 	tcase_add_test(tp, test_sizes_durations);
 	tcase_add_test(tp, test_names);
 	tcase_add_test(tp, test_same);
+	tcase_add_test(tp, test_budget_law);
 	tcase_add_test(tf, test_load_dir);
 	tcase_add_test(tf, test_open_file);
 	tcase_add_test(tf, test_retain);
