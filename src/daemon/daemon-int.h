@@ -217,6 +217,12 @@ void session_budget_set(uint64_t max_fds, uint64_t user_max_fds);
 #define DAEMON_PROFILES_DIR_DEFAULT "/etc/hwpmcd/profiles.d"
 #define DAEMON_PROFILE_FREQ_DEFAULT 49 /* Hz: off the beat of 10 ms timers, as other agents */
 #define DAEMON_PROFILE_ROTATE_BYTES_MIN (64u << 10)
+/*
+ * An always-on profile's unwinder keeps at most this many MiB of ELF images
+ * (a recording session's default is 256): hot images stay, cold ones are read
+ * again when a sample needs them, and the daemon stays small for a day.
+ */
+#define DAEMON_PROFILE_UNWIND_CACHE_MB 32
 
 enum profile_key {
 	PK_EVENTS = 0,
@@ -233,6 +239,7 @@ enum profile_key {
 	PK_KALLSYMS,
 	PK_RING_PAGES,
 	PK_DEPTH,
+	PK_UNWIND_CACHE,
 	PK_MAX
 };
 
@@ -246,7 +253,8 @@ struct daemon_profile {
 	uint64_t rotate_seconds, rotate_bytes; /* 0: not by that */
 	uint64_t retain_seconds, retain_bytes; /* 0: not by that */
 	uint32_t cpu_budget_percent;	    /* 0: none; else the rate adapts (freq only) */
-	uint32_t ring_pages, depth;	    /* 0: the start's defaults */
+	uint32_t ring_pages, depth;	    /* 0: the profile's defaults (daemon_profile_args) */
+	uint32_t unwind_cache_mb;	    /* dwarf: the unwinder's ELF images, MiB */
 	bool enabled, kallsyms;
 	int line[PK_MAX]; /* where each key was set (0: not set) */
 };

@@ -1225,6 +1225,7 @@ static int profile_start(struct profile_slot *ps, char *err, size_t errlen)
 			       &st, err, errlen);
 	if (r < 0)
 		goto out;
+	p->unwind_cache_bytes = (size_t)ps->def.unwind_cache_mb << 20;
 	if (nsessions >= cfg.max_sessions) {
 		snprintf(err, errlen, "the daemon runs %zu sessions, its maximum (max_sessions)",
 			 nsessions);

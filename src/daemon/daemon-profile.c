@@ -58,6 +58,7 @@ static const char *const key_names[PK_MAX] = {
 	[PK_KALLSYMS] = "kallsyms",
 	[PK_RING_PAGES] = "ring_pages",
 	[PK_DEPTH] = "depth",
+	[PK_UNWIND_CACHE] = "unwind_cache_mb",
 };
 
 bool daemon_profile_name_ok(const char *name)
@@ -83,6 +84,7 @@ void daemon_profile_defaults(struct daemon_profile *pf, const char *name)
 	pf->retain_bytes = 1ull << 30;
 	pf->enabled = true;
 	pf->kallsyms = true;
+	pf->unwind_cache_mb = DAEMON_PROFILE_UNWIND_CACHE_MB;
 }
 
 /* "123", "64K", "64KiB", "1.5G"... (binary units).  0 or -EINVAL/-ERANGE. */
@@ -209,12 +211,20 @@ static void profile_kv(void *ctx, const char *k, const char *v, int line, struct
 	case PK_RING_PAGES:
 	case PK_DEPTH:
 	case PK_CPU_BUDGET:
-		if (util_parse_u64(v, &x) < 0 || x == 0 || x > UINT32_MAX ||
-		    (key == PK_CPU_BUDGET && x > 100)) {
-			daemon_diag_add(d, c->fname, line, "%s = '%s' is not a number in 1..%u", k,
-					shown, key == PK_CPU_BUDGET ? 100u : UINT32_MAX);
+	case PK_UNWIND_CACHE: {
+		uint32_t lo = key == PK_UNWIND_CACHE ? 16 : 1;
+		uint32_t hi = key == PK_CPU_BUDGET ? 100 : key == PK_UNWIND_CACHE ? 65536 : UINT32_MAX;
+
+		if (util_parse_u64(v, &x) < 0 || x < lo || x > hi) {
+			daemon_diag_add(d, c->fname, line, "%s = '%s' is not a number in %u..%u", k,
+					shown, lo, hi);
 			return;
 		}
+		if (key == PK_UNWIND_CACHE) {
+			pf->unwind_cache_mb = (uint32_t)x;
+			return;
+		}
+	}
 		if (key == PK_FREQ)
 			pf->freq = (uint32_t)x;
 		else if (key == PK_PERIOD)
@@ -252,6 +262,22 @@ static void profile_kv(void *ctx, const char *k, const char *v, int line, struct
 	}
 }
 
+/*
+ * A dwarf profile's ring per CPU when none is given: half a second of snapshots
+ * at the configured rate (64 KiB stacks and the rest of a sample), a power of
+ * two from 64 to 2048 pages.  A recording session's dwarf default is 2048 pages
+ * (8 MiB) for 4 kHz; a profile at 49 Hz needs 512.
+ */
+static uint32_t dwarf_ring_pages(uint32_t freq)
+{
+	uint64_t want = (uint64_t)freq * (65536 + 2048) / 2 / 4096;
+	uint32_t pages = 64;
+
+	while (pages < want && pages < 2048)
+		pages *= 2;
+	return pages;
+}
+
 /* @pf's start arguments, the groups up to @upto (PK_EVENTS..PK_SCOPE). */
 static json_t *args_upto(const struct daemon_profile *pf, int upto)
 {
@@ -285,6 +311,8 @@ static json_t *args_upto(const struct daemon_profile *pf, int upto)
 			json_object_set_new(a, "depth", json_integer(pf->depth));
 		if (pf->ring_pages)
 			json_object_set_new(a, "ring_pages", json_integer(pf->ring_pages));
+		else if (!strcmp(mode, "dwarf") && !pf->period)
+			json_object_set_new(a, "ring_pages", json_integer(dwarf_ring_pages(pf->freq)));
 	}
 	if (upto >= PK_SCOPE && strncmp(pf->scope, "cpus:", 5) == 0) {
 		json_t *cpus = json_array();

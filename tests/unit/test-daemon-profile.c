@@ -50,6 +50,17 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(json_integer_value(json_object_get(a, "freq")), DAEMON_PROFILE_FREQ_DEFAULT);
 	ck_assert_str_eq(json_string_value(json_object_get(a, "callgraph")), "dwarf");
 	ck_assert_ptr_null(json_object_get(a, "cpus"));
+	/* Half a second of 64 KiB snapshots at 49 Hz: 512 pages, not a recording's 2048. */
+	ck_assert_int_eq(json_integer_value(json_object_get(a, "ring_pages")), 512);
+	ck_assert_uint_eq(pf.unwind_cache_mb, DAEMON_PROFILE_UNWIND_CACHE_MB);
+	json_decref(a);
+	ck_assert_int_eq(parse(&pf, "freq = 10000\n"), 0);
+	a = daemon_profile_args(&pf);
+	ck_assert_int_eq(json_integer_value(json_object_get(a, "ring_pages")), 2048);
+	json_decref(a);
+	ck_assert_int_eq(parse(&pf, "freq = 1\n"), 0);
+	a = daemon_profile_args(&pf);
+	ck_assert_int_eq(json_integer_value(json_object_get(a, "ring_pages")), 64);
 	json_decref(a);
 }
 END_TEST
@@ -71,7 +82,9 @@ START_TEST(test_every_key)
 				    "enabled = no\n"
 				    "kallsyms = off\n"
 				    "ring_pages = 512\n"
-				    "depth = 64\n"), 0);
+				    "depth = 64\n"
+				    "unwind_cache_mb = 64\n"), 0);
+	ck_assert_uint_eq(pf.unwind_cache_mb, 64);
 	ck_assert_uint_eq(pf.period, 100000);
 	ck_assert_uint_eq(pf.rotate_seconds, 900);
 	ck_assert_uint_eq(pf.rotate_bytes, 32u << 20);
@@ -105,6 +118,8 @@ START_TEST(test_problems_at_their_lines)
 	ck_assert_err_has("web.conf:6: retain_seconds = '-3' is not a duration");
 	ck_assert_err_has("web.conf:7: expected 'key = value'");
 	ck_assert_err_has("web.conf:8: cpu_budget_percent = '101' is not a number in 1..100");
+	ck_assert_int_eq(parse(&pf, "unwind_cache_mb = 8\n"), 1);
+	ck_assert_err_has("web.conf:1: unwind_cache_mb = '8' is not a number in 16..65536");
 }
 END_TEST
 
