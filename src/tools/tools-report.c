@@ -602,7 +602,9 @@ static int dir_add(struct tools_report *r, const char *dir)
 
 		if (len <= 7 || strcmp(de->d_name + len - 7, ".pmclog") != 0)
 			continue;
-		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+		/* "DIR/" as given (shell completion adds it) gives no "DIR//FILE". */
+		if (asprintf(&path, "%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/",
+			     de->d_name) < 0) {
 			e = -ENOMEM;
 			break;
 		}
