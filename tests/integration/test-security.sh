@@ -252,6 +252,12 @@ matrix "U: stop its own session" "allow" \
 	"$(as "$U" $ctl "$sock" "{\"id\": 3, \"cmd\": \"stop\", \"args\": {\"session\": ${us:-0}}}" | verdict)"
 pkill -u "$U" -f held.pmclog; wait $held; echo "# held: $(cat "$tmp/u/held.out")"; grep "session $us" "$tmp/daemon.log" | sed "s/^/# /"
 
+# --- always-on profiles: the administrators'
+matrix "U: profiles" "deny EPERM" "$(as "$U" $ctl "$sock" '{"id": 3, "cmd": "profiles"}' | verdict)"
+matrix "U: profiles reload" "deny EPERM" \
+	"$(as "$U" $ctl "$sock" '{"id": 3, "cmd": "profiles", "args": {"reload": true}}' | verdict)"
+matrix "A: profiles" "allow" "$(as "$A" $ctl "$sock" '{"id": 3, "cmd": "profiles"}' | verdict)"
+
 # --- outputs: only the client's own fds, open for writing
 matrix "U: output names a path" "deny EINVAL" \
 	"$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"/etc/shadow\", \"pids\": [$upid]}")" | verdict)"
