@@ -5,7 +5,8 @@
 #   - a profile "bench" (system-wide, dwarf, freq FREQ, cpu_budget_percent
 #     BUDGET) settles its rate over WARM seconds; its rate, the measured cost of a
 #     sample and the share of the machine it used are read from the daemon
-#   - the program (bzip2 -9 of 16 MB) runs ROUNDS times each way, interleaved: with
+#   - the program (bzip2 -9 of 16 MB) runs ROUNDS times each way, interleaved (the
+#     order turning each round): with
 #     no profiler, under the profile, and under `perf record -a --call-graph dwarf
 #     -F <the rate the profile settled at>`; its own CPU time (user + sys, where the
 #     sampling interrupts are charged) is the measure; medians and ratios printed
@@ -13,7 +14,7 @@
 # A spinner per other CPU keeps the machine busy throughout.
 # usage: bench/budget-bench.sh [BUILD_DIR] [BUDGET] [FREQ] [ROUNDS] [WARM]  (root; needs perf, bzip2)
 set -euo pipefail
-build=${1:-build} budget=${2:-1} freq=${3:-1000} rounds=${4:-3} warm=${5:-10}
+build=${1:-build} budget=${2:-1} freq=${3:-1000} rounds=${4:-9} warm=${5:-10}
 hwpmcd=$build/src/daemon/hwpmcd hwpmc=$build/src/tools/hwpmc
 command -v perf > /dev/null || { echo "bench: perf is not installed (apt-get install linux-perf)"; exit 1; }
 command -v bzip2 > /dev/null || { echo "bench: bzip2 is not installed"; exit 1; }
@@ -69,24 +70,33 @@ echo "# profile: budget $budget%, freq $freq: settled at $rate Hz; a sample cost
 kill $dpid; wait $dpid 2> /dev/null || true; dpid=
 
 declare -a t_none t_hw t_perf c_hw c_perf
-for i in $(seq "$rounds"); do
-	t_none+=("$(prog_cpu)")
+run_none() { t_none+=("$(prog_cpu)"); }
+run_hw() {
 	start_daemon "$tmp/profiles.d"
 	sleep 2
+	local c0 r_now u_now
 	c0=$(cpu_of $dpid)
 	t_hw+=("$(prog_cpu)")
 	c_hw+=("$(awk -v a="$(cpu_of $dpid)" -v b="$c0" 'BEGIN {print a - b}')")
 	read -r r_now _ u_now <<< "$(budget_json)"
 	echo "# round $i: hwpmcd at $r_now Hz, last window $u_now% of the machine"
 	kill $dpid; wait $dpid 2> /dev/null || true; dpid=
+}
+run_perf() {
 	perf record -q -a -F "$rate" --call-graph dwarf -o "$tmp/perf.data" > /dev/null 2>&1 &
-	ppid=$!
+	local ppid=$! c0
 	sleep 2
 	c0=$(cpu_of $ppid)
 	t_perf+=("$(prog_cpu)")
 	c_perf+=("$(awk -v a="$(cpu_of $ppid)" -v b="$c0" 'BEGIN {print a - b}')")
 	kill -INT $ppid; wait $ppid 2> /dev/null || true
 	rm -f "$tmp/perf.data"
+}
+# The order turns each round, so that no condition always comes first (caches,
+# clocks and the other programs of the machine change between runs).
+orders=("run_none run_hw run_perf" "run_hw run_perf run_none" "run_perf run_none run_hw")
+for i in $(seq "$rounds"); do
+	for step in ${orders[$(((i - 1) % 3))]}; do $step; done
 done
 median() { printf "%s\n" "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 mn=$(median "${t_none[@]}") mh=$(median "${t_hw[@]}") mp=$(median "${t_perf[@]}")
