@@ -815,7 +815,9 @@ static int replay_ranges(struct maplog *m, uint64_t time, struct maplog_proc *p,
 	for (size_t i = 0; i < n; i++)
 		if (has_map_in(r[i].path))
 			refs[k++].m = &r[i];
-	qsort(refs, k, sizeof(*refs), replay_cmp);
+	/* A process without mappings has no refs array at all (qsort must not see NULL). */
+	if (k > 1)
+		qsort(refs, k, sizeof(*refs), replay_cmp);
 	for (size_t i = 0; i < k; i++) {
 		const struct maplog_map *x = refs[i].m;
 		uint64_t pl;

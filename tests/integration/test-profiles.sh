@@ -203,7 +203,7 @@ fi
 # on the worker as it rotates, so a file may go while we look (it counts 0), and
 # the newest file is left out too in case a rotation came between the two looks.
 cur=$(pjq small 'pf["file"]')
-newest=$(files_of "$sdir" | tail -1)
+newest=$(ls -t "$sdir"/*.pmclog | head -1) # by mtime: NAME-...Z-1.pmclog sorts before NAME-...Z.pmclog
 kept=0
 for f in $(files_of "$sdir"); do
 	[[ "$f" == "$cur" || "$f" == "$newest" ]] && continue
