@@ -183,8 +183,17 @@ int tools_report_parse_time(const char *s, int64_t now_ns, struct tools_rep_time
 
 void tools_report_format_time(int64_t ns, char *buf, size_t len)
 {
-	time_t t = (time_t)(ns >= 0 ? ns / NS_PER_S : (ns - NS_PER_S + 1) / NS_PER_S);
-	long ms = (long)((ns - (int64_t)t * NS_PER_S) / 1000000);
+	/* Floor division without overflow: a hostile log may give INT64_MIN. */
+	int64_t q = ns / NS_PER_S, rem = ns % NS_PER_S;
+	time_t t;
+	long ms;
+
+	if (rem < 0) {
+		q -= 1;
+		rem += NS_PER_S;
+	}
+	t = (time_t)q;
+	ms = (long)(rem / 1000000);
 	struct tm tm;
 	char b[40];
 
