@@ -66,6 +66,7 @@ while ((SECONDS - t0 < secs)); do
 done
 cpu_h=$(cpu_of $dpid) pp=$(perf_pid) cpu_p=$(cpu_of "$pp")
 "$hwpmc" profiles > "$tmp/profiles.txt" 2>&1 || true
+"$hwpmc" status --json > "$tmp/status.json" 2>&1 || true
 kill -INT $ppid; wait $ppid 2> /dev/null || true
 kill -TERM $dpid; wait $dpid 2> /dev/null || true
 dpid=$$ # nothing left to kill
@@ -84,6 +85,17 @@ done
 bytes_p=$(du -sb "$tmp/perf" | awk '{print $1}')
 nf_p=$(ls "$tmp"/perf/perf.data* | wc -l)
 cat "$tmp/profiles.txt"
+# The unwinder's cache: images opened and evicted, 16 KiB chunks read and held.
+python3 -c '
+import json, sys
+for s in json.load(open(sys.argv[1])).get("sessions", []):
+    u = s.get("unwind")
+    if u:
+        print("unwind cache: images opened %d, evicted %d; chunks read %d, dropped %d; held %d KiB; "
+              "outcomes: %s" % (u["elf_opened"], u["elf_evicted"], u.get("elf_reads", 0),
+              u.get("elf_dropped", 0), u["elf_bytes"] // 1024,
+              ", ".join("%s %d" % (k, u[k]) for k in ("complete", "truncated", "no-info", "no-map", "error") if k in u)))
+' "$tmp/status.json" 2> /dev/null || true
 echo
 echo "# $secs s, $freq Hz, dwarf, every CPU, rotated every $rotate s; samples in the files still kept"
 printf "%-8s %10s %10s %10s %10s %10s %12s %12s %8s\n" recorder "warm KiB" "max KiB" "last KiB" growth "CPU s" samples "disk bytes" files

@@ -8,7 +8,8 @@
  *   struct unwind_stats
  *   struct unwind_ctx: unwind_ctx__new(), __free(), __unwind(), __flush(), __stats()
  *   unwind_block_all_signals()
- *   UNWIND_REGS_USER_MASK, UNWIND_NR_REGS, UNWIND_REGS_ABI_64, UNWIND_ELF_BUDGET_DEFAULT
+ *   UNWIND_REGS_USER_MASK, UNWIND_NR_REGS, UNWIND_REGS_ABI_64, UNWIND_ELF_BUDGET_DEFAULT,
+ *   UNWIND_FDS_MAX
  *
  * IMPLEMENTATION NOTES
  *   The unwinder turns the REGS_USER + STACK_USER snapshot of one x86-64 sample
@@ -42,6 +43,9 @@
 #define UNWIND_NR_REGS	      20
 /* rec_sample.regs_abi of a 64-bit task (PERF_SAMPLE_REGS_ABI_64); 0 means no registers. */
 #define UNWIND_REGS_ABI_64 2
+/* Descriptors of ELF files one unwinder keeps open at most (for the daemon's fd budget). */
+#define UNWIND_FDS_MAX 16
+
 /* The ELF cache budget used when unwind_ctx__new() is given 0. */
 #define UNWIND_ELF_BUDGET_DEFAULT ((size_t)256 << 20)
 
@@ -81,16 +85,21 @@ struct unwind_stats {
 	uint64_t own_tables;		       /* search tables built from .eh_frame (no hdr) */
 	uint64_t elf_opened;		       /* images opened and parsed */
 	uint64_t elf_evicted;		       /* images dropped by the byte budget */
-	uint64_t elf_too_big; /* files larger than the budget (and 16 MiB): never read (no-info) */
-	uint64_t elf_bytes;		       /* bytes of the images mapped now */
+	/* .eh_frame without .eh_frame_hdr larger than the budget (and 16 MiB): not indexed */
+	uint64_t elf_too_big;
+	uint64_t elf_bytes;		       /* bytes of files held now (the chunks read) */
+	uint64_t elf_reads;		       /* chunks read from files (pread) */
+	uint64_t elf_dropped; /* chunks dropped to keep the budget while every image was in use */
 };
 
 struct unwind_ctx;
 
 /*
- * unwind_ctx__new: an unwinder whose ELF cache keeps at most @elf_budget_bytes of
- * mapped files (0: UNWIND_ELF_BUDGET_DEFAULT; the images one sample needs are kept
- * while it unwinds, so the budget is exceeded by at most those).  @find_map and
+ * unwind_ctx__new: an unwinder whose ELF cache holds at most @elf_budget_bytes of
+ * file bytes (0: UNWIND_ELF_BUDGET_DEFAULT): only the chunks of each file that
+ * unwinding read (headers, the parts of the unwind tables lookups touched, code
+ * bytes), so a file larger than the budget is unwound too.  The budget is exceeded
+ * by at most one chunk.  @find_map and
  * @find_ctx are borrowed for the life of the context.  It reads this process's own
  * vDSO once, for every "[vdso]" mapping.  Returns 0 with *ret_ctx set, -EINVAL (no
  * find_map or ret_ctx) or -ENOMEM.  The caller owns the context (unwind_ctx__free())
@@ -99,7 +108,10 @@ struct unwind_ctx;
 int unwind_ctx__new(size_t elf_budget_bytes, unwind_find_map_fn find_map, void *find_ctx,
 		    struct unwind_ctx **ret_ctx);
 
-/* unwind_ctx__free: unmap every image and free @u (owner thread).  NULL is accepted. */
+/*
+ * unwind_ctx__free: free every image (closing its descriptor) and @u (owner thread).
+ * NULL is accepted.
+ */
 void unwind_ctx__free(struct unwind_ctx *u);
 
 /*
@@ -110,8 +122,9 @@ void unwind_ctx__free(struct unwind_ctx *u);
  * borrowed for the call only and never copied.  Only 64-bit tasks are unwound:
  * regs_abi 0 or an nr_regs other than UNWIND_NR_REGS give 0 PCs and UNWIND_NO_REGS;
  * another ABI (a 32-bit task) gives the sampled IP and UNWIND_ERROR.  The first sample that needs
- * an ELF file opens and maps it; later samples allocate nothing and make no
- * syscalls of their own (libunwind 1.6.2 itself calls rt_sigprocmask around its
+ * an ELF file opens it and reads its headers; a sample that needs a part of a file
+ * not read before reads it (UNWIND_CHUNK bytes); other samples allocate nothing and
+ * make no syscalls of their own (libunwind 1.6.2 itself calls rt_sigprocmask around its
  * cache lock, twice per frame).  Returns -EINVAL only for a programming error (a
  * NULL @u, @s or @ret_outcome, or NULL @pcs with @max > 0), leaving *ret_outcome
  * alone.  Owner thread only; @find_map is called from inside.
@@ -136,8 +149,8 @@ void unwind_ctx__flush(struct unwind_ctx *u, int32_t pid);
 int unwind_block_all_signals(void);
 
 /*
- * unwind_ctx__stats: counters since unwind_ctx__new() (elf_bytes: files mapped now, the
- * vDSO copy not included); borrowed, valid while @u lives, read on the owner thread.
+ * unwind_ctx__stats: counters since unwind_ctx__new() (elf_bytes: file bytes held now,
+ * the vDSO copy not included); borrowed, valid while @u lives, read on the owner thread.
  */
 const struct unwind_stats *unwind_ctx__stats(const struct unwind_ctx *u);
 

@@ -198,6 +198,7 @@ struct session_stats {
 	uint64_t unwound; /* samples given to the unwinder */
 	uint64_t unwind[UNWIND_OUTCOME_MAX];
 	uint64_t fp_steps, epilogue_regs, own_tables, elf_opened, elf_evicted, elf_bytes, elf_too_big;
+	uint64_t elf_reads, elf_dropped;
 };
 
 /* Per-CPU counters the worker publishes after every merge round (relaxed atomics). */

@@ -428,6 +428,8 @@ static json_t *session_json(struct session *s)
 		json_object_set_new(u, "elf_evicted", json_integer(UL(elf_evicted)));
 		json_object_set_new(u, "elf_bytes", json_integer(UL(elf_bytes)));
 		json_object_set_new(u, "elf_too_big", json_integer(UL(elf_too_big)));
+		json_object_set_new(u, "elf_reads", json_integer(UL(elf_reads)));
+		json_object_set_new(u, "elf_dropped", json_integer(UL(elf_dropped)));
 #undef UL
 		json_object_set_new(st, "unwind", u);
 	}
@@ -1945,14 +1947,17 @@ static void sessions_check_stops(uint64_t now)
 /* ---- setup ---- */
 
 /*
- * The fd budget: the soft RLIMIT_NOFILE raised to the hard one, then 256 fds and
- * nine per client (its socket and CLIENT_MAX_FDS) kept for main, so that the
+ * The fd budget: the soft RLIMIT_NOFILE raised to the hard one, then 256 fds,
+ * nine per client (its socket and CLIENT_MAX_FDS) kept for main and
+ * UNWIND_FDS_MAX per session for its unwinder's ELF files, so that the
  * sessions' perf fds can never take the daemon to EMFILE.
  */
 static void fd_limits(void)
 {
 	struct rlimit rl;
-	uint64_t keep = 256 + (uint64_t)cfg.max_clients * (CLIENT_MAX_FDS + 1), avail = 0;
+	uint64_t keep = 256 + (uint64_t)cfg.max_clients * (CLIENT_MAX_FDS + 1) +
+			(uint64_t)cfg.max_sessions * UNWIND_FDS_MAX,
+		 avail = 0;
 	uint64_t max = cfg.max_perf_fds;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {

@@ -317,6 +317,8 @@ static void publish_unwind(struct session *s)
 	__atomic_store_n(&s->stats.elf_evicted, us->elf_evicted, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.elf_bytes, us->elf_bytes, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.elf_too_big, us->elf_too_big, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stats.elf_reads, us->elf_reads, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stats.elf_dropped, us->elf_dropped, __ATOMIC_RELAXED);
 }
 
 /*

@@ -353,8 +353,9 @@ static void print_summary(FILE *out, json_t *st, const char *file, const char *k
 			jint(u, "own_tables", NULL));
 		if (jint(u, "elf_too_big", NULL) > 0)
 			fprintf(out,
-				"hwpmc: note: %" JSON_INTEGER_FORMAT " files larger than the daemon's "
-				"unwind cache (unwind_cache_mb) were not read: their frames are no-info\n",
+				"hwpmc: note: %" JSON_INTEGER_FORMAT " files had an .eh_frame without "
+				".eh_frame_hdr larger than the daemon's unwind cache (unwind_cache_mb): "
+				"their frames are no-info\n",
 				jint(u, "elf_too_big", NULL));
 	}
 	if (json_object_size(recs)) {

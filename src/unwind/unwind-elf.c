@@ -17,26 +17,39 @@
  *   another build of a library would produce confident garbage.  A refused or
  *   unreadable file is remembered per (dev, inode, pid), so a process whose file is
  *   gone costs one attempt, not one per sample; unwind_images_forget_pid() (called
- *   on a flush) allows a new attempt.  A file larger than the whole budget is
- *   refused from its fstat() size before anything is copied, and that and a file
- *   that is not a usable ELF image are remembered per (dev, inode) for every pid.
+ *   on a flush) allows a new attempt.  A file that is not a usable ELF image is
+ *   remembered per (dev, inode) for every pid.
  *
- *   The whole file is copied once into anonymous memory (then PROT_READ) and the
- *   descriptor closed.  libelf
- *   reads it through elf_memory() only after the ELF identification has been
- *   checked to be ELFCLASS64, little-endian, x86-64: libelf then never converts in
- *   place, so the read-only mapping is never written.  The program header table is
- *   bounds-checked against the file before libelf walks it.  .eh_frame_hdr is found
- *   through PT_GNU_EH_FRAME (present even when section headers are stripped), else
- *   through its section, and is used only when its search table has the one
- *   encoding libunwind's remote table lookup understands (datarel sdata4 pairs)
- *   and lies wholly inside the file.  Every read of file bytes goes through
- *   unwind_image_read(), which checks the offset against the file size.
+ *   Only what unwinding reads is copied, in chunks of UNWIND_CHUNK bytes read with
+ *   pread(2) on first use: the ELF and program headers, the section headers and
+ *   names, the parts of .eh_frame_hdr's search table and of .eh_frame that lookups
+ *   touch, and the code bytes an epilogue check reads.  That is a few percent of a
+ *   file (a 2 MiB libc costs tens of KiB), so a file larger than the budget is
+ *   unwound too, and an always-on profile's cache does not thrash (it copied whole
+ *   files until issue 14's soak bench showed a 32 MiB cache evicting one big binary
+ *   per sample).  Copies, never a mapping of the file: a file truncated in place
+ *   while mapped makes a read of its lost pages raise SIGBUS, and any user who owns
+ *   a library that a session unwinds through could kill the daemon so
+ *   (test-faults.sh); a pread that comes back short instead marks the image gone
+ *   (its reads fail, the walk ends UNWIND_REPLACED).  The image keeps its
+ *   descriptor while cached, at most UNWIND_FDS_MAX per context (least recently
+ *   used closed first); an image without one reopens the file through the last
+ *   mapping that used it, checked against dev/inode and size like the first open,
+ *   at most once per sample.  A file is a regular file (maplog_open_mapped()
+ *   refuses anything else), so a read does not wait on a pipe or a terminal.
  *
- *   A copy, not a mapping of the file: a file truncated in place while mapped
- *   makes a read of its lost pages raise SIGBUS, and any user who owns a library
- *   that a session unwinds through could kill the daemon so (test-faults.sh).
- *   A file that shrinks while it is copied is refused (-ESTALE) like a changed one.
+ *   The headers are parsed here, not with libelf: libelf wants either the whole
+ *   file in memory (elf_memory) or a descriptor it reads with no bound from the
+ *   file's size (ELF_C_READ, where a hostile extended section count sizes its
+ *   tables).  The ELF identification must be ELFCLASS64, little-endian, x86-64;
+ *   the program header table must lie in the file (at most PHDR_MAX entries), the
+ *   section header table too (at most UNWIND_SHDR_MAX), and each section name is
+ *   read within .shstrtab.  .eh_frame_hdr is found through PT_GNU_EH_FRAME
+ *   (present even when section headers are stripped), else through its section,
+ *   and is used only when its search table has the one encoding libunwind's remote
+ *   table lookup understands (datarel sdata4 pairs) and lies wholly inside the
+ *   file.  Every read of file bytes goes through image_copy(), which checks the
+ *   range against the file size.
  *
  *   The vDSO is the same image for every process on one kernel, so the daemon's
  *   own (maplog_vdso_self()) is copied
@@ -44,15 +57,15 @@
  *   daemon without one (under valgrind) reads it from a sampled process's
  *   "[vdso]" mapping (process_vm_readv), at most VDSO_TRIES times.
  *
- *   Eviction runs when an image is added: least recently used images go until the
- *   mapped bytes fit the budget, skipping those the current sample already uses.
+ *   Budget: elf_bytes counts the chunks held.  A new chunk that takes it over the
+ *   budget evicts least recently used images the current sample does not use;
+ *   if that is not enough, chunks of the images in use are dropped (every read
+ *   copies out of a chunk, so none is referenced after its read).
  */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,15 +108,208 @@ static unsigned int hash_id(uint64_t dev, uint64_t inode)
 	return (unsigned int)(h >> 56) % UNWIND_HASH_SIZE;
 }
 
-bool unwind_image_read(const struct unwind_image *img, uint64_t off, uint64_t *ret_val)
+static void evict_for(struct unwind_ctx *u, uint64_t need);
+
+/* The position of chunk @idx in img->chunks, or where it would go (*ret_found false). */
+static uint32_t chunk_pos(const struct unwind_image *img, uint64_t idx, bool *ret_found)
+{
+	uint32_t lo = 0, hi = img->nchunks;
+
+	if (img->last < img->nchunks && img->chunks[img->last].idx == idx) {
+		*ret_found = true;
+		return img->last;
+	}
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (img->chunks[mid].idx < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*ret_found = lo < img->nchunks && img->chunks[lo].idx == idx;
+	return lo;
+}
+
+static void chunks_free(struct unwind_ctx *u, struct unwind_image *img)
+{
+	for (uint32_t i = 0; i < img->nchunks; i++)
+		free(img->chunks[i].data);
+	u->stats.elf_bytes -= img->held;
+	img->held = 0;
+	img->nchunks = 0;
+	img->last = 0;
+}
+
+static void image_close_fd(struct unwind_ctx *u, struct unwind_image *img)
+{
+	if (img->fd >= 0) {
+		(void)close(img->fd);
+		img->fd = -1;
+		u->nfds--;
+	}
+}
+
+/* Close descriptors of the least recently used images until one more fits. */
+static void fds_make_room(struct unwind_ctx *u)
+{
+	for (struct unwind_image *i = u->lru_tail; i && u->nfds >= UNWIND_FDS_MAX; i = i->lru_prev)
+		image_close_fd(u, i);
+}
+
+/*
+ * A descriptor of @img's file: its own, or the file reopened through the last
+ * mapping that used it (same dev/inode and size, or the image is gone).  -1 when
+ * there is none now.
+ */
+static int image_fd(struct unwind_ctx *u, struct unwind_image *img)
+{
+	uint64_t size = 0;
+	int fd;
+
+	if (img->fd >= 0 || img->gone || !img->src_path || img->reopen_serial == u->serial)
+		return img->fd;
+	fd = maplog_open_mapped(img->src_pid, img->src_start, img->src_end, img->src_path,
+				img->dev, img->inode, &size);
+	if (fd < 0) {
+		/* Gone for that process; a later sample may come through another one. */
+		img->reopen_serial = u->serial;
+		return -1;
+	}
+	if (size != img->size) {
+		/* Rewritten in place since we read its headers: nothing more of it is read. */
+		(void)close(fd);
+		img->gone = true;
+		return -1;
+	}
+	fds_make_room(u);
+	img->fd = fd;
+	u->nfds++;
+	return fd;
+}
+
+/*
+ * Keep the budget after a chunk was added to @img: evict images the current
+ * sample does not use, then drop chunks of those it does, all but @img's chunk
+ * @keep.
+ */
+static void budget_keep(struct unwind_ctx *u, struct unwind_image *img, uint64_t keep)
+{
+	if (u->stats.elf_bytes <= u->budget)
+		return;
+	evict_for(u, 0);
+	for (struct unwind_image *i = u->lru_tail; i && u->stats.elf_bytes > u->budget;
+	     i = i->lru_prev) {
+		uint32_t k = 0;
+
+		for (uint32_t j = 0; j < i->nchunks; j++) {
+			if (i == img && i->chunks[j].idx == keep) {
+				i->chunks[k++] = i->chunks[j];
+				continue;
+			}
+			free(i->chunks[j].data);
+			i->held -= i->chunks[j].len;
+			u->stats.elf_bytes -= i->chunks[j].len;
+			u->stats.elf_dropped++;
+		}
+		i->nchunks = k;
+		i->last = 0;
+	}
+}
+
+/* Chunk @idx of @img, read from the file if it is not held; NULL if it cannot be. */
+static const struct unwind_chunk *chunk_get(struct unwind_ctx *u, struct unwind_image *img,
+					    uint64_t idx)
+{
+	uint64_t off = idx * UNWIND_CHUNK;
+	struct unwind_chunk c;
+	bool found;
+	uint32_t pos = chunk_pos(img, idx, &found), len;
+	int fd;
+
+	if (found) {
+		img->last = pos;
+		return &img->chunks[pos];
+	}
+	fd = image_fd(u, img);
+	if (fd < 0)
+		return NULL;
+	len = img->size - off < UNWIND_CHUNK ? (uint32_t)(img->size - off) : UNWIND_CHUNK;
+	if (img->nchunks == img->chunk_cap) {
+		uint32_t cap = img->chunk_cap ? 2 * img->chunk_cap : 8;
+		struct unwind_chunk *nc = realloc(img->chunks, cap * sizeof(*nc));
+
+		if (!nc)
+			return NULL;
+		img->chunks = nc;
+		img->chunk_cap = cap;
+	}
+	c = (struct unwind_chunk){ .idx = idx, .len = len, .data = malloc(len) };
+	if (!c.data)
+		return NULL;
+	for (uint32_t got = 0; got < len;) {
+		ssize_t n = pread(fd, c.data + got, len - got, (off_t)(off + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* Shorter than when it was opened, or unreadable: changed under us. */
+			free(c.data);
+			img->gone = true;
+			return NULL;
+		}
+		got += (uint32_t)n;
+	}
+	u->stats.elf_reads++;
+	memmove(&img->chunks[pos + 1], &img->chunks[pos],
+		(img->nchunks - pos) * sizeof(img->chunks[0]));
+	img->chunks[pos] = c;
+	img->nchunks++;
+	img->held += len;
+	u->stats.elf_bytes += len;
+	budget_keep(u, img, idx);
+	/* The budget may have moved it (never dropped it): find it again. */
+	pos = chunk_pos(img, idx, &found);
+	img->last = pos;
+	return &img->chunks[pos];
+}
+
+/* The @len bytes at file offset @off (all inside the file) into @dst; false if unreadable. */
+static bool image_copy(struct unwind_ctx *u, struct unwind_image *img, uint64_t off, uint64_t len,
+		       void *dst)
+{
+	uint8_t *d = dst;
+
+	if (off > img->size || len > img->size - off)
+		return false;
+	if (img->mem) {
+		memcpy(d, img->mem + off, len);
+		return true;
+	}
+	while (len > 0) {
+		const struct unwind_chunk *c = chunk_get(u, img, off / UNWIND_CHUNK);
+		uint64_t in = off % UNWIND_CHUNK, n;
+
+		if (!c || in >= c->len)
+			return false;
+		n = c->len - in < len ? c->len - in : len;
+		memcpy(d, c->data + in, n);
+		d += n;
+		off += n;
+		len -= n;
+	}
+	return true;
+}
+
+bool unwind_image_read(struct unwind_ctx *u, struct unwind_image *img, uint64_t off,
+		       uint64_t *ret_val)
 {
 	uint64_t v = 0;
-	size_t n;
 
 	if (off >= img->size)
 		return false;
-	n = img->size - off < sizeof(v) ? (size_t)(img->size - off) : sizeof(v);
-	memcpy(&v, img->data + off, n);
+	if (!image_copy(u, img, off, img->size - off < sizeof(v) ? img->size - off : sizeof(v), &v))
+		return false;
 	*ret_val = v;
 	return true;
 }
@@ -232,16 +438,19 @@ static bool read_count(const uint8_t *p, uint8_t enc, uint64_t *ret_count)
  * Parse the .eh_frame_hdr at link-time address @vaddr, @len bytes long, and set
  * has_hdr, table_vaddr and fde_count when it holds a usable search table.
  */
-static void parse_eh_frame_hdr(struct unwind_image *img, uint64_t vaddr, uint64_t len)
+static void parse_eh_frame_hdr(struct unwind_ctx *u, struct unwind_image *img, uint64_t vaddr,
+			       uint64_t len)
 {
-	const uint8_t *p;
+	uint8_t p[4 + 8 + 8]; /* the header: 4 bytes, then at most two 8-byte fields */
 	uint64_t off, pos, count;
 	int ptr_sz, cnt_sz;
 
 	if (len < 4 || !unwind_image_vaddr_off(img, vaddr, &off) || off > img->size ||
 	    len > img->size - off)
 		return;
-	p = img->data + off;
+	memset(p, 0, sizeof(p));
+	if (!image_copy(u, img, off, len < sizeof(p) ? len : sizeof(p), p))
+		return;
 	if (p[0] != 1 || p[2] == DW_EH_PE_omit)
 		return;
 	/* libunwind's remote lookup reads (int32 initial_loc, int32 fde) pairs relative to hdr. */
@@ -329,11 +538,10 @@ static bool get_ptr(struct bytes *b, uint8_t enc, uint64_t off_to_vaddr, uint64_
 	return true;
 }
 
-/* The FDE pointer encoding of the CIE at file offset @cie ('R' augmentation, else absptr). */
-static bool cie_fde_encoding(const struct unwind_image *img, uint64_t cie, uint64_t end,
-			     uint8_t *ret_enc)
+/* The FDE pointer encoding of the CIE at offset @cie of @buf ('R' augmentation, else absptr). */
+static bool cie_fde_encoding(const uint8_t *buf, uint64_t cie, uint64_t end, uint8_t *ret_enc)
 {
-	struct bytes b = { img->data, cie, end };
+	struct bytes b = { buf, cie, end };
 	uint32_t len32, id;
 	uint8_t version, c, enc = DW_EH_PE_absptr;
 	char aug[16];
@@ -399,19 +607,33 @@ static int cmp_entry(const void *a, const void *b)
 /*
  * Build img->own_table from the .eh_frame at link-time address @vaddr, @len bytes:
  * one (initial_loc, fde) pair per FDE, relative to @vaddr, sorted.  Stops at the
- * first entry it cannot parse (what came before stays usable).  -ENOMEM or 0.
+ * first entry it cannot parse (what came before stays usable).  The section is
+ * copied whole for the walk; one larger than the budget is not indexed.  Returns
+ * -ENOMEM or 0.
  */
-static int build_own_table(struct unwind_image *img, uint64_t vaddr, uint64_t len)
+static int build_own_table(struct unwind_ctx *u, struct unwind_image *img, uint64_t vaddr,
+			   uint64_t len)
 {
 	uint64_t off, end, pos, n = 0, cap = 0, last_cie = UINT64_MAX;
-	uint8_t enc = 0;
+	uint8_t enc = 0, *buf;
 	int32_t *t = NULL;
 
 	if (!unwind_image_vaddr_off(img, vaddr, &off) || off > img->size || len > img->size - off)
 		return 0;
-	end = off + len;
-	for (pos = off; end - pos >= 8;) {
-		struct bytes b = { img->data, pos, end };
+	if (len > (u->budget > UNWIND_IMAGE_FLOOR ? u->budget : UNWIND_IMAGE_FLOOR)) {
+		u->stats.elf_too_big++;
+		return 0;
+	}
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	if (!image_copy(u, img, off, len, buf)) {
+		free(buf);
+		return 0;
+	}
+	end = len;
+	for (pos = 0; end - pos >= 8;) {
+		struct bytes b = { buf, pos, end };
 		uint32_t len32, id;
 		uint64_t next, cie, pc_begin, pc_range;
 
@@ -423,20 +645,19 @@ static int build_own_table(struct unwind_image *img, uint64_t vaddr, uint64_t le
 			break;
 		if (id != 0) {
 			/* An FDE: its CIE is id bytes before the id field. */
-			if (id > b.pos - 4 - off)
+			if (id > b.pos - 4)
 				break;
 			cie = b.pos - 4 - id;
 			if (cie != last_cie) {
-				if (!cie_fde_encoding(img, cie, end, &enc))
+				if (!cie_fde_encoding(buf, cie, end, &enc))
 					break;
 				last_cie = cie;
 			}
 			b.end = next;
-			if (!get_ptr(&b, enc, vaddr - off, &pc_begin) ||
-			    !get_ptr(&b, enc & 0x0f, 0, &pc_range))
+			if (!get_ptr(&b, enc, vaddr, &pc_begin) || !get_ptr(&b, enc & 0x0f, 0, &pc_range))
 				break;
 			if (pc_range != 0 && pc_begin - vaddr + 0x80000000ULL <= 0xffffffffULL &&
-			    pos - off <= 0x7fffffffULL) {
+			    pos <= 0x7fffffffULL) {
 				if (n == cap) {
 					int32_t *nt;
 
@@ -444,17 +665,19 @@ static int build_own_table(struct unwind_image *img, uint64_t vaddr, uint64_t le
 					nt = realloc(t, cap * 2 * sizeof(*t));
 					if (!nt) {
 						free(t);
+						free(buf);
 						return -ENOMEM;
 					}
 					t = nt;
 				}
 				t[2 * n] = (int32_t)(int64_t)(pc_begin - vaddr);
-				t[2 * n + 1] = (int32_t)(pos - off);
+				t[2 * n + 1] = (int32_t)pos;
 				n++;
 			}
 		}
 		pos = next;
 	}
+	free(buf);
 	if (n == 0) {
 		free(t);
 		return 0;
@@ -468,54 +691,78 @@ static int build_own_table(struct unwind_image *img, uint64_t vaddr, uint64_t le
 	return 0;
 }
 
-/* The section flags we need, by name, through libelf (which bounds-checks names). */
-static void scan_sections(Elf *e, struct unwind_image *img, bool *ret_hdr_found,
-			  uint64_t *ret_hdr_vaddr, uint64_t *ret_hdr_len, uint64_t *ret_eh_vaddr,
-			  uint64_t *ret_eh_len)
+/* Whether the name at @off of the section name table [@tab, @tab + @tab_len) is @want. */
+static bool name_is(struct unwind_ctx *u, struct unwind_image *img, uint64_t tab,
+		    uint64_t tab_len, uint64_t off, const char *want)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
+	char name[24];
+	size_t n = strlen(want) + 1; /* with its NUL */
 
-	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+	if (off >= tab_len || n > tab_len - off || n > sizeof(name))
+		return false;
+	return image_copy(u, img, tab + off, n, name) && memcmp(name, want, n) == 0;
+}
+
+/*
+ * The sections we need, by name: .eh_frame_hdr, .eh_frame and .debug_frame.  A
+ * table outside the file, too large, or whose names are unreadable is no table
+ * (stripped section headers are normal: PT_GNU_EH_FRAME still finds the hdr).
+ */
+static void scan_sections(struct unwind_ctx *u, struct unwind_image *img, const Elf64_Ehdr *eh,
+			  bool *ret_hdr_found, uint64_t *ret_hdr_vaddr, uint64_t *ret_hdr_len,
+			  uint64_t *ret_eh_vaddr, uint64_t *ret_eh_len)
+{
+	Elf64_Shdr sh0, str, sh;
+	uint64_t shnum = eh->e_shnum, strndx = eh->e_shstrndx;
+
+	if (eh->e_shoff == 0 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
+	    !image_copy(u, img, eh->e_shoff, sizeof(sh0), &sh0))
 		return;
-	while ((scn = elf_nextscn(e, scn)) != NULL) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh))
+	if (shnum == 0)
+		shnum = sh0.sh_size; /* more than SHN_LORESERVE sections: the count is here */
+	if (strndx == SHN_XINDEX)
+		strndx = sh0.sh_link;
+	if (shnum == 0 || shnum > UNWIND_SHDR_MAX || strndx >= shnum ||
+	    shnum * sizeof(sh) > img->size - eh->e_shoff ||
+	    !image_copy(u, img, eh->e_shoff + strndx * sizeof(str), sizeof(str), &str) ||
+	    str.sh_type == SHT_NOBITS || str.sh_offset > img->size ||
+	    str.sh_size > img->size - str.sh_offset)
+		return;
+	for (uint64_t i = 1; i < shnum; i++) {
+		if (!image_copy(u, img, eh->e_shoff + i * sizeof(sh), sizeof(sh), &sh))
 			return;
-		name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (!name)
-			continue;
-		if (strcmp(name, ".eh_frame_hdr") == 0 && sh.sh_type == SHT_PROGBITS &&
-		    (sh.sh_flags & SHF_ALLOC)) {
-			*ret_hdr_found = true;
-			*ret_hdr_vaddr = sh.sh_addr;
-			*ret_hdr_len = sh.sh_size;
-		} else if (strcmp(name, ".eh_frame") == 0 && sh.sh_type != SHT_NOBITS) {
-			img->has_eh_frame = true;
-			if (sh.sh_flags & SHF_ALLOC) {
-				*ret_eh_vaddr = sh.sh_addr;
-				*ret_eh_len = sh.sh_size;
+		if (name_is(u, img, str.sh_offset, str.sh_size, sh.sh_name, ".eh_frame_hdr")) {
+			if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_ALLOC)) {
+				*ret_hdr_found = true;
+				*ret_hdr_vaddr = sh.sh_addr;
+				*ret_hdr_len = sh.sh_size;
 			}
-		} else if (strcmp(name, ".debug_frame") == 0 && sh.sh_type != SHT_NOBITS) {
-			img->has_debug_frame = true;
+		} else if (name_is(u, img, str.sh_offset, str.sh_size, sh.sh_name, ".eh_frame")) {
+			if (sh.sh_type != SHT_NOBITS) {
+				img->has_eh_frame = true;
+				if (sh.sh_flags & SHF_ALLOC) {
+					*ret_eh_vaddr = sh.sh_addr;
+					*ret_eh_len = sh.sh_size;
+				}
+			}
+		} else if (name_is(u, img, str.sh_offset, str.sh_size, sh.sh_name, ".debug_frame")) {
+			if (sh.sh_type != SHT_NOBITS)
+				img->has_debug_frame = true;
 		}
 	}
 }
 
-int unwind_image_parse(struct unwind_image *img)
+int unwind_image_parse(struct unwind_ctx *u, struct unwind_image *img)
 {
 	Elf64_Ehdr eh;
-	Elf *e;
-	size_t phnum, nloads = 0;
+	Elf64_Phdr *ph;
+	size_t nloads = 0;
 	bool hdr_seg = false, hdr_sec = false;
 	uint64_t seg_vaddr = 0, seg_len = 0, sec_vaddr = 0, sec_len = 0, eh_vaddr = 0, eh_len = 0;
-	int r = -ENOEXEC;
+	int r;
 
-	if (img->size < sizeof(eh))
-		return -ENOEXEC;
-	memcpy(&eh, img->data, sizeof(eh));
+	if (img->size < sizeof(eh) || !image_copy(u, img, 0, sizeof(eh), &eh))
+		return img->gone ? -ESTALE : -ENOEXEC;
 	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_ident[EI_VERSION] != EV_CURRENT ||
 	    eh.e_machine != EM_X86_64 || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
@@ -527,19 +774,16 @@ int unwind_image_parse(struct unwind_image *img)
 	img->e_type = eh.e_type;
 	img->e_entry = eh.e_entry;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
-	e = elf_memory((char *)img->data, img->size);
-	if (!e)
-		return -ENOEXEC;
-	if (elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &phnum) != 0 || phnum != eh.e_phnum)
+	ph = calloc(eh.e_phnum, sizeof(*ph));
+	if (!ph)
+		return -ENOMEM;
+	if (!image_copy(u, img, eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(*ph), ph)) {
+		r = img->gone ? -ESTALE : -ENOEXEC;
 		goto out;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(e, (int)i, &ph))
-			goto out;
-		if (ph.p_type == PT_LOAD && ph.p_filesz > 0 && ph.p_offset < img->size)
+	}
+	r = -ENOEXEC;
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && ph[i].p_filesz > 0 && ph[i].p_offset < img->size)
 			nloads++;
 	}
 	if (nloads == 0)
@@ -549,48 +793,47 @@ int unwind_image_parse(struct unwind_image *img)
 		r = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(e, (int)i, &ph))
-			goto out;
-		if (ph.p_type == PT_LOAD && ph.p_filesz > 0 && ph.p_offset < img->size &&
-		    img->nloads < nloads) {
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && ph[i].p_filesz > 0 && ph[i].p_offset < img->size) {
 			struct unwind_load *l = &img->loads[img->nloads++];
 
-			l->vaddr = ph.p_vaddr;
-			l->offset = ph.p_offset;
-			l->exec = (ph.p_flags & PF_X) != 0;
+			l->vaddr = ph[i].p_vaddr;
+			l->offset = ph[i].p_offset;
+			l->exec = (ph[i].p_flags & PF_X) != 0;
 			/* A segment cut off by the end of the file has only the bytes present. */
-			l->filesz = ph.p_filesz < img->size - ph.p_offset ? ph.p_filesz
-									  : img->size - ph.p_offset;
-		} else if (ph.p_type == PT_GNU_EH_FRAME && !hdr_seg) {
+			l->filesz = ph[i].p_filesz < img->size - ph[i].p_offset
+					    ? ph[i].p_filesz
+					    : img->size - ph[i].p_offset;
+		} else if (ph[i].p_type == PT_GNU_EH_FRAME && !hdr_seg) {
 			hdr_seg = true;
-			seg_vaddr = ph.p_vaddr;
-			seg_len = ph.p_filesz;
+			seg_vaddr = ph[i].p_vaddr;
+			seg_len = ph[i].p_filesz;
 		}
 	}
-	scan_sections(e, img, &hdr_sec, &sec_vaddr, &sec_len, &eh_vaddr, &eh_len);
+	scan_sections(u, img, &eh, &hdr_sec, &sec_vaddr, &sec_len, &eh_vaddr, &eh_len);
 	if (hdr_seg)
-		parse_eh_frame_hdr(img, seg_vaddr, seg_len);
+		parse_eh_frame_hdr(u, img, seg_vaddr, seg_len);
 	if (!img->has_hdr && hdr_sec)
-		parse_eh_frame_hdr(img, sec_vaddr, sec_len);
+		parse_eh_frame_hdr(u, img, sec_vaddr, sec_len);
 	r = 0;
 	if (!img->has_hdr && eh_len > 0)
-		r = build_own_table(img, eh_vaddr, eh_len);
+		r = build_own_table(u, img, eh_vaddr, eh_len);
+	if (r == 0 && img->gone)
+		r = -ESTALE; /* it shrank while we read it: what we parsed is not the mapped file */
 out:
-	elf_end(e);
+	free(ph);
 	return r;
 }
 
-static void image_free(struct unwind_image *img)
+static void image_free(struct unwind_ctx *u, struct unwind_image *img)
 {
 	if (!img)
 		return;
-	if (img->heap)
-		free(img->data);
-	else if (img->data)
-		(void)munmap(img->data, img->size);
+	chunks_free(u, img);
+	free(img->chunks);
+	image_close_fd(u, img);
+	free(img->src_path);
+	free(img->mem);
 	free(img->loads);
 	free(img->own_table);
 	free(img);
@@ -642,9 +885,8 @@ static void evict_for(struct unwind_ctx *u, uint64_t need)
 		if (img->stamp != u->serial) {
 			lru_unlink(u, img);
 			hash_unlink(u, img);
-			u->stats.elf_bytes -= img->size;
 			u->stats.elf_evicted++;
-			image_free(img);
+			image_free(u, img);
 		}
 		img = prev;
 	}
@@ -683,82 +925,58 @@ void unwind_images_forget_pid(struct unwind_ctx *u, int32_t pid)
 	}
 }
 
+/* Note @m (of process @pid) as the mapping to reopen @img's file through. */
+static int image_source(struct unwind_image *img, int32_t pid, const struct maplog_map *m)
+{
+	img->src_pid = pid;
+	img->src_start = m->start;
+	img->src_end = m->end;
+	if (!img->src_path || strcmp(img->src_path, m->path) != 0) {
+		char *p = strdup(m->path);
+
+		if (!p)
+			return -ENOMEM;
+		free(img->src_path);
+		img->src_path = p;
+	}
+	return 0;
+}
+
 /*
- * Open, check, copy and parse the file of @m; returns 0 with *ret_img or -errno
- * (-EFBIG: larger than @max_size, found before a byte is read).
+ * Open, check and parse the file of @m (reading its headers only); returns 0 with
+ * *ret_img or -errno.  The image keeps the descriptor.
  */
-static int image_open(int32_t pid, const struct maplog_map *m, uint64_t max_size,
+static int image_open(struct unwind_ctx *u, int32_t pid, const struct maplog_map *m,
 		      struct unwind_image **ret_img)
 {
 	struct unwind_image *img;
 	uint64_t size = 0;
-	void *map;
 	int fd, r;
 
 	/* maplog's open: map_files or root, checked against the mapping's identity. */
 	fd = maplog_open_mapped(pid, m->start, m->end, m->path, m->dev, m->inode, &size);
 	if (fd < 0)
 		return fd;
-	if (size > SIZE_MAX) {
-		r = -ENOEXEC;
-		goto err_close;
-	}
-	if (size > max_size) {
-		/*
-		 * It could never fit the budget: refused before any copy, or one page
-		 * of a sparse 8 GiB file mapped by a user would make the daemon copy
-		 * 8 GiB (issue 13, item 4).
-		 */
-		r = -EFBIG;
-		goto err_close;
-	}
-	/*
-	 * A private copy, not a mapping of the file: a file truncated under a
-	 * mapping raises SIGBUS at the next read of a lost page, and any user who
-	 * owns a library a session unwinds through could kill the daemon that way.
-	 * The copy costs the file's size in memory, which the budget counts anyway.
-	 */
-	map = size ? mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
-	if (map == MAP_FAILED) {
-		r = size ? -errno : -ENOEXEC;
-		goto err_close;
-	}
-	for (size_t got = 0; got < (size_t)size;) {
-		ssize_t n = pread(fd, (char *)map + got, (size_t)size - got, (off_t)got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			/* Shorter than it was a moment ago: changed under us. */
-			r = n < 0 ? -errno : -ESTALE;
-			(void)munmap(map, (size_t)size);
-			goto err_close;
-		}
-		got += (size_t)n;
-	}
-	(void)mprotect(map, (size_t)size, PROT_READ);
-	(void)close(fd);
 	img = calloc(1, sizeof(*img));
 	if (!img) {
-		(void)munmap(map, (size_t)size);
+		(void)close(fd);
 		return -ENOMEM;
 	}
-	img->data = map;
-	img->size = (size_t)size;
+	fds_make_room(u);
+	img->fd = fd;
+	u->nfds++;
+	img->size = size;
 	img->dev = m->dev;
 	img->inode = m->inode;
-	r = unwind_image_parse(img);
+	r = image_source(img, pid, m);
+	if (r == 0)
+		r = unwind_image_parse(u, img);
 	if (r < 0) {
-		image_free(img);
+		image_free(u, img);
 		return r;
 	}
 	*ret_img = img;
 	return 0;
-
-err_close:
-	(void)close(fd);
-	return r;
 }
 
 /* An image of @size bytes on the heap, its bytes still to be filled; NULL: no memory. */
@@ -768,10 +986,10 @@ static struct unwind_image *heap_image(size_t size)
 
 	if (!img)
 		return NULL;
-	img->heap = true;
+	img->fd = -1;
 	img->size = size;
-	img->data = malloc(size);
-	if (!img->data) {
+	img->mem = malloc(size);
+	if (!img->mem) {
 		free(img);
 		return NULL;
 	}
@@ -794,11 +1012,11 @@ static void vdso_from(struct unwind_ctx *u, int32_t pid, const struct maplog_map
 	img = heap_image((size_t)(m->end - m->start));
 	if (!img)
 		return;
-	local = (struct iovec){ .iov_base = img->data, .iov_len = img->size };
+	local = (struct iovec){ .iov_base = img->mem, .iov_len = img->size };
 	remote = (struct iovec){ .iov_base = (void *)(uintptr_t)m->start, .iov_len = img->size };
 	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)img->size ||
-	    unwind_image_parse(img) < 0) {
-		image_free(img);
+	    unwind_image_parse(u, img) < 0) {
+		image_free(u, img);
 		return;
 	}
 	u->vdso = img;
@@ -833,11 +1051,28 @@ int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct maplog_map
 	h = hash_id(m->dev, m->inode);
 	for (img = u->hash[h]; img; img = img->hnext) {
 		if (img->dev == m->dev && img->inode == m->inode) {
+			if (img->gone) {
+				/*
+				 * It shrank after it was opened: refused like a replaced
+				 * file, and remembered for this process until its mappings
+				 * change (then it is opened again, whatever it is by then).
+				 */
+				if (img->stamp != u->serial) {
+					lru_unlink(u, img);
+					hash_unlink(u, img);
+					u->stats.elf_evicted++;
+					image_free(u, img);
+					neg_add(u, m->dev, m->inode, procpid, -ESTALE);
+				}
+				return -ESTALE;
+			}
 			if (img != u->lru_head) {
 				lru_unlink(u, img);
 				lru_push_head(u, img);
 			}
 			img->stamp = u->serial;
+			if (img->fd < 0 && !img->gone)
+				(void)image_source(img, procpid, m); /* else the old one */
 			*ret_img = img;
 			return 0;
 		}
@@ -846,28 +1081,24 @@ int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct maplog_map
 	if (neg)
 		return neg->err;
 
-	r = image_open(procpid, m, u->budget > UNWIND_IMAGE_FLOOR ? u->budget : UNWIND_IMAGE_FLOOR,
-		       &img);
+	r = image_open(u, procpid, m, &img);
 	if (r < 0) {
 		/*
 		 * Out of memory is transient; everything else is remembered: for every
-		 * process if it is the file's own property (its size, its contents),
-		 * else for this one (gone, unreadable, replaced in its view).
+		 * process if it is the file's own property (its contents), else for
+		 * this one (gone, unreadable, replaced in its view).
 		 */
-		if (r == -EFBIG)
-			u->stats.elf_too_big++;
-		if (r == -EFBIG || r == -ENOEXEC)
+		if (r == -ENOEXEC)
 			neg_add(u, m->dev, m->inode, UNWIND_NEG_ANY_PID, r);
 		else if (r != -ENOMEM && r != -EMFILE && r != -ENFILE)
 			neg_add(u, m->dev, m->inode, procpid, r);
 		return r;
 	}
-	evict_for(u, img->size);
 	img->stamp = u->serial;
 	img->hnext = u->hash[h];
 	u->hash[h] = img;
 	lru_push_head(u, img);
-	u->stats.elf_bytes += img->size;
+	evict_for(u, 0);
 	u->stats.elf_opened++;
 	if (img->own_table)
 		u->stats.own_tables++;
@@ -887,10 +1118,10 @@ int unwind_images_init(struct unwind_ctx *u)
 	img = heap_image(size);
 	if (!img)
 		return -ENOMEM;
-	memcpy(img->data, base, size);
-	if (unwind_image_parse(img) < 0) {
+	memcpy(img->mem, base, size);
+	if (unwind_image_parse(u, img) < 0) {
 		/* Without a parsable vDSO, "[vdso]" PCs are simply frames without info. */
-		image_free(img);
+		image_free(u, img);
 		return 0;
 	}
 	u->vdso = img;
@@ -904,13 +1135,12 @@ void unwind_images_exit(struct unwind_ctx *u)
 	while (img) {
 		struct unwind_image *next = img->lru_next;
 
-		image_free(img);
+		image_free(u, img);
 		img = next;
 	}
 	u->lru_head = u->lru_tail = NULL;
 	memset(u->hash, 0, sizeof(u->hash));
-	u->stats.elf_bytes = 0;
-	image_free(u->vdso);
+	image_free(u, u->vdso);
 	u->vdso = NULL;
 }
 

@@ -10,14 +10,22 @@
  *   unwind_ctx__image_info()   what the cache knows about a mapping's file (tests)
  *
  * IMPLEMENTATION NOTES
- *   An image is the whole file, mapped read-only once, plus what the unwinder
- *   needs from its headers: the PT_LOAD table (to turn a link-time address into a
- *   file offset), the .eh_frame_hdr binary search table and whether the file only
- *   has .debug_frame.  Images live in a hash table keyed by (dev, inode) and on an
- *   LRU list; an image whose stamp equals the context's sample serial is in use by
- *   the sample being unwound and is never evicted, so pointers to it stay valid
- *   until unwind_ctx__unwind() returns.  Only libunwind-free code is declared here;
- *   the libunwind state is private to unwind-step.c.
+ *   An image is one ELF file (by dev/inode) and what the unwinder needs from its
+ *   headers: the PT_LOAD table (to turn a link-time address into a file offset),
+ *   the .eh_frame_hdr binary search table and whether the file only has
+ *   .debug_frame.  Of the file's bytes it holds only the chunks (UNWIND_CHUNK
+ *   bytes each) that were read: the headers, the parts of .eh_frame_hdr and
+ *   .eh_frame that lookups touched, a few code bytes for epilogue checks.  They
+ *   are read on first use with pread(2) from a descriptor the image keeps (at most
+ *   UNWIND_FDS_MAX per context; an image whose descriptor was closed reopens the
+ *   file, checked against its dev/inode, through the last mapping that used it).
+ *   Images live in a hash table keyed by (dev, inode) and on an LRU list; an image
+ *   whose stamp equals the context's sample serial is in use by the sample being
+ *   unwound and is never evicted, so pointers to it stay valid until
+ *   unwind_ctx__unwind() returns.  Its chunks may be dropped at any time: no
+ *   pointer into a chunk outlives the read that copies from it.  Only
+ *   libunwind-free code is declared here; the libunwind state is private to
+ *   unwind-step.c.
  */
 #ifndef HWPMCD_UNWIND_INT_H
 #define HWPMCD_UNWIND_INT_H
@@ -34,11 +42,29 @@ struct unwind_load {
 	bool exec; /* PF_X: what an executable mapping of its first file page maps */
 };
 
+/* The bytes [idx * UNWIND_CHUNK, idx * UNWIND_CHUNK + len) of a file, copied. */
+struct unwind_chunk {
+	uint64_t idx;
+	uint8_t *data;
+	uint32_t len; /* UNWIND_CHUNK, or less for the file's last chunk */
+};
+
+#define UNWIND_CHUNK (16u << 10)
+
 struct unwind_image {
 	uint64_t dev, inode;
-	uint8_t *data; /* the whole file (or the vDSO copy); mapped PROT_READ, never written */
-	size_t size;
-	bool heap;	 /* data is the vDSO copy: free()d, never evicted */
+	uint64_t size;	    /* of the file (or the vDSO copy) */
+	uint8_t *mem;	    /* the vDSO: every byte, on the heap, never evicted; NULL for a file */
+	int fd;		    /* file: open while cached (-1: closed to stay within UNWIND_FDS_MAX) */
+	bool gone;	    /* file: a read found it shorter or unreadable: no more reads */
+	uint64_t reopen_serial; /* the sample whose reopen failed: not tried again in it */
+	/* The last mapping that used the file, to reopen it. */
+	int32_t src_pid;
+	uint64_t src_start, src_end;
+	char *src_path;
+	struct unwind_chunk *chunks; /* sorted by idx */
+	uint32_t nchunks, chunk_cap, last; /* last: index of the chunk read last */
+	uint64_t held;			   /* bytes of the chunks (counted in elf_bytes) */
 	uint16_t e_type; /* ET_EXEC or ET_DYN */
 	uint64_t e_entry; /* link-time entry point (0: none) */
 	uint32_t nloads;
@@ -79,11 +105,15 @@ struct unwind_neg {
 #define UNWIND_OWN_TABLE_ADDR 0xfff0000000000000ULL
 
 /*
- * A file larger than the budget is never read, nor one larger than this when the
- * budget is smaller (16 MiB: the smallest unwind_cache_mb the daemon accepts; the
- * tests' tiny budgets only make images evict each other).
+ * An .eh_frame without .eh_frame_hdr larger than the budget is not indexed, nor
+ * one larger than this when the budget is smaller (16 MiB: the smallest
+ * unwind_cache_mb the daemon accepts; the tests' tiny budgets only make images
+ * evict each other).
  */
 #define UNWIND_IMAGE_FLOOR (16u << 20)
+
+/* Section headers read at most: real objects have tens; this bounds a hostile table. */
+#define UNWIND_SHDR_MAX 65535
 
 #define UNWIND_HASH_SIZE 256
 #define UNWIND_NEG_MAX	 64
@@ -100,6 +130,7 @@ struct unwind_ctx {
 	struct unwind_image *lru_head, *lru_tail; /* head: most recently used */
 	struct unwind_image *vdso;		  /* NULL if this process has no vDSO */
 	unsigned int vdso_tries; /* reads of a sampled process's [vdso] when we have none */
+	unsigned int nfds; /* images holding a descriptor (<= UNWIND_FDS_MAX) */
 	struct unwind_neg neg[UNWIND_NEG_MAX];
 	unsigned int neg_next;
 	struct unwind_aspace *aspaces;
@@ -132,10 +163,11 @@ int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct maplog_map
 void unwind_images_forget_pid(struct unwind_ctx *u, int32_t pid);
 
 /*
- * unwind_image_parse: fill the header fields of @img from img->data/img->size.
- * Returns 0, -ENOEXEC (not a usable x86-64 ELF) or -ENOMEM.  Hostile input safe.
+ * unwind_image_parse: fill the header fields of @img from its bytes (img->mem, or
+ * the file read through img->fd).  Returns 0, -ENOEXEC (not a usable x86-64 ELF),
+ * -ESTALE (the file shrank while read) or -ENOMEM.  Hostile input safe.
  */
-int unwind_image_parse(struct unwind_image *img);
+int unwind_image_parse(struct unwind_ctx *u, struct unwind_image *img);
 
 /*
  * unwind_image_bias: the run-time minus link-time address difference of @img when
@@ -146,10 +178,13 @@ bool unwind_image_bias(const struct unwind_image *img, const struct maplog_map *
 
 /*
  * unwind_image_read: the 8 bytes at file offset @off; bytes past the end of the
- * file read as zero, as they do in the last page of a mapping.  False if @off is
- * not inside the file.
+ * file read as zero, as they do in the last page of a mapping.  A chunk not held
+ * yet is read from the file (and the budget kept by evicting images the current
+ * sample does not use, then dropping chunks).  False if @off is not inside the
+ * file, or the file cannot be read (img->gone: it shrank or failed).
  */
-bool unwind_image_read(const struct unwind_image *img, uint64_t off, uint64_t *ret_val);
+bool unwind_image_read(struct unwind_ctx *u, struct unwind_image *img, uint64_t off,
+		       uint64_t *ret_val);
 
 /*
  * unwind_image_vaddr_off: the file offset of link-time address @vaddr, through the

@@ -254,7 +254,9 @@ static int map_read(struct walk *w, const struct maplog_map *m, uint64_t addr, u
 	r = unwind_images_get(w->u, w->pid, m, &img);
 	if (r < 0)
 		return r;
-	return unwind_image_read(img, addr - m->start + m->pgoff, ret_val) ? 0 : -ERANGE;
+	if (unwind_image_read(w->u, img, addr - m->start + m->pgoff, ret_val))
+		return 0;
+	return img->gone ? -ESTALE : -ERANGE; /* gone: it shrank since it was opened */
 }
 
 /* Drop what libunwind cached for @a, and with it the mappings its rules came from. */
@@ -288,7 +290,7 @@ static bool seen_read(struct walk *w, uint64_t addr, uint64_t *ret_val)
 		if (unwind_images_get(w->u, w->pid, m, &img) < 0 || !unwind_image_bias(img, m, &bias))
 			continue;
 		if (unwind_image_vaddr_off(img, addr - bias, &off) &&
-		    unwind_image_read(img, off, ret_val)) {
+		    unwind_image_read(w->u, img, off, ret_val)) {
 			walk_note_image(w, img, bias);
 			return true;
 		}
@@ -341,8 +343,10 @@ static bool walk_read(struct walk *w, uint64_t addr, uint64_t *ret_val)
 		uint64_t off;
 
 		if (unwind_image_vaddr_off(w->recent[i].img, addr - w->recent[i].bias, &off) &&
-		    unwind_image_read(w->recent[i].img, off, ret_val))
+		    unwind_image_read(w->u, w->recent[i].img, off, ret_val))
 			return true;
+		if (w->recent[i].img->gone)
+			r = -ESTALE; /* it shrank since it was opened */
 	}
 	if (r != -ESTALE) {
 		m = walk_find_map(w, addr);
@@ -549,7 +553,7 @@ static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_
 	di.u.rti.table_len = img->fde_count * 8 / sizeof(unw_word_t);
 	w->own_table = (const uint8_t *)img->own_table;
 	w->own_len = img->own_table ? img->fde_count * 8 : 0;
-	if (!cie_column_ok(w, &di, look)) {
+	if (!cie_column_ok(w, &di, look) && !img->gone) {
 		/* A CIE libunwind would index its registers out of bounds with: no info. */
 		w->own_table = NULL;
 		w->want_fallback = true;
@@ -557,6 +561,11 @@ static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_
 	}
 	r = UNW_OBJ(dwarf_search_unwind_table)(as, look, &di, pi, need_unwind_info, arg);
 	w->own_table = NULL;
+	if (img->gone) {
+		/* Its tables could not be read: the file shrank since it was opened. */
+		walk_fail(w, UNWIND_REPLACED);
+		return -UNW_ESTOPUNWIND;
+	}
 	if (r == -UNW_ENOINFO) {
 		w->want_fallback = true;
 		return -UNW_ESTOPUNWIND;
