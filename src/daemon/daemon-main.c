@@ -837,6 +837,51 @@ static int state_dir_check(char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * What every new session is admitted against, a client's or a profile's: the
+ * daemon's session count, and its ring memory with this session's rings on top of
+ * every running one's.  Sets @cpus/@ret_ncpus to the CPUs it will count on.  0, or
+ * -errno with @err.
+ */
+static int session_admit(const struct session_params *p, const struct daemon_start *st,
+			 int *cpus, size_t *ret_ncpus, char *err, size_t errlen)
+{
+	size_t ncpus = 0;
+	int r;
+
+	if (nsessions >= cfg.max_sessions) {
+		snprintf(err, errlen, "the daemon runs %zu sessions, its maximum (max_sessions)",
+			 nsessions);
+		return -EBUSY;
+	}
+	if (p->ncpus) {
+		memcpy(cpus, p->cpus, p->ncpus * sizeof(*cpus));
+		ncpus = p->ncpus;
+	} else if ((r = coll_online_cpus(cpus, DAEMON_MAX_CPUS, &ncpus)) < 0) {
+		snprintf(err, errlen, "cannot read the online CPUs: %s", strerror(-r));
+		return r;
+	}
+	if (ring_bytes_all() + ncpus * st->ring_bytes > ((uint64_t)cfg.max_ring_mb << 20)) {
+		snprintf(err, errlen, "the rings of this session (%zu CPUs x %zu KiB) would take "
+			 "the daemon's ring memory above %u MiB (max_ring_mb); ask for fewer "
+			 "ring_pages or stop a session", ncpus, st->ring_bytes >> 10,
+			 cfg.max_ring_mb);
+		return -ENOMEM;
+	}
+	*ret_ncpus = ncpus;
+	return 0;
+}
+
+/* A launched session joins the list, and main hears when its worker is done. */
+static void session_register(struct session *s)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = s };
+
+	next_session_id++;
+	sessions[nsessions++] = s;
+	(void)epoll_ctl(epfd, EPOLL_CTL_ADD, s->done_efd, &e);
+}
+
 static void cmd_start(struct client *c, json_int_t id, json_t *args)
 {
 	struct session_params *p = calloc(1, sizeof(*p));
@@ -861,30 +906,16 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		reply_error(c, id, r, "%s", err);
 		goto out;
 	}
-	if (nsessions >= cfg.max_sessions) {
-		reply_error(c, id, -EBUSY, "the daemon runs %zu sessions, its maximum (max_sessions)",
-			    nsessions);
-		goto out;
-	}
-	if (!is_admin(c) && sessions_of(c->who.uid) >= cfg.user_max_sessions) {
+	if (nsessions < cfg.max_sessions && !is_admin(c) &&
+	    sessions_of(c->who.uid) >= cfg.user_max_sessions) {
 		reply_error(c, id, -EBUSY, "uid %u runs %zu sessions, the most for users outside "
 			    "group '%s' (user_max_sessions)", (unsigned)c->who.uid,
 			    sessions_of(c->who.uid), cfg.admin_group);
 		goto out;
 	}
-	/* Ring memory: the rings of this session on top of every running one. */
-	if (p->ncpus) {
-		memcpy(cpus, p->cpus, p->ncpus * sizeof(*cpus));
-		ncpus = p->ncpus;
-	} else if ((r = coll_online_cpus(cpus, DAEMON_MAX_CPUS, &ncpus)) < 0) {
-		reply_error(c, id, r, "cannot read the online CPUs: %s", strerror(-r));
-		goto out;
-	}
-	if (ring_bytes_all() + ncpus * st.ring_bytes > ((uint64_t)cfg.max_ring_mb << 20)) {
-		reply_error(c, id, -ENOMEM, "the rings of this session (%zu CPUs x %zu KiB) would "
-			    "take the daemon's ring memory above %u MiB (max_ring_mb); ask for "
-			    "fewer ring_pages or stop a session", ncpus, st.ring_bytes >> 10,
-			    cfg.max_ring_mb);
+	r = session_admit(p, &st, cpus, &ncpus, err, sizeof(err));
+	if (r < 0) {
+		reply_error(c, id, r, "%s", err);
 		goto out;
 	}
 	if (!st.detached && c->nfds == 0) {
@@ -993,7 +1024,6 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 	 * log's head; the reply goes out when it says how that went (session_event).
 	 */
 	started = true; /* the files in the state directory are the session's now */
-	next_session_id++;
 	s->owner = st.detached ? NULL : c; /* a detached session outlives its client */
 	s->detached = st.detached;
 	s->ks_want = st.ks_want;
@@ -1004,12 +1034,7 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 	snprintf(s->ks_skip, sizeof(s->ks_skip), "%s", ks_skip);
 	s->depth_note = st.depth_note;
 	s->user_forced = st.user_forced;
-	sessions[nsessions++] = s;
-	{
-		struct epoll_event e = { .events = EPOLLIN, .data.ptr = s };
-
-		(void)epoll_ctl(epfd, EPOLL_CTL_ADD, s->done_efd, &e);
-	}
+	session_register(s);
 	log_info("session %d: starting for uid %u: %zu events on %zu cpus%s%s", s->id,
 		 (unsigned)c->who.uid, s->p.nevents, s->ncpus, s->p.npids ? " (per process)" : "",
 		 st.user_forced ? ", user mode only" : "");
@@ -1228,26 +1253,8 @@ static int profile_start(struct profile_slot *ps, char *err, size_t errlen)
 	if (r < 0)
 		goto out;
 	p->unwind_cache_bytes = (size_t)ps->def.unwind_cache_mb << 20;
-	if (nsessions >= cfg.max_sessions) {
-		snprintf(err, errlen, "the daemon runs %zu sessions, its maximum (max_sessions)",
-			 nsessions);
-		r = -EBUSY;
+	if ((r = session_admit(p, &st, cpus, &ncpus, err, errlen)) < 0)
 		goto out;
-	}
-	if (p->ncpus) {
-		memcpy(cpus, p->cpus, p->ncpus * sizeof(*cpus));
-		ncpus = p->ncpus;
-	} else if ((r = coll_online_cpus(cpus, DAEMON_MAX_CPUS, &ncpus)) < 0) {
-		snprintf(err, errlen, "cannot read the online CPUs: %s", strerror(-r));
-		goto out;
-	}
-	if (ring_bytes_all() + ncpus * st.ring_bytes > ((uint64_t)cfg.max_ring_mb << 20)) {
-		snprintf(err, errlen, "its rings (%zu CPUs x %zu KiB) would take the daemon's ring "
-			 "memory above %u MiB (max_ring_mb)", ncpus, st.ring_bytes >> 10,
-			 cfg.max_ring_mb);
-		r = -ENOMEM;
-		goto out;
-	}
 	if ((r = state_dir_check(err, errlen)) < 0)
 		goto out;
 	snprintf(dir, sizeof(dir), "%.511s/profiles", cfg.state_dir);
@@ -1293,13 +1300,7 @@ static int profile_start(struct profile_slot *ps, char *err, size_t errlen)
 		session__free(s);
 		goto out;
 	}
-	next_session_id++;
-	sessions[nsessions++] = s;
-	{
-		struct epoll_event e = { .events = EPOLLIN, .data.ptr = s };
-
-		(void)epoll_ctl(epfd, EPOLL_CTL_ADD, s->done_efd, &e);
-	}
+	session_register(s);
 	ps->s = s;
 	ps->problem[0] = '\0';
 	log_info("profile %s: session %d starting: %zu events on %zu cpus, writing '%s'",

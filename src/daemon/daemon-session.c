@@ -688,6 +688,17 @@ static int merge_round(struct session *s, uint64_t w_limit)
 	return r;
 }
 
+/* A time stamp for a file's boundary (CLOSELOG, a rotation): now, never before the last record. */
+static uint64_t session_stamp(struct session *s)
+{
+	uint64_t t = now_ns(CLOCK_MONOTONIC);
+
+	if (t < s->last_tsc)
+		t = s->last_tsc;
+	s->last_tsc = t;
+	return t;
+}
+
 static int session_setup(struct session *s, char *err, size_t errlen);
 static void session_teardown(struct session *s);
 static int profile_tick(struct session *s, int r);
@@ -794,9 +805,7 @@ static void *session_worker(void *arg)
 			set_error(s, r, 0);
 	} else {
 		if (r == 0)
-			r = plog_writer__append_closelog(s->w, now_ns(CLOCK_MONOTONIC) > s->last_tsc
-									  ? now_ns(CLOCK_MONOTONIC)
-									  : s->last_tsc);
+			r = plog_writer__append_closelog(s->w, session_stamp(s));
 		if (r == 0) {
 			/* Waits for a slow reader while it reads, at most SESSION_DRAIN_*_MS. */
 			pending = plog_writer__pending(s->w);
@@ -911,15 +920,12 @@ fail_srch:
 
 /* ---- always-on profiles: rotation, retention, a full disk ---- */
 
-/* A time stamp for a file's boundary: now, never before the last record written. */
-static uint64_t profile_stamp(struct session *s)
+/* A copy of the profile's current file path (written by the worker, read by main). */
+static void profile_path(struct session_profile *pf, char *buf, size_t len)
 {
-	uint64_t t = now_ns(CLOCK_MONOTONIC);
-
-	if (t < s->last_tsc)
-		t = s->last_tsc;
-	s->last_tsc = t;
-	return t;
+	pthread_mutex_lock(&pf->lock);
+	snprintf(buf, len, "%s", pf->path);
+	pthread_mutex_unlock(&pf->lock);
 }
 
 static void profile_set_path(struct session_profile *pf, const char *path)
@@ -993,9 +999,7 @@ static int profile_close_file(struct session *s, uint64_t t)
 		r = plog_writer__sync(s->w);
 	if (r < 0)
 		return r;
-	pthread_mutex_lock(&s->prof->lock);
-	snprintf(path, sizeof(path), "%s", s->prof->path);
-	pthread_mutex_unlock(&s->prof->lock);
+	profile_path(s->prof, path, sizeof(path));
 	profile_ks_write(s, path);
 	close(s->p.out_fd);
 	s->p.out_fd = -1;
@@ -1051,9 +1055,7 @@ static void profile_retain(struct session *s)
 	char cur[sizeof(pf->path)];
 	int r;
 
-	pthread_mutex_lock(&pf->lock);
-	snprintf(cur, sizeof(cur), "%s", pf->path);
-	pthread_mutex_unlock(&pf->lock);
+	profile_path(pf, cur, sizeof(cur));
 	r = daemon_profile_retain(pf->dir, pf->def.name, cur[0] ? cur : NULL, pf->def.retain_bytes,
 				  pf->def.retain_seconds, time(NULL), &ret);
 	__atomic_store_n(&pf->disk_bytes, ret.bytes, __ATOMIC_RELAXED);
@@ -1132,14 +1134,12 @@ static int profile_tick(struct session *s, int r)
 		if (statvfs(pf->dir, &sv) < 0 ||
 		    (uint64_t)sv.f_bavail * sv.f_frsize < profile_resume_free(pf))
 			return 0;
-		r = profile_open_next(s, profile_stamp(s));
+		r = profile_open_next(s, session_stamp(s));
 		if (disk_full(r)) {
 			/* Not room enough for a head after all: wait for more. */
 			char path[sizeof(pf->path)];
 
-			pthread_mutex_lock(&pf->lock);
-			snprintf(path, sizeof(path), "%s", pf->path);
-			pthread_mutex_unlock(&pf->lock);
+			profile_path(pf, path, sizeof(path));
 			(void)plog_writer__abandon(s->w);
 			close(s->p.out_fd);
 			s->p.out_fd = -1;
@@ -1158,7 +1158,7 @@ static int profile_tick(struct session *s, int r)
 	     now_ns(CLOCK_MONOTONIC) - pf->file_t0 >= pf->def.rotate_seconds * 1000000000ull) ||
 	    (pf->def.rotate_bytes &&
 	     plog_writer__stats(s->w)->bytes - pf->file_bytes0 >= pf->def.rotate_bytes)) {
-		t = profile_stamp(s);
+		t = session_stamp(s);
 		r = profile_close_file(s, t);
 		if (r == 0)
 			r = profile_open_next(s, t);
@@ -1184,7 +1184,7 @@ static int profile_finish(struct session *s, int r)
 	if (disk_full(r) && !pf->paused)
 		profile_pause(s, r);
 	else if (r == 0 && !pf->paused)
-		r = profile_close_file(s, profile_stamp(s));
+		r = profile_close_file(s, session_stamp(s));
 	if (disk_full(r)) {
 		profile_pause(s, r);
 		r = 0;
@@ -1301,7 +1301,7 @@ static int profile_budget(struct session *s)
 			__atomic_store_n(&pf->rate_hz, next, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&pf->rate_changes, 1, __ATOMIC_RELAXED);
 			if (!paused(s)) {
-				uint64_t t = profile_stamp(s);
+				uint64_t t = session_stamp(s);
 
 				r = plog_writer__append_userdata(s->w, t, PLOG_USERDATA_HWPMCD_RATE);
 				if (r == 0)
