@@ -89,7 +89,7 @@ cat "$tmp/profiles.txt"
 python3 -c '
 import json, sys
 for s in json.load(open(sys.argv[1])).get("sessions", []):
-    u = s.get("unwind")
+    u = s.get("stats", {}).get("unwind")
     if u:
         print("unwind cache: images opened %d, evicted %d; chunks read %d, dropped %d; held %d KiB; "
               "outcomes: %s" % (u["elf_opened"], u["elf_evicted"], u.get("elf_reads", 0),
