@@ -6,7 +6,8 @@
  *   unwind_find_map_fn   the caller's model of a process's mappings (struct maplog_map)
  *   enum unwind_outcome, unwind_outcome_name()
  *   struct unwind_stats
- *   struct unwind_ctx: unwind_ctx__new(), __free(), __unwind(), __flush(), __stats()
+ *   struct unwind_ctx: unwind_ctx__new(), __free(), __unwind(), __flush(), __close_files(),
+ *   __stats()
  *   unwind_block_all_signals()
  *   UNWIND_REGS_USER_MASK, UNWIND_NR_REGS, UNWIND_REGS_ABI_64, UNWIND_ELF_BUDGET_DEFAULT,
  *   UNWIND_FDS_MAX
@@ -139,6 +140,15 @@ int unwind_ctx__unwind(struct unwind_ctx *u, int32_t pid, const struct rec_sampl
  * they are keyed by file identity, which a remapping does not change.  Owner thread.
  */
 void unwind_ctx__flush(struct unwind_ctx *u, int32_t pid);
+
+/*
+ * unwind_ctx__close_files: close the descriptors of the files the image cache holds
+ * open (their images and chunks stay; a file is reopened, checked against its
+ * dev/inode, when a part not read yet is needed).  For a caller that goes idle, so
+ * that it keeps no file open on a file system someone may want to unmount.  Owner
+ * thread.
+ */
+void unwind_ctx__close_files(struct unwind_ctx *u);
 
 /*
  * unwind_block_all_signals: block every signal in the calling thread for good and

@@ -685,6 +685,8 @@ static int merge_round(struct session *s, uint64_t w_limit)
 		__atomic_store_n(&o->wrapped, cs->wrapped, __ATOMIC_RELAXED);
 	}
 	publish_unwind(s);
+	/* No ELF file stays open between rounds (an unmount would fail on it). */
+	unwind_ctx__close_files(s->uw);
 	return r;
 }
 

@@ -5,7 +5,8 @@
  * PUBLIC INTERFACES
  *   unwind_images_init(), unwind_images_exit(), unwind_images_get(),
  *   unwind_images_forget_pid(), unwind_image_parse(), unwind_image_bias(),
- *   unwind_image_read(), unwind_image_vaddr_off(), unwind_ctx__image_info()
+ *   unwind_image_read(), unwind_image_vaddr_off(), unwind_ctx__image_info(),
+ *   unwind_ctx__close_files()
  *   (see src/unwind/unwind-int.h)
  *
  * IMPLEMENTATION NOTES
@@ -32,10 +33,12 @@
  *   a library that a session unwinds through could kill the daemon so
  *   (test-faults.sh); a pread that comes back short instead marks the image gone
  *   (its reads fail, the walk ends UNWIND_REPLACED).  The image keeps its
- *   descriptor while cached, at most UNWIND_FDS_MAX per context (least recently
- *   used closed first); an image without one reopens the file through the last
- *   mapping that used it, checked against dev/inode and size like the first open,
- *   at most once per sample.  A file is a regular file (maplog_open_mapped()
+ *   descriptor until unwind_ctx__close_files() (the daemon calls it after every
+ *   merge round, so that it holds no file open on a file system someone wants to
+ *   unmount), at most UNWIND_FDS_MAX per context (least recently used closed
+ *   first); an image without one reopens the file through the last mapping that
+ *   used it, checked against dev/inode and size like the first open, at most once
+ *   per sample.  A file is a regular file (maplog_open_mapped()
  *   refuses anything else), so a read does not wait on a pipe or a terminal.
  *
  *   The headers are parsed here, not with libelf: libelf wants either the whole
@@ -1142,6 +1145,14 @@ void unwind_images_exit(struct unwind_ctx *u)
 	memset(u->hash, 0, sizeof(u->hash));
 	image_free(u, u->vdso);
 	u->vdso = NULL;
+}
+
+void unwind_ctx__close_files(struct unwind_ctx *u)
+{
+	if (!u)
+		return;
+	for (struct unwind_image *img = u->lru_head; img; img = img->lru_next)
+		image_close_fd(u, img);
 }
 
 int unwind_ctx__image_info(struct unwind_ctx *u, int32_t pid, const struct maplog_map *m,

@@ -533,6 +533,34 @@ else
 	bad "a mapped library truncated in place under -g: the daemon died (exit $died, try $i; src/unwind/unwind-elf.c maps images: SIGBUS)"
 	start_daemon || { bad "no restart"; exit 1; }
 fi
+# A file system a -g session unwound a program from unmounts once the program is
+# gone, while the session still runs: the unwinder keeps no ELF file open between
+# merge rounds (it reads parts of files as it needs them; a held descriptor would
+# make umount fail with EBUSY for as long as the session runs).
+mkdir -p "$tmp/mnt"
+if mount -t tmpfs -o size=64M hwpmcd-faults "$tmp/mnt" 2> "$tmp/mount.err"; then
+	cp "$demo" "$tmp/mnt/prog"
+	"$hwpmc" record -q -g -F "$rate" -a -d 10 -o "$tmp/umount.pmclog" 2> "$tmp/umount.err" &
+	rp=$!
+	bg+=($rp)
+	sleep 0.5
+	"$tmp/mnt/prog" 1 > /dev/null
+	um=busy
+	for _ in $(seq 50); do
+		umount "$tmp/mnt" 2> "$tmp/umount2.err" && { um=unmounted; break; }
+		sleep 0.1
+	done
+	kill -0 "$rp" 2> /dev/null && during=yes || during=no
+	wait_pid "$rp" 20
+	rc=$?
+	[[ $um == unmounted && $during == yes && $rc == 0 ]] &&
+		ok "the file system of an exited program unwound under -g unmounts while the session runs" ||
+		bad "umount after the program exited: $um ($(cat "$tmp/umount2.err")), session still running: $during, record exit $rc"
+	log_ok "session over the unmounted program" "$tmp/umount.pmclog" complete
+	mountpoint -q "$tmp/mnt" && umount -l "$tmp/mnt"
+else
+	note "skipping the unmount case: cannot mount a tmpfs here ($(cat "$tmp/mount.err"))"
+fi
 hello && ok "targets: the daemon still answers hello" || bad "targets: the daemon is gone"
 
 # ---- out of fds: accept4() fails with EMFILE -------------------------------------
