@@ -15,6 +15,7 @@ declare -A allowed=(
 	[maplog]="maplog.h maplog-elf.h maplog-proc.h record.h"
 	[report]="report.h report-sym.h maplog-elf.h pmclog.h pmclog-format.h"
 	[unwind]="unwind.h record.h maplog.h"
+	[filter]="filter.h"
 	[tools]="pmclog.h pmclog-format.h maplog.h maplog-elf.h report.h report-sym.h record.h ctl-protocol.h"
 	[daemon]="*"
 )
@@ -26,7 +27,8 @@ declare -A owner=(
 	["libelf.h"]="maplog unwind report"
 	["gelf.h"]="maplog unwind report"
 	["systemd/"]="daemon"
-	["bpf/"]="daemon collector"
+	["bpf/"]="filter"
+	["linux/bpf"]="filter"
 )
 
 for dir in "$root"/src/*/; do

@@ -6,7 +6,7 @@
  *   struct coll_config     what to sample and how (events, call graph, ring size)
  *   struct coll_cpu        the perf fds of one CPU and their shared ring
  *   coll_cpu__open(), __free(), __enable(), __disable(), __fd(), __snapshot(),
- *   __peek(), __advance(), __release(), __event_index(), __stats()
+ *   __peek(), __advance(), __release(), __event_index(), __stats(), __set_bpf()
  *   coll_max_sample_rate(), coll_max_stack()
  *
  * IMPLEMENTATION NOTES
@@ -105,6 +105,14 @@ int coll_cpu__disable(struct coll_cpu *c);
  * above kernel.perf_event_max_sample_rate).  The owner thread of @c only.
  */
 int coll_cpu__set_rate(struct coll_cpu *c, const struct coll_config *cfg, uint64_t value);
+
+/*
+ * coll_cpu__set_bpf: attach the BPF perf_event program @prog_fd to every counter
+ * of @c (PERF_EVENT_IOC_SET_BPF): it decides, in the overflow handler, whether a
+ * sample reaches the ring.  0 or ioctl(2)'s error (EEXIST: one is attached
+ * already).  Before the counters are enabled; main or owner thread.
+ */
+int coll_cpu__set_bpf(struct coll_cpu *c, int prog_fd);
 
 /*
  * coll_sample_cost: what one sample of @cfg's kind (its call graph mode and stack

@@ -420,6 +420,15 @@ void coll_cpu__free(struct coll_cpu *c)
 	free(c);
 }
 
+int coll_cpu__set_bpf(struct coll_cpu *c, int prog_fd)
+{
+	for (size_t i = 0; i < c->nfds; i++) {
+		if (ioctl(c->fds[i], PERF_EVENT_IOC_SET_BPF, prog_fd) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 int coll_cpu__set_rate(struct coll_cpu *c, const struct coll_config *cfg, uint64_t value)
 {
 	size_t per_event = cfg->nevents ? c->nfds / cfg->nevents : 0;
