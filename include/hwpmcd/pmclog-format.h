@@ -102,6 +102,13 @@ enum plog_type {
  * the time of the change.
  */
 #define PLOG_USERDATA_HWPMCD_RATE 0x48575301u
+/*
+ * The session's in-kernel sample filter (pmclog-format.md 11.10): this word, then
+ * one whose value is the length N of the filter's text in bytes, then (N + 3) / 4
+ * words holding the text, little-endian, zero-padded; all with the time the filter
+ * took effect.  N = 0: no filter (every sample kept) from then on.
+ */
+#define PLOG_USERDATA_HWPMCD_FILTER 0x48575302u
 
 /* CALLCHAIN pl_cpuflags: CPU in bits 31..16, flags in 15..0. */
 #define PLOG_CC_F_USERSPACE 0x0001u

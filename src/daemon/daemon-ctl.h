@@ -143,6 +143,31 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 		       size_t errlen);
 
 /*
+ * daemon_filter_parse: the "filter" object of a start or a filter request into @f
+ * (zeroed here): {"pid": [..], "uid": [..], "comm": [..], "cgroup": [..], "unit":
+ * [..]}, each optional, at most FILT_VALUES_MAX values each.  Pure.  0, or -errno
+ * with @err.
+ */
+int daemon_filter_parse(json_t *obj, struct daemon_filter *f, char *err, size_t errlen);
+
+/*
+ * daemon_filter_resolve: the cgroup ids of @f's cgroups and units, under the cgroup
+ * v2 hierarchy mounted at @root: a cgroup is a path below it (leading '/' or
+ * not), a unit the directory of that name, looked for under system.slice, then
+ * anywhere at most 4 levels deep.  Each must be a cgroup v2 directory
+ * (@check_fs: statfs says so).  Fills f->spec.cgroups and f->text.  0, or -errno
+ * with @err (ENOENT: no such cgroup or unit).
+ */
+int daemon_filter_resolve(struct daemon_filter *f, const char *root, bool check_fs, char *err,
+			  size_t errlen);
+
+/*
+ * daemon_cgroup2_root: where cgroup v2 is mounted, from @mounts (/proc/self/mounts):
+ * /sys/fs/cgroup, or /sys/fs/cgroup/unified in the hybrid layout.  0 or -ENOENT.
+ */
+int daemon_cgroup2_root(const char *mounts, char *buf, size_t len);
+
+/*
  * daemon_auth_admin: whether a client of @uid with primary group @gid and
  * supplementary groups @groups[@ngroups] is an administrator: uid 0, or a member
  * of the group @admin_gid ((gid_t)-1: no such group, so only root).

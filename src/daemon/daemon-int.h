@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "hwpmcd/collector.h"
+#include "hwpmcd/filter.h"
 #include "hwpmcd/maplog.h"
 #include "hwpmcd/pmclog.h"
 #include "hwpmcd/unwind.h"
@@ -144,6 +145,22 @@ struct daemon_who {
 	bool admin; /* root or a member of admin_group */
 };
 
+/* A cgroup or unit name a filter lists, as given (resolved to an id by main). */
+#define DAEMON_CGROUP_NAME 256
+
+/*
+ * A session's in-kernel sample filter ("filter" in the start args): pids, uids and
+ * command names go into @spec as parsed; cgroups and units are resolved to cgroup
+ * ids by daemon_filter_resolve() (main, before the session starts).
+ */
+struct daemon_filter {
+	bool on; /* the start asked for one (possibly empty: keeps everything) */
+	struct filt_spec spec;
+	char cgroups[FILT_VALUES_MAX][DAEMON_CGROUP_NAME]; /* cgroup paths, then units */
+	uint32_t ncgroups, nunits;			      /* cgroups[ncgroups..+nunits): units */
+	char text[2048]; /* canonical, for the log and status: "uid=1000 unit=x.service" */
+};
+
 struct session_params {
 	struct coll_event_spec events[COLL_EVENT_MAX];
 	size_t nevents;
@@ -155,6 +172,7 @@ struct session_params {
 	bool command; /* the pid is a command held until we are armed (enable_on_exec) */
 	bool kernel;  /* kernel samples, kernel MAP_INs allowed */
 	size_t unwind_cache_bytes; /* dwarf: the unwinder's ELF cache budget (0: default) */
+	struct daemon_filter filter;
 	int out_fd;   /* owned by the session once started */
 	int ks_fd;    /* the kernel symbols file, -1: none; owned by the session once started */
 	/*
@@ -199,6 +217,8 @@ struct session_stats {
 	uint64_t unwind[UNWIND_OUTCOME_MAX];
 	uint64_t fp_steps, epilogue_regs, own_tables, elf_opened, elf_evicted, elf_bytes, elf_too_big;
 	uint64_t elf_reads, elf_dropped;
+	/* the in-kernel filter: samples it let through and dropped (all CPUs) */
+	uint64_t filt_kept, filt_dropped;
 };
 
 /* Per-CPU counters the worker publishes after every merge round (relaxed atomics). */
@@ -339,6 +359,7 @@ struct session {
 	struct coll_cpu **coll;
 	struct maplog *ml;
 	struct unwind_ctx *uw; /* dwarf mode only */
+	struct filt *filt;     /* the in-kernel sample filter (p.filter.on), made by the worker */
 	uint64_t perf_fds;     /* taken from the budget, given back at the end */
 	struct session_cpu_stats *cstats; /* ncpus of them */
 	/* Created by main, freed by main; its stats are read by main (relaxed). */

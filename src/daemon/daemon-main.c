@@ -433,6 +433,16 @@ static json_t *session_json(struct session *s)
 #undef UL
 		json_object_set_new(st, "unwind", u);
 	}
+	if (s->p.filter.on) {
+		json_t *fo = json_object();
+
+		json_object_set_new(fo, "text", json_string(s->p.filter.text));
+		json_object_set_new(fo, "kept", json_integer((json_int_t)__atomic_load_n(
+							&s->stats.filt_kept, __ATOMIC_RELAXED)));
+		json_object_set_new(fo, "dropped", json_integer((json_int_t)__atomic_load_n(
+							   &s->stats.filt_dropped, __ATOMIC_RELAXED)));
+		json_object_set_new(st, "filter", fo);
+	}
 	if (state == SESSION_DONE || state == SESSION_ERROR) {
 		const struct plog_writer_stats *ws = plog_writer__stats(s->w);
 		const struct maplog_stats *ms = &s->ml_stats;
@@ -843,12 +853,26 @@ static int state_dir_check(char *err, size_t errlen)
  * every running one's.  Sets @cpus/@ret_ncpus to the CPUs it will count on.  0, or
  * -errno with @err.
  */
-static int session_admit(const struct session_params *p, const struct daemon_start *st,
+static int session_admit(struct session_params *p, const struct daemon_start *st,
 			 int *cpus, size_t *ret_ncpus, char *err, size_t errlen)
 {
 	size_t ncpus = 0;
 	int r;
 
+	/* The filter's cgroups and units: bounded lookups below the cgroup v2 mount. */
+	if (p->filter.ncgroups + p->filter.nunits > 0) {
+		char root[512];
+
+		r = daemon_cgroup2_root("/proc/self/mounts", root, sizeof(root));
+		if (r < 0) {
+			snprintf(err, errlen, "filter: no cgroup v2 hierarchy is mounted here, so "
+				 "cgroups and units cannot be filtered on");
+			return -EOPNOTSUPP;
+		}
+		r = daemon_filter_resolve(&p->filter, root, true, err, errlen);
+		if (r < 0)
+			return r;
+	}
 	if (nsessions >= cfg.max_sessions) {
 		snprintf(err, errlen, "the daemon runs %zu sessions, its maximum (max_sessions)",
 			 nsessions);

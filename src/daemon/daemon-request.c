@@ -234,7 +234,7 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 {
 	static const char *const known[] = { "events", "cpus", "pids", "command", "freq",
 					     "period", "callgraph", "stack_bytes", "depth",
-					     "ring_pages", "output", "kallsyms", NULL };
+					     "ring_pages", "output", "kallsyms", "filter", NULL };
 	bool admin = who->admin;
 	uint64_t ratelim = maxrate;
 	const char *key;
@@ -407,6 +407,184 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 			return over_limit(err, errlen, cfg, "the sample rate (Hz)", f, ratelim,
 					  "user_max_freq");
 	}
+	if ((v = json_object_get(args, "filter"))) {
+		r = daemon_filter_parse(v, &p->filter, err, errlen);
+		if (r < 0)
+			return r;
+	}
 	st->ring_bytes = daemon_ring_bytes(p->cfg.ring_pages);
+	return 0;
+}
+
+/* ---- the in-kernel sample filter ---- */
+
+/* Append " key=value" to the canonical text (cut at its size: status only shows it). */
+static void text_add(struct daemon_filter *f, const char *key, const char *value)
+{
+	size_t n = strlen(f->text);
+
+	snprintf(f->text + n, sizeof(f->text) - n, "%s%s=%s", n ? " " : "", key, value);
+}
+
+/* The array @key of @obj: NULL when absent; -EINVAL via *ret when not an array. */
+static json_t *filter_array(json_t *obj, const char *key, int *ret, char *err, size_t errlen)
+{
+	json_t *a = json_object_get(obj, key);
+
+	*ret = 0;
+	if (!a)
+		return NULL;
+	if (!json_is_array(a)) {
+		*ret = fail(err, errlen, -EINVAL, "filter: '%s' must be an array", key);
+		return NULL;
+	}
+	if (json_array_size(a) > FILT_VALUES_MAX) {
+		*ret = fail(err, errlen, -E2BIG, "filter: '%s' lists %zu values, at most %d",
+			    key, json_array_size(a), FILT_VALUES_MAX);
+		return NULL;
+	}
+	return a;
+}
+
+/* A unit name as systemd writes it: NAME.TYPE, letters, digits and ":_.\@-". */
+static bool unit_name_ok(const char *s)
+{
+	static const char *const types[] = { ".service", ".scope", ".slice", ".socket",
+					     ".mount", ".swap", NULL };
+	size_t n = strlen(s);
+	bool typed = false;
+
+	if (n == 0 || n >= DAEMON_CGROUP_NAME || s[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || strchr(":_.\\@-", s[i])))
+			return false;
+	for (size_t i = 0; types[i]; i++)
+		typed |= n > strlen(types[i]) && strcmp(s + n - strlen(types[i]), types[i]) == 0;
+	return typed;
+}
+
+/* A cgroup path: printable, no "." or ".." component, no "//". */
+static bool cgroup_path_ok(const char *s)
+{
+	const char *c = s;
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= DAEMON_CGROUP_NAME)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return false;
+	while (*c) {
+		size_t len;
+
+		while (*c == '/')
+			c++;
+		len = strcspn(c, "/");
+		if ((len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += len;
+	}
+	return strstr(s, "//") == NULL;
+}
+
+int daemon_filter_parse(json_t *obj, struct daemon_filter *f, char *err, size_t errlen)
+{
+	static const char *const known[] = { "pid", "uid", "comm", "cgroup", "unit", NULL };
+	const char *key;
+	json_t *a, *v;
+	size_t i;
+	int r;
+
+	memset(f, 0, sizeof(*f));
+	if (!json_is_object(obj))
+		return fail(err, errlen, -EINVAL, "'filter' must be an object");
+	json_object_foreach(obj, key, v) {
+		bool ok = false;
+
+		for (size_t k = 0; known[k]; k++)
+			ok |= strcmp(known[k], key) == 0;
+		if (!ok) {
+			char shown[64];
+
+			util_escape(key, strlen(key), shown, sizeof(shown));
+			return fail(err, errlen, -EINVAL, "filter: unknown key '%s' (pid, uid, comm, "
+				    "cgroup or unit)", shown);
+		}
+	}
+	f->on = true;
+	if ((a = filter_array(obj, "pid", &r, err, errlen)) || r < 0) {
+		if (r < 0)
+			return r;
+		json_array_foreach(a, i, v) {
+			char num[24];
+
+			if (!json_is_integer(v) || json_integer_value(v) <= 0 ||
+			    json_integer_value(v) > INT32_MAX)
+				return fail(err, errlen, -EINVAL, "filter: 'pid' values are process "
+					    "ids (positive integers)");
+			f->spec.tgids[f->spec.ntgids++] = (int32_t)json_integer_value(v);
+			snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+			text_add(f, "pid", num);
+		}
+	}
+	if ((a = filter_array(obj, "uid", &r, err, errlen)) || r < 0) {
+		if (r < 0)
+			return r;
+		json_array_foreach(a, i, v) {
+			char num[24];
+
+			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+			    json_integer_value(v) >= UINT32_MAX)
+				return fail(err, errlen, -EINVAL, "filter: 'uid' values are user ids "
+					    "(integers 0..4294967294)");
+			f->spec.uids[f->spec.nuids++] = (uint32_t)json_integer_value(v);
+			snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+			text_add(f, "uid", num);
+		}
+	}
+	if ((a = filter_array(obj, "comm", &r, err, errlen)) || r < 0) {
+		if (r < 0)
+			return r;
+		json_array_foreach(a, i, v) {
+			const char *s = json_string_value(v);
+
+			if (!s || !s[0] || strlen(s) >= FILT_COMM_BYTES)
+				return fail(err, errlen, -EINVAL, "filter: 'comm' values are command "
+					    "names of 1 to %d bytes (the kernel keeps no more)",
+					    FILT_COMM_BYTES - 1);
+			snprintf(f->spec.comms[f->spec.ncomms++], FILT_COMM_BYTES, "%s", s);
+			text_add(f, "comm", s);
+		}
+	}
+	if ((a = filter_array(obj, "cgroup", &r, err, errlen)) || r < 0) {
+		if (r < 0)
+			return r;
+		json_array_foreach(a, i, v) {
+			const char *s = json_string_value(v);
+
+			if (!s || !cgroup_path_ok(s))
+				return fail(err, errlen, -EINVAL, "filter: 'cgroup' values are cgroup "
+					    "paths below the cgroup v2 mount, without '.' or '..' "
+					    "(e.g. system.slice/nginx.service)");
+			snprintf(f->cgroups[f->ncgroups++], DAEMON_CGROUP_NAME, "%s", s);
+		}
+	}
+	if ((a = filter_array(obj, "unit", &r, err, errlen)) || r < 0) {
+		if (r < 0)
+			return r;
+		if (f->ncgroups + json_array_size(a) > FILT_VALUES_MAX)
+			return fail(err, errlen, -E2BIG, "filter: 'cgroup' and 'unit' together list "
+				    "more than %d values", FILT_VALUES_MAX);
+		json_array_foreach(a, i, v) {
+			const char *s = json_string_value(v);
+
+			if (!s || !unit_name_ok(s))
+				return fail(err, errlen, -EINVAL, "filter: 'unit' values are systemd "
+					    "unit names (NAME.service, .scope, .slice, ...)");
+			snprintf(f->cgroups[f->ncgroups + f->nunits++], DAEMON_CGROUP_NAME, "%s", s);
+		}
+	}
 	return 0;
 }

@@ -321,6 +321,17 @@ static void publish_unwind(struct session *s)
 	__atomic_store_n(&s->stats.elf_dropped, us->elf_dropped, __ATOMIC_RELAXED);
 }
 
+/* The filter's counts, for status. */
+static void publish_filter(struct session *s)
+{
+	struct filt_stats fs;
+
+	if (!s->filt || filt__stats(s->filt, &fs) < 0)
+		return;
+	__atomic_store_n(&s->stats.filt_kept, fs.kept, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stats.filt_dropped, fs.dropped, __ATOMIC_RELAXED);
+}
+
 /*
  * The hot path's part of the kernel symbols: the leading kernel PCs of a chain
  * that was written.  No allocation but the set's rare doubling; a full set only
@@ -685,6 +696,7 @@ static int merge_round(struct session *s, uint64_t w_limit)
 		__atomic_store_n(&o->wrapped, cs->wrapped, __ATOMIC_RELAXED);
 	}
 	publish_unwind(s);
+	publish_filter(s);
 	/* No ELF file stays open between rounds (an unmount would fail on it). */
 	unwind_ctx__close_files(s->uw);
 	return r;
@@ -1506,6 +1518,25 @@ static void close_pidfds(int *fds, size_t n)
  * wall-clock time of INITIALIZE is that of @t0, so that a reader can place every
  * record of the log in real time.
  */
+/* The filter in effect from @t (pmclog-format.md 11.10): its text in USERDATA words. */
+static int write_filter_mark(struct session *s, uint64_t t, const char *text)
+{
+	size_t n = strlen(text);
+	int r = plog_writer__append_userdata(s->w, t, PLOG_USERDATA_HWPMCD_FILTER);
+
+	if (r == 0)
+		r = plog_writer__append_userdata(s->w, t, (uint32_t)n);
+	for (size_t i = 0; r == 0 && i < n; i += 4) {
+		uint8_t b[4] = { 0 };
+
+		memcpy(b, text + i, n - i < 4 ? n - i : 4);
+		r = plog_writer__append_userdata(s->w, t, (uint32_t)b[0] | (uint32_t)b[1] << 8 |
+								  (uint32_t)b[2] << 16 |
+								  (uint32_t)b[3] << 24);
+	}
+	return r;
+}
+
 static int write_head(struct session *s, uint64_t t0)
 {
 	char cpuid[64];
@@ -1529,6 +1560,8 @@ static int write_head(struct session *s, uint64_t t0)
 		r = plog_writer__append_userdata(s->w, t0, PLOG_USERDATA_HWPMCD_RATE);
 	if (r == 0 && s->prof && s->prof->def.cpu_budget_percent)
 		r = plog_writer__append_userdata(s->w, t0, (uint32_t)s->prof->rate_hz);
+	if (r == 0 && s->p.filter.on)
+		r = write_filter_mark(s, t0, s->p.filter.text);
 	for (size_t i = 0; r == 0 && i < s->p.nevents; i++) {
 		uint32_t flags = PLOG_F_NEEDS_LOGFILE;
 
@@ -1608,6 +1641,20 @@ static int session_setup(struct session *s, char *err, size_t errlen)
 	tids = owners = NULL;
 	pidfds = NULL;
 
+	if (s->p.filter.on) {
+		/* Before anything is enabled: no sample reaches a ring unfiltered. */
+		r = filt__new(&s->filt, err, errlen);
+		for (size_t i = 0; r == 0 && i < s->ncoll; i++) {
+			r = coll_cpu__set_bpf(s->coll[i], filt__prog_fd(s->filt));
+			if (r < 0)
+				snprintf(err, errlen, "attaching the BPF sample filter to cpu %d's "
+					 "counters: %s", coll_cpu__cpu(s->coll[i]), strerror(-r));
+		}
+		if (r == 0 && (r = filt__set(s->filt, &s->p.filter.spec)) < 0)
+			snprintf(err, errlen, "setting the BPF sample filter: %s", strerror(-r));
+		if (r < 0)
+			goto fail;
+	}
 	r = maplog__new(&session_maplog_ops, s, &s->ml);
 	if (r < 0)
 		goto fail;
@@ -1679,6 +1726,9 @@ static void session_teardown(struct session *s)
 	s->ncoll = 0;
 	budget_give_back(s);
 	unwind_ctx__free(s->uw);
+	s->uw = NULL;
+	filt__free(s->filt);
+	s->filt = NULL;
 	s->uw = NULL;
 	if (s->ml)
 		s->ml_stats = *maplog__stats(s->ml);

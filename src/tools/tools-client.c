@@ -30,6 +30,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -358,6 +359,14 @@ static void print_summary(FILE *out, json_t *st, const char *file, const char *k
 				"their frames are no-info\n",
 				jint(u, "elf_too_big", NULL));
 	}
+	if (json_is_object(json_object_get(stats, "filter"))) {
+		json_t *fo = json_object_get(stats, "filter");
+
+		fprintf(out, "hwpmc: filter %s: the kernel kept %" JSON_INTEGER_FORMAT
+			" samples and dropped %" JSON_INTEGER_FORMAT "\n",
+			json_string_value(json_object_get(fo, "text")) ?: "(none)",
+			jint(fo, "kept", NULL), jint(fo, "dropped", NULL));
+	}
 	if (json_object_size(recs)) {
 		fprintf(out, "hwpmc: records:");
 		json_object_foreach(recs, key, v)
@@ -518,6 +527,8 @@ void tools_record_usage(FILE *out)
 		"usage: hwpmc record [-a | -C CPUS | -p PIDS] [-e EVENT]... [-F HZ | -c PERIOD]\n"
 		"                    [-g | --call-graph none|fp|dwarf[,BYTES]] [--depth N]\n"
 		"                    [--ring-pages N] [-d SECONDS] [-o FILE] [-q]\n"
+		"                    [-G CGROUP] [--unit UNIT] [-u USER] [--filter-pid PIDS]\n"
+		"                    [--comm NAME]\n"
 		"                    [--no-kallsyms | --kallsyms-out FILE] [-- CMD ARGS...]\n"
 		"\n"
 		"Record samples through the hwpmcd daemon into a pmclog file.  Without a\n"
@@ -541,6 +552,15 @@ void tools_record_usage(FILE *out)
 		"                      the kernel's largest: complete stacks, no cost on disk)\n"
 		"      --depth N       most frames per sample, 1..%d (default %d)\n"
 		"      --ring-pages N  ring pages per CPU, a power of two\n"
+		"Filters (in the kernel, before a sample is copied: BPF; repeat a filter for\n"
+		"OR, combine different ones for AND):\n"
+		"  -G, --cgroup PATH   tasks in this cgroup v2 group or below it\n"
+		"                      (e.g. system.slice/nginx.service)\n"
+		"      --unit UNIT     tasks of this systemd unit (its cgroup)\n"
+		"  -u, --uid USER      tasks whose real uid is USER (a name or a number)\n"
+		"      --filter-pid P  tasks of these processes (a list; unlike -p, no\n"
+		"                      per-process counters: system-wide, with no inheritance)\n"
+		"      --comm NAME     tasks whose command name is NAME (15 bytes at most)\n"
 		"  -d, --duration S    stop after S seconds\n"
 		"  -o, --output FILE   the log (default hwpmc.pmclog; '-' for standard output)\n"
 		"      --no-kallsyms   no FILE.kallsyms (the kernel symbols the report needs,\n"
@@ -555,6 +575,7 @@ void tools_record_usage(FILE *out)
 		"Examples:\n"
 		"  hwpmc record -a -d 5 -o all.pmclog\n"
 		"  hwpmc record -e cpu-clock -F 4000 -g -- ./my-program --its-args\n"
+		"  hwpmc record -a -g --unit nginx.service -d 30 -o nginx.pmclog\n"
 		"  hwpmc dump --summary all.pmclog\n",
 		1000, 65528, 512, 128, CTL_SOCKET_ENV, CTL_SOCKET_DEFAULT);
 }
@@ -592,6 +613,32 @@ static int parse_list(const char *s, long max, json_t *arr)
 	return r;
 }
 
+/* Add @v (stolen) to the array @key of the filter object @f. */
+static void filter_add(json_t *f, const char *key, json_t *v)
+{
+	json_t *a = json_object_get(f, key);
+
+	if (!a) {
+		a = json_array();
+		json_object_set_new(f, key, a);
+	}
+	json_array_append_new(a, v);
+}
+
+/* A user name or a numeric uid: the uid, or -1. */
+static json_int_t tools_uid(const char *s)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	uint64_t v;
+
+	if (getpwnam_r(s, &pw, buf, sizeof(buf), &res) == 0 && res)
+		return (json_int_t)res->pw_uid;
+	if (util_parse_u64(s, &v) == 0 && v < UINT32_MAX)
+		return (json_int_t)v;
+	return -1;
+}
+
 int tools_record_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -601,7 +648,12 @@ int tools_record_main(int argc, char **argv)
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "pid", required_argument, NULL, 'p' },
-		{ "call-graph", required_argument, NULL, 'G' },
+		{ "call-graph", required_argument, NULL, 1000 },
+		{ "cgroup", required_argument, NULL, 'G' },
+		{ "unit", required_argument, NULL, 1001 },
+		{ "uid", required_argument, NULL, 'u' },
+		{ "filter-pid", required_argument, NULL, 1002 },
+		{ "comm", required_argument, NULL, 1003 },
 		{ "depth", required_argument, NULL, 'D' },
 		{ "ring-pages", required_argument, NULL, 'R' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -614,6 +666,7 @@ int tools_record_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	json_t *args = json_object(), *events = json_array(), *rep = NULL, *cpus = NULL, *pids = NULL;
+	json_t *filter = json_object();
 	const char *out = "hwpmc.pmclog", *sock = NULL, *ks_out = NULL;
 	char *ks_name = NULL;
 	bool no_ks = false, ks_created = false;
@@ -635,7 +688,7 @@ int tools_record_main(int argc, char **argv)
 	bool detach = strcmp(argv[0], "start") == 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+e:F:c:aC:p:gd:o:qh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+e:F:c:aC:p:gd:o:qhG:u:", opts, NULL)) != -1) {
 		if (detach && (opt == 'd' || opt == 'o' || opt == 'q' || opt == 'O')) {
 			log_error("start: %s%c does not apply to a detached session (it writes into the "
 				  "daemon's state directory until 'hwpmc stop ID')",
@@ -677,7 +730,38 @@ int tools_record_main(int argc, char **argv)
 		case 'g':
 			json_object_set_new(args, "callgraph", json_string("dwarf"));
 			break;
-		case 'G': {
+		case 'G':
+		case 1001:
+		case 1003:
+			filter_add(filter, opt == 'G' ? "cgroup" : opt == 1001 ? "unit" : "comm",
+				   json_string(optarg));
+			break;
+		case 'u': {
+			json_int_t uid = tools_uid(optarg);
+
+			if (uid < 0) {
+				log_error("record: -u '%s' is neither a user on this system nor a uid",
+					  optarg);
+				goto usage;
+			}
+			filter_add(filter, "uid", json_integer(uid));
+			break;
+		}
+		case 1002: {
+			json_t *l = json_array();
+
+			if (parse_list(optarg, INT32_MAX, l) < 0 || json_array_size(l) == 0) {
+				log_error("record: --filter-pid '%s' is not a list of pids such as "
+					  "1234,5678", optarg);
+				json_decref(l);
+				goto usage;
+			}
+			for (size_t i = 0; i < json_array_size(l); i++)
+				filter_add(filter, "pid", json_incref(json_array_get(l, i)));
+			json_decref(l);
+			break;
+		}
+		case 1000: {
 			char *comma = strchr(optarg, ',');
 
 			if (comma) {
@@ -731,6 +815,8 @@ int tools_record_main(int argc, char **argv)
 		log_error("record: give --no-kallsyms or --kallsyms-out, not both");
 		goto usage;
 	}
+	if (json_object_size(filter))
+		json_object_set(args, "filter", filter);
 	if (detach) {
 		if (optind < argc) {
 			log_error("start: a detached session cannot run a command; use 'hwpmc record "
@@ -1017,6 +1103,7 @@ done:
 	json_decref(rep);
 	json_decref(args);
 	json_decref(events);
+	json_decref(filter);
 	json_decref(cpus);
 	json_decref(pids);
 	watch_exit(&watch);

@@ -537,6 +537,56 @@ START_TEST(test_start_command)
 }
 END_TEST
 
+/* The in-kernel filter's fields: parsed into the spec, the canonical text, refusals. */
+START_TEST(test_start_filter)
+{
+	char many[600] = "{'output': 'fd', 'filter': {'uid': [";
+
+	ck_assert_int_eq(ADMIN("{'output': 'fd'}"), 0);
+	ck_assert(!p.filter.on);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {}}"), 0);
+	ck_assert(p.filter.on);
+	ck_assert_uint_eq(p.filter.spec.ntgids + p.filter.spec.nuids + p.filter.spec.ncomms + p.filter.ncgroups, 0);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'pid': [42, 7], 'uid': [0, 1000], "
+			       "'comm': ['nginx'], 'cgroup': ['/a/b'], 'unit': ['x.service']}}"), 0);
+	ck_assert_uint_eq(p.filter.spec.ntgids, 2);
+	ck_assert_int_eq(p.filter.spec.tgids[1], 7);
+	ck_assert_uint_eq(p.filter.spec.nuids, 2);
+	ck_assert_uint_eq(p.filter.spec.uids[1], 1000);
+	ck_assert_str_eq(p.filter.spec.comms[0], "nginx");
+	ck_assert_uint_eq(p.filter.ncgroups, 1);
+	ck_assert_uint_eq(p.filter.nunits, 1);
+	ck_assert_str_eq(p.filter.cgroups[1], "x.service");
+	ck_assert_str_eq(p.filter.text, "pid=42 pid=7 uid=0 uid=1000 comm=nginx");
+	/* Users may narrow their own sessions too. */
+	ck_assert_int_eq(USER("{'output': 'fd', 'pids': [42], 'filter': {'comm': ['a']}}"), 0);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': []}"), -EINVAL);
+	ck_assert_err_has("'filter' must be an object");
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'gid': [1]}}"), -EINVAL);
+	ck_assert_err_has("unknown key 'gid'");
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'pid': 42}}"), -EINVAL);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'pid': [0]}}"), -EINVAL);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'pid': ['1']}}"), -EINVAL);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'uid': [-1]}}"), -EINVAL);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'uid': [4294967295]}}"), -EINVAL);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'comm': ['']}}"), -EINVAL);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'comm': ['sixteen-bytes-xx']}}"), -EINVAL);
+	ck_assert_err_has("1 to 15 bytes");
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'cgroup': ['a/../b']}}"), -EINVAL);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'cgroup': ['./a']}}"), -EINVAL);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'cgroup': ['a//b']}}"), -EINVAL);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'cgroup': ['']}}"), -EINVAL);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'unit': ['x']}}"), -EINVAL);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'unit': ['a b.service']}}"), -EINVAL);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'unit': ['../x.service']}}"), -EINVAL);
+	for (int i = 0; i < FILT_VALUES_MAX + 1; i++)
+		strcat(many, i ? ", 1" : "1");
+	strcat(many, "]}}");
+	ck_assert_int_eq(ADMIN(many), -E2BIG);
+	ck_assert_err_has("at most 64");
+}
+END_TEST
+
 /* The integer fields: bounds, types, and the extra rules. */
 START_TEST(test_start_integers)
 {
@@ -1380,6 +1430,7 @@ int main(void)
 	tcase_add_test(ts, test_start_callgraph);
 	tcase_add_test(ts, test_start_cpus_pids);
 	tcase_add_test(ts, test_start_command);
+	tcase_add_test(ts, test_start_filter);
 	tcase_add_test(ts, test_start_integers);
 	tcase_add_test(ts, test_start_depth_cap);
 	tcase_add_test(ts, test_start_kernel_rate_limit);

@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# The in-kernel sample filter as a user drives it: the real hwpmcd on a temporary
+# socket, `hwpmc record -a` with --filter-pid, --unit (a cgroup v2 group this test
+# makes, with a sub-group), -G, -u (a process of a second uid), --comm, and two
+# filters combined (AND), read back with `hwpmc dump --json`.  Every sample that
+# reached the log must be of a process the filter keeps: judged by what the samples
+# are, never by how many.  The log says which filter was in effect (USERDATA, 11.10
+# of pmclog-format.md); bad filters get clear errors.  Root; 77 without BPF.
+# usage: test-filter.sh BUILD_DIR SRC_DIR
+set -uo pipefail
+build=$1 src=$2
+hwpmcd=$build/src/daemon/hwpmcd hwpmc=$build/src/tools/hwpmc
+. "$src/tests/integration/harness.sh"
+harness_init "system-wide perf_event_open and BPF"
+
+"$hwpmcd" --config /dev/null --socket "$sock" --state-dir "$tmp/state" --foreground 2> "$tmp/daemon.log" &
+dpid=$!
+for _ in $(seq 100); do "$hwpmc" status > /dev/null 2>&1 && break; sleep 0.1; done
+kids=()
+cg=
+cleanup() {
+	kill "${kids[@]}" 2> /dev/null
+	wait "${kids[@]}" 2> /dev/null
+	[[ -n "$cg" ]] && { rmdir "$cg/sub" "$cg" 2> /dev/null; rmdir "$(dirname "$cg")" 2> /dev/null; }
+	harness_cleanup
+}
+trap cleanup EXIT
+
+# A probe: does this kernel (and this build) load the filter at all?
+"$hwpmc" record -q -a -F 99 --filter-pid 1 -d 0.2 -o "$tmp/probe.pmclog" 2> "$tmp/probe.err"
+if [[ $? != 0 ]]; then
+	echo "# skipped: no BPF sample filter here: $(cat "$tmp/probe.err")"
+	grep -qE "built without BPF|refused the BPF|BPF" "$tmp/probe.err" &&
+		ok "without BPF, record says why: $(head -1 "$tmp/probe.err")" ||
+		bad "the refusal does not say why: $(cat "$tmp/probe.err")"
+	echo "$pass passed, $fail failed"
+	[[ $fail == 0 ]] && exit 77 || exit 1
+fi
+
+# Busy processes that differ in one property each.
+cp /bin/sh "$tmp/hwpmcfiltc"
+sh -c 'while :; do :; done' & a=$!
+sh -c 'while :; do :; done' & b=$!
+setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'while :; do :; done' & n=$!
+"$tmp/hwpmcfiltc" -c 'while :; do :; done' & c=$!
+kids=($a $b $n $c)
+sleep 0.3
+
+# pids of the callchains of a log, one per line with their count
+pids_of() { "$hwpmc" dump --json "$1" 2> /dev/null | python3 -c '
+import collections, json, sys
+recs = (json.loads(l) for l in sys.stdin)
+c = collections.Counter(r["pid"] for r in recs if r.get("type") == "callchain")
+print(" ".join("%s:%d" % (p, n) for p, n in sorted(c.items())))'; }
+check_only() { # NAME LOG WANT_PIDS...
+	local name=$1 log=$2; shift 2
+	local got
+	got=$(pids_of "$log")
+	python3 -c '
+import sys
+got = dict(kv.split(":") for kv in sys.argv[1].split()) if sys.argv[1] else {}
+want = set(sys.argv[2:])
+sys.exit(0 if got and set(got) <= want else 1)' "$got" "$@" &&
+		ok "$name: every sample is of a kept process ($got)" ||
+		bad "$name: samples of other processes, or none: $got (want only $*)"
+}
+filter_mark() { # LOG -> the filter text of its USERDATA mark (pmclog-format.md 11.10)
+	"$hwpmc" dump --json "$1" 2> /dev/null | python3 -c '
+import json, struct, sys
+w = [r["userdata"] for r in map(json.loads, sys.stdin) if r.get("type") == "userdata"]
+i = w.index(0x48575302); n = w[i + 1]
+b = b"".join(struct.pack("<I", x) for x in w[i + 2:i + 2 + (n + 3) // 4])
+print(b[:n].decode())'; }
+
+# 1. A process set, system-wide.
+"$hwpmc" record -a -F 499 --filter-pid "$a" -d 1.5 -o "$tmp/pid.pmclog" 2> "$tmp/pid.err"
+rc=$?
+[[ $rc == 0 ]] && grep -q "filter pid=$a: the kernel kept [1-9][0-9]* samples and dropped [1-9]" "$tmp/pid.err" &&
+	ok "--filter-pid: the summary says what the kernel kept and dropped: $(grep 'filter' "$tmp/pid.err")" ||
+	bad "--filter-pid: exit $rc: $(cat "$tmp/pid.err")"
+check_only "--filter-pid" "$tmp/pid.pmclog" "$a"
+[[ $(filter_mark "$tmp/pid.pmclog") == "pid=$a" ]] && ok "the log names its filter: $(filter_mark "$tmp/pid.pmclog")" ||
+	bad "the log's filter mark: '$(filter_mark "$tmp/pid.pmclog")'"
+
+# 2. A unit: a cgroup v2 group named like one, B in a sub-group of it.
+root=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/self/mounts)
+if [[ -n "$root" ]] && mkdir -p "$root/hwpmcd-test.slice/hwpmcd-test-$$.service/sub" 2> "$tmp/cg.err"; then
+	cg=$root/hwpmcd-test.slice/hwpmcd-test-$$.service
+	echo "$b" > "$cg/sub/cgroup.procs"
+	"$hwpmc" record -a -F 499 --unit "hwpmcd-test-$$.service" -d 1.5 -o "$tmp/unit.pmclog" 2> "$tmp/unit.err"
+	rc=$?
+	[[ $rc == 0 ]] && ok "--unit: exit 0: $(grep 'filter' "$tmp/unit.err")" || bad "--unit: exit $rc: $(cat "$tmp/unit.err")"
+	check_only "--unit (a sub-cgroup of the unit's)" "$tmp/unit.pmclog" "$b"
+	"$hwpmc" record -a -F 499 -G "hwpmcd-test.slice/hwpmcd-test-$$.service" -d 1 -o "$tmp/cg.pmclog" 2> "$tmp/cgr.err"
+	check_only "-G PATH" "$tmp/cg.pmclog" "$b"
+	"$hwpmc" record -a -F 499 -G "/hwpmcd-test.slice/hwpmcd-test-$$.service/sub" --filter-pid "$a" -d 1 -o "$tmp/and.pmclog" 2> "$tmp/and.err"
+	rc=$?
+	[[ $rc == 0 ]] && grep -q "kept 0 samples and dropped [1-9]" "$tmp/and.err" &&
+		ok "-G and --filter-pid of a process outside it (AND): nothing kept: $(grep 'filter' "$tmp/and.err")" ||
+		bad "AND: exit $rc: $(cat "$tmp/and.err")"
+	"$hwpmc" record -a -F 499 -G "hwpmcd-test.slice/hwpmcd-test-$$.service" --filter-pid "$a" --filter-pid "$b" -d 1 -o "$tmp/or.pmclog" 2> "$tmp/or.err"
+	check_only "-G with two --filter-pid (OR within a kind)" "$tmp/or.pmclog" "$b"
+else
+	echo "# skipping the cgroup cases: no cgroup v2 hierarchy to make a group in: $(cat "$tmp/cg.err" 2> /dev/null)"
+fi
+
+# 3. A second uid, and a command name.
+"$hwpmc" record -a -F 499 -u nobody -d 1.5 -o "$tmp/uid.pmclog" 2> "$tmp/uid.err"
+rc=$?
+[[ $rc == 0 ]] && ok "-u nobody: exit 0" || bad "-u nobody: exit $rc: $(cat "$tmp/uid.err")"
+got=$(pids_of "$tmp/uid.pmclog")
+[[ " $got" == *" $n:"* && " $got" != *" $a:"* && " $got" != *" $b:"* && " $got" != *" $c:"* ]] &&
+	ok "-u nobody: nobody's process sampled, root's not ($got)" || bad "-u nobody: $got (nobody's: $n)"
+"$hwpmc" record -a -F 499 --comm hwpmcfiltc -d 1.5 -o "$tmp/comm.pmclog" 2> "$tmp/comm.err"
+check_only "--comm" "$tmp/comm.pmclog" "$c"
+
+# 4. Bad filters: clear errors, no file left behind.
+bad_case() { # NAME EXPECTED_TEXT ARGS...
+	local name=$1 want=$2; shift 2
+	"$hwpmc" record -a -d 0.5 -o "$tmp/bad.pmclog" "$@" > /dev/null 2> "$tmp/bad.err"
+	local rc=$?
+	[[ $rc != 0 ]] && grep -q -- "$want" "$tmp/bad.err" && [[ ! -e "$tmp/bad.pmclog" ]] &&
+		ok "$name: refused: $(head -1 "$tmp/bad.err")" || bad "$name: exit $rc: $(cat "$tmp/bad.err")"
+	rm -f "$tmp/bad.pmclog"
+}
+bad_case "a unit that does not run" "has no cgroup" --unit "nosuch-$$.service"
+bad_case "a cgroup path with .." "without '.' or '..'" -G "../../etc"
+bad_case "a cgroup that does not exist" "No such file" -G "hwpmcd-no-such-group-$$"
+bad_case "a command name longer than the kernel keeps" "1 to 15 bytes" --comm "averyveryverylongname"
+bad_case "an unknown user" "neither a user" -u "no-such-user-$$"
+bad_case "a unit name that is none" "systemd unit names" --unit "not a unit"
+for _ in $(seq 65); do echo -n "--filter-pid 1 "; done > "$tmp/many"
+bad_case "65 pids" "at most 64" $(cat "$tmp/many")
+
+kill -TERM "$dpid"; wait "$dpid"; rc=$?; dpid=
+[[ $rc == 0 ]] && ok "daemon exits 0" || bad "daemon exit $rc: $(tail -3 "$tmp/daemon.log")"
+grep -E "ERROR|AddressSanitizer|runtime error" "$tmp/daemon.log" && bad "errors in the daemon's log" || ok "no errors in the daemon's log"
+echo "$pass passed, $fail failed"
+[[ $fail == 0 ]]
