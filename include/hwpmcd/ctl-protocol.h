@@ -28,6 +28,7 @@
 #define CTL_CMD_STATUS "status"
 #define CTL_CMD_SESSIONS "sessions"
 #define CTL_CMD_PROFILES "profiles"
+#define CTL_CMD_FILTER "filter"
 
 #define CTL_EVENT_SESSION_END "session-end"
 

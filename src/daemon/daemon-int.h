@@ -360,6 +360,16 @@ struct session {
 	struct maplog *ml;
 	struct unwind_ctx *uw; /* dwarf mode only */
 	struct filt *filt;     /* the in-kernel sample filter (p.filter.on), made by the worker */
+	/*
+	 * A filter changed by main while the session runs (the filter command):
+	 * filt_lock guards s->filt against the worker's teardown, p.filter against
+	 * the worker's reads of its text (a profile's rotated heads), and the mark
+	 * main leaves for the worker to write (filt_mark_pending, its time and text).
+	 */
+	pthread_mutex_t filt_lock;
+	int filt_mark_pending;
+	uint64_t filt_mark_t;
+	char filt_mark[sizeof(((struct daemon_filter *)0)->text)];
 	uint64_t perf_fds;     /* taken from the budget, given back at the end */
 	struct session_cpu_stats *cstats; /* ncpus of them */
 	/* Created by main, freed by main; its stats are read by main (relaxed). */

@@ -1132,6 +1132,83 @@ static void cmd_stop(struct client *c, json_int_t id, json_t *args)
 	session__request_stop(s);
 }
 
+/*
+ * Replace a running session's in-kernel filter (its owner, or an administrator):
+ * atomically for the samples the kernel takes from now on, without stopping the
+ * counters.  The work is bounded: at most FILT_VALUES_MAX values of each kind, a
+ * bounded cgroup lookup, a map update per value.
+ */
+static void cmd_filter(struct client *c, json_int_t id, json_t *args)
+{
+	json_t *v = json_object_get(args, "session"), *fo = json_object_get(args, "filter");
+	struct daemon_filter *f = NULL;
+	struct session *s;
+	char err[1024];
+	int r;
+
+	if (json_object_size(args) != 2 || !json_is_integer(v) || !fo) {
+		reply_error(c, id, -EINVAL, "filter: needs exactly {\"session\": ID, \"filter\": "
+			    "{...}}");
+		return;
+	}
+	s = session_find((int)json_integer_value(v));
+	if (!s || (!is_admin(c) && s->uid != c->who.uid)) {
+		reply_error(c, id, -ENOENT, "no session %" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return;
+	}
+	if (!s->p.filter.on) {
+		reply_error(c, id, -EOPNOTSUPP, "session %d was started without a filter; start it "
+			    "with one (any filter option; hwpmc filter can then widen it to "
+			    "everything with --clear)", s->id);
+		return;
+	}
+	if (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE) || s->ended) {
+		reply_error(c, id, -EAGAIN, "session %d is not running", s->id);
+		return;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		reply_error(c, id, -ENOMEM, "out of memory");
+		return;
+	}
+	r = daemon_filter_parse(fo, f, err, sizeof(err));
+	if (r == 0 && f->ncgroups + f->nunits > 0) {
+		char root[512];
+
+		r = daemon_cgroup2_root("/proc/self/mounts", root, sizeof(root));
+		if (r < 0)
+			snprintf(err, sizeof(err), "filter: no cgroup v2 hierarchy is mounted here");
+		else
+			r = daemon_filter_resolve(f, root, true, err, sizeof(err));
+	}
+	if (r < 0) {
+		reply_error(c, id, r, "%s", err);
+		free(f);
+		return;
+	}
+	pthread_mutex_lock(&s->filt_lock);
+	r = s->filt ? filt__set(s->filt, &f->spec) : -EAGAIN;
+	if (r == 0) {
+		s->p.filter = *f;
+		snprintf(s->filt_mark, sizeof(s->filt_mark), "%s", f->text);
+		s->filt_mark_t = mono_ns();
+		__atomic_store_n(&s->filt_mark_pending, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&s->filt_lock);
+	if (r < 0) {
+		reply_error(c, id, r, "filter: the kernel's maps refused the change: %s (the "
+			    "previous filter holds)", strerror(-r));
+	} else {
+		json_t *rep = reply_ok(id);
+
+		json_object_set_new(rep, "filter", json_string(f->text));
+		client_send(c, rep);
+		log_info("session %d: filter now '%s' (uid %u)", s->id, f->text,
+			 (unsigned)c->who.uid);
+	}
+	free(f);
+}
+
 static void cmd_status(struct client *c, json_int_t id, json_t *args)
 {
 	json_t *v = json_object_get(args, "session"), *rep, *arr = json_array();
@@ -1574,9 +1651,9 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		json_object_set_new(rep, "version", json_integer(CTL_PROTOCOL_VERSION));
 		json_object_set_new(rep, "daemon", json_string("hwpmcd " HWPMCD_VERSION));
 		json_object_set_new(rep, "commands",
-				    json_pack("[sssssss]", CTL_CMD_HELLO, CTL_CMD_EVENTS,
+				    json_pack("[ssssssss]", CTL_CMD_HELLO, CTL_CMD_EVENTS,
 					      CTL_CMD_START, CTL_CMD_STOP, CTL_CMD_STATUS,
-					      CTL_CMD_SESSIONS, CTL_CMD_PROFILES));
+					      CTL_CMD_SESSIONS, CTL_CMD_PROFILES, CTL_CMD_FILTER));
 		json_object_set_new(rep, "max_sample_rate",
 				    json_integer((json_int_t)coll_max_sample_rate()));
 		json_object_set_new(rep, "max_stack", json_integer(coll_max_stack()));
@@ -1593,6 +1670,8 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		cmd_events(c, rq.id);
 	} else if (strcmp(cmd, CTL_CMD_PROFILES) == 0) {
 		cmd_profiles(c, rq.id, rq.args);
+	} else if (strcmp(cmd, CTL_CMD_FILTER) == 0) {
+		cmd_filter(c, rq.id, rq.args);
 	} else {
 		char shown[64];
 

@@ -657,6 +657,8 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 	}
 }
 
+static int write_filter_mark(struct session *s, uint64_t t, const char *text);
+
 /* One merge round up to @w_limit.  Returns 0 or a write error. */
 static int merge_round(struct session *s, uint64_t w_limit)
 {
@@ -697,6 +699,18 @@ static int merge_round(struct session *s, uint64_t w_limit)
 	}
 	publish_unwind(s);
 	publish_filter(s);
+	if (r == 0 && __atomic_load_n(&s->filt_mark_pending, __ATOMIC_ACQUIRE)) {
+		/* A filter main changed: the log says so, at the time it took effect. */
+		char text[sizeof(s->filt_mark)];
+		uint64_t t;
+
+		pthread_mutex_lock(&s->filt_lock);
+		snprintf(text, sizeof(text), "%s", s->filt_mark);
+		t = s->filt_mark_t;
+		__atomic_store_n(&s->filt_mark_pending, 0, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&s->filt_lock);
+		r = write_filter_mark(s, t, text);
+	}
 	/* No ELF file stays open between rounds (an unmount would fail on it). */
 	unwind_ctx__close_files(s->uw);
 	return r;
@@ -1427,6 +1441,7 @@ int session__new(struct session_params *p, int id, const int *cpus, size_t ncpus
 		return -ENOMEM;
 	}
 	s->id = id;
+	pthread_mutex_init(&s->filt_lock, NULL);
 	s->uid = p->who.uid;
 	s->start_ns = now_ns(CLOCK_MONOTONIC); /* status's "seconds" count from the request */
 	s->stop_efd = s->done_efd = -1;
@@ -1560,8 +1575,14 @@ static int write_head(struct session *s, uint64_t t0)
 		r = plog_writer__append_userdata(s->w, t0, PLOG_USERDATA_HWPMCD_RATE);
 	if (r == 0 && s->prof && s->prof->def.cpu_budget_percent)
 		r = plog_writer__append_userdata(s->w, t0, (uint32_t)s->prof->rate_hz);
-	if (r == 0 && s->p.filter.on)
-		r = write_filter_mark(s, t0, s->p.filter.text);
+	if (r == 0 && s->p.filter.on) {
+		char text[sizeof(s->p.filter.text)];
+
+		pthread_mutex_lock(&s->filt_lock);
+		snprintf(text, sizeof(text), "%s", s->p.filter.text);
+		pthread_mutex_unlock(&s->filt_lock);
+		r = write_filter_mark(s, t0, text);
+	}
 	for (size_t i = 0; r == 0 && i < s->p.nevents; i++) {
 		uint32_t flags = PLOG_F_NEEDS_LOGFILE;
 
@@ -1727,8 +1748,10 @@ static void session_teardown(struct session *s)
 	budget_give_back(s);
 	unwind_ctx__free(s->uw);
 	s->uw = NULL;
+	pthread_mutex_lock(&s->filt_lock);
 	filt__free(s->filt);
 	s->filt = NULL;
+	pthread_mutex_unlock(&s->filt_lock);
 	s->uw = NULL;
 	if (s->ml)
 		s->ml_stats = *maplog__stats(s->ml);
@@ -1790,6 +1813,7 @@ void session__free(struct session *s)
 		return;
 	/* Never with a live worker: main frees only what session__reap() gave back. */
 	session_teardown(s);
+	pthread_mutex_destroy(&s->filt_lock);
 	if (s->prof) {
 		pthread_mutex_destroy(&s->prof->lock);
 		free(s->prof);

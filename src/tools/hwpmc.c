@@ -30,6 +30,8 @@ static const struct tools_cmd tools_cmds[] = {
 	  "show the daemon's sessions and their counters" },
 	{ "sessions", tools_status_main, tools_status_usage, "list the daemon's sessions" },
 	{ "stop", tools_stop_main, tools_stop_usage, "stop a session (its log gets CLOSELOG)" },
+	{ "filter", tools_filter_main, tools_filter_usage,
+	  "change a running session's in-kernel sample filter" },
 	{ "profiles", tools_profiles_main, tools_profiles_usage,
 	  "list the daemon's always-on profiles, or reload them (root)" },
 	{ "events", tools_events_main, tools_events_usage,

@@ -1393,6 +1393,126 @@ int tools_stop_main(int argc, char **argv)
 	return ret;
 }
 
+void tools_filter_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hwpmc filter ID [-G CGROUP] [--unit UNIT] [-u USER] [--filter-pid PIDS]\n"
+		"                       [--comm NAME] [--clear] [--socket PATH]\n"
+		"\n"
+		"Replace the in-kernel sample filter of running session ID (yours, or any for\n"
+		"root) without stopping it: the kernel applies the new filter to every sample\n"
+		"from now on, all at once, and the log records when it changed.  The filter\n"
+		"options are those of 'hwpmc record' (repeat one for OR, combine different ones\n"
+		"for AND); --clear keeps every sample.  The session must have been started\n"
+		"with a filter.\n"
+		"\n"
+		"Example:\n"
+		"  hwpmc start -a -g --unit web.service && hwpmc filter 1 --unit db.service\n");
+}
+
+int tools_filter_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cgroup", required_argument, NULL, 'G' },
+		{ "unit", required_argument, NULL, 1001 },
+		{ "uid", required_argument, NULL, 'u' },
+		{ "filter-pid", required_argument, NULL, 1002 },
+		{ "comm", required_argument, NULL, 1003 },
+		{ "clear", no_argument, NULL, 1004 },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	json_t *filter = json_object(), *rep = NULL;
+	const char *sock = NULL;
+	struct conn c = { .fd = -1 };
+	bool clear = false;
+	uint64_t id;
+	int opt, ret = TOOLS_EXIT_USAGE;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "G:u:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'G':
+		case 1001:
+		case 1003:
+			filter_add(filter, opt == 'G' ? "cgroup" : opt == 1001 ? "unit" : "comm",
+				   json_string(optarg));
+			break;
+		case 'u': {
+			json_int_t uid = tools_uid(optarg);
+
+			if (uid < 0) {
+				log_error("filter: -u '%s' is neither a user on this system nor a uid",
+					  optarg);
+				goto usage;
+			}
+			filter_add(filter, "uid", json_integer(uid));
+			break;
+		}
+		case 1002: {
+			json_t *l = json_array();
+
+			if (parse_list(optarg, INT32_MAX, l) < 0 || json_array_size(l) == 0) {
+				log_error("filter: --filter-pid '%s' is not a list of pids such as "
+					  "1234,5678", optarg);
+				json_decref(l);
+				goto usage;
+			}
+			for (size_t i = 0; i < json_array_size(l); i++)
+				filter_add(filter, "pid", json_incref(json_array_get(l, i)));
+			json_decref(l);
+			break;
+		}
+		case 1004:
+			clear = true;
+			break;
+		case 'S':
+			sock = optarg;
+			break;
+		case 'h':
+			tools_filter_usage(stdout);
+			ret = TOOLS_EXIT_OK;
+			goto done;
+		default:
+			goto usage;
+		}
+	}
+	if (optind + 1 != argc || util_parse_u64(argv[optind], &id) < 0 || id > INT32_MAX) {
+		log_error("filter: give one session ID (hwpmc sessions lists them)");
+		goto usage;
+	}
+	if (clear == (json_object_size(filter) > 0)) {
+		log_error("filter: give filter options, or --clear to keep every sample");
+		goto usage;
+	}
+	ret = TOOLS_EXIT_FAIL;
+	if (conn_open(&c, socket_path(sock)) < 0)
+		goto done;
+	if (conn_call(&c, CTL_CMD_FILTER,
+		      json_pack("{s:I,s:O}", "session", (json_int_t)id, "filter", filter), &rep) < 0)
+		goto done;
+	if (!json_is_true(json_object_get(rep, "ok"))) {
+		ret = reply_failed(rep, "filter");
+		goto done;
+	}
+	{
+		const char *t = json_string_value(json_object_get(rep, "filter"));
+
+		printf("session %" PRIu64 ": filter now %s\n", id,
+		       t && t[0] ? t : "(none: every sample kept)");
+	}
+	ret = TOOLS_EXIT_OK;
+	goto done;
+usage:
+	tools_filter_usage(stderr);
+done:
+	json_decref(rep);
+	json_decref(filter);
+	conn_close(&c);
+	return ret;
+}
+
 void tools_events_usage(FILE *out)
 {
 	fprintf(out, "usage: hwpmc events [--json] [--socket PATH]\n"

@@ -25,6 +25,8 @@ int tools_status_main(int argc, char **argv);
 void tools_status_usage(FILE *out);
 int tools_stop_main(int argc, char **argv);
 void tools_stop_usage(FILE *out);
+int tools_filter_main(int argc, char **argv);
+void tools_filter_usage(FILE *out);
 int tools_profiles_main(int argc, char **argv);
 void tools_profiles_usage(FILE *out);
 int tools_events_main(int argc, char **argv);

@@ -115,7 +115,60 @@ got=$(pids_of "$tmp/uid.pmclog")
 "$hwpmc" record -a -F 499 --comm hwpmcfiltc -d 1.5 -o "$tmp/comm.pmclog" 2> "$tmp/comm.err"
 check_only "--comm" "$tmp/comm.pmclog" "$c"
 
-# 4. Bad filters: clear errors, no file left behind.
+# 4. The filter replaced while the session runs: from the change on, only B's
+# samples; before it, A's; nothing lost; the log marks both filters.
+"$hwpmc" record -a -F 499 --filter-pid "$a" -d 4 -o "$tmp/run.pmclog" 2> "$tmp/run.err" &
+rp=$!
+sid=
+for _ in $(seq 50); do
+	sid=$("$hwpmc" sessions --json 2> /dev/null | python3 -c '
+import json, sys
+s = [x for x in json.load(sys.stdin)["sessions"] if x.get("state") == "running"]
+print(s[0]["session"] if s else "")')
+	[[ -n "$sid" ]] && break
+	sleep 0.1
+done
+sleep 1
+"$hwpmc" filter "$sid" --filter-pid "$b" > "$tmp/filter.out" 2>&1
+frc=$?
+wait "$rp"
+rc=$?
+[[ $frc == 0 && $rc == 0 ]] && ok "hwpmc filter on a running session: $(cat "$tmp/filter.out")" ||
+	bad "hwpmc filter: exit $frc ($(cat "$tmp/filter.out")), record exit $rc: $(cat "$tmp/run.err")"
+grep -q "samples, 0 lost" "$tmp/run.err" && ok "the change lost no sample: $(grep -o '[0-9]* samples, [0-9]* lost' "$tmp/run.err")" ||
+	bad "samples lost around the change: $(cat "$tmp/run.err")"
+"$hwpmc" dump --json "$tmp/run.pmclog" 2> /dev/null | python3 -c '
+import json, struct, sys
+a, b = int(sys.argv[1]), int(sys.argv[2])
+recs = [json.loads(l) for l in sys.stdin]
+ud = [(r["tsc"], r["userdata"]) for r in recs if r.get("type") == "userdata"]
+marks = []
+for i, (t, w) in enumerate(ud):
+    if w == 0x48575302:
+        n = ud[i + 1][1]
+        txt = b"".join(struct.pack("<I", x) for _, x in ud[i + 2:i + 2 + (n + 3) // 4])[:n].decode()
+        marks.append((t, txt))
+assert [m[1] for m in marks] == ["pid=%d" % a, "pid=%d" % b], marks
+t = marks[1][0]
+cc = [r for r in recs if r.get("type") == "callchain"]
+after = {r["pid"] for r in cc if r["tsc"] > t}
+before = {r["pid"] for r in cc if r["tsc"] < t}
+assert after == {b}, ("after", after)
+assert a in before and before <= {a, b}, ("before", before)
+print("marks %s; before the change pids %s, after %s" % (marks, sorted(before), sorted(after)))
+' "$a" "$b" > "$tmp/run.check" 2>&1 && ok "the log: both filters marked; after the change only B, before it A ($(cat "$tmp/run.check"))" ||
+	bad "the log around the change: $(cat "$tmp/run.check")"
+"$hwpmc" filter 999 --filter-pid 1 > /dev/null 2> "$tmp/f.err"
+[[ $? != 0 ]] && grep -q "no session 999" "$tmp/f.err" && ok "hwpmc filter of no session: $(head -1 "$tmp/f.err")" ||
+	bad "hwpmc filter 999: $(cat "$tmp/f.err")"
+# A detached session started without a filter: its id from start's output.
+sid=$("$hwpmc" start -a -F 99 --no-kallsyms 2> "$tmp/start.err" | sed -n 's/^session \([0-9]*\): recording.*/\1/p')
+"$hwpmc" filter "${sid:-0}" --filter-pid 1 > /dev/null 2> "$tmp/f.err"
+[[ $? != 0 ]] && grep -q "started without a filter" "$tmp/f.err" && ok "hwpmc filter of a session without one: $(head -1 "$tmp/f.err")" ||
+	bad "filter without one (session '$sid': $(cat "$tmp/start.err")): $(cat "$tmp/f.err")"
+[[ -n "$sid" ]] && "$hwpmc" stop "$sid" > /dev/null 2>&1
+
+# 5. Bad filters: clear errors, no file left behind.
 bad_case() { # NAME EXPECTED_TEXT ARGS...
 	local name=$1 want=$2; shift 2
 	"$hwpmc" record -a -d 0.5 -o "$tmp/bad.pmclog" "$@" > /dev/null 2> "$tmp/bad.err"
