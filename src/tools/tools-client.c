@@ -639,6 +639,44 @@ static json_int_t tools_uid(const char *s)
 	return -1;
 }
 
+/*
+ * A filter option of record and filter (-G, -u, --unit, --filter-pid, --comm:
+ * getopt codes 'G', 'u', 1001, 1002, 1003) added to @filter; -1 with an error
+ * naming @cmd.
+ */
+static int filter_option(int opt, const char *arg, json_t *filter, const char *cmd)
+{
+	json_int_t uid;
+	json_t *l;
+
+	switch (opt) {
+	case 'u':
+		uid = tools_uid(arg);
+		if (uid < 0) {
+			log_error("%s: -u '%s' is neither a user on this system nor a uid", cmd, arg);
+			return -1;
+		}
+		filter_add(filter, "uid", json_integer(uid));
+		return 0;
+	case 1002:
+		l = json_array();
+		if (parse_list(arg, INT32_MAX, l) < 0 || json_array_size(l) == 0) {
+			log_error("%s: --filter-pid '%s' is not a list of pids such as 1234,5678",
+				  cmd, arg);
+			json_decref(l);
+			return -1;
+		}
+		for (size_t i = 0; i < json_array_size(l); i++)
+			filter_add(filter, "pid", json_incref(json_array_get(l, i)));
+		json_decref(l);
+		return 0;
+	default: /* 'G', 1001, 1003 */
+		filter_add(filter, opt == 'G' ? "cgroup" : opt == 1001 ? "unit" : "comm",
+			   json_string(arg));
+		return 0;
+	}
+}
+
 int tools_record_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -731,36 +769,13 @@ int tools_record_main(int argc, char **argv)
 			json_object_set_new(args, "callgraph", json_string("dwarf"));
 			break;
 		case 'G':
+		case 'u':
 		case 1001:
+		case 1002:
 		case 1003:
-			filter_add(filter, opt == 'G' ? "cgroup" : opt == 1001 ? "unit" : "comm",
-				   json_string(optarg));
-			break;
-		case 'u': {
-			json_int_t uid = tools_uid(optarg);
-
-			if (uid < 0) {
-				log_error("record: -u '%s' is neither a user on this system nor a uid",
-					  optarg);
+			if (filter_option(opt, optarg, filter, "record") < 0)
 				goto usage;
-			}
-			filter_add(filter, "uid", json_integer(uid));
 			break;
-		}
-		case 1002: {
-			json_t *l = json_array();
-
-			if (parse_list(optarg, INT32_MAX, l) < 0 || json_array_size(l) == 0) {
-				log_error("record: --filter-pid '%s' is not a list of pids such as "
-					  "1234,5678", optarg);
-				json_decref(l);
-				goto usage;
-			}
-			for (size_t i = 0; i < json_array_size(l); i++)
-				filter_add(filter, "pid", json_incref(json_array_get(l, i)));
-			json_decref(l);
-			break;
-		}
 		case 1000: {
 			char *comma = strchr(optarg, ',');
 
@@ -1434,36 +1449,13 @@ int tools_filter_main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "G:u:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'G':
+		case 'u':
 		case 1001:
+		case 1002:
 		case 1003:
-			filter_add(filter, opt == 'G' ? "cgroup" : opt == 1001 ? "unit" : "comm",
-				   json_string(optarg));
-			break;
-		case 'u': {
-			json_int_t uid = tools_uid(optarg);
-
-			if (uid < 0) {
-				log_error("filter: -u '%s' is neither a user on this system nor a uid",
-					  optarg);
+			if (filter_option(opt, optarg, filter, "filter") < 0)
 				goto usage;
-			}
-			filter_add(filter, "uid", json_integer(uid));
 			break;
-		}
-		case 1002: {
-			json_t *l = json_array();
-
-			if (parse_list(optarg, INT32_MAX, l) < 0 || json_array_size(l) == 0) {
-				log_error("filter: --filter-pid '%s' is not a list of pids such as "
-					  "1234,5678", optarg);
-				json_decref(l);
-				goto usage;
-			}
-			for (size_t i = 0; i < json_array_size(l); i++)
-				filter_add(filter, "pid", json_incref(json_array_get(l, i)));
-			json_decref(l);
-			break;
-		}
 		case 1004:
 			clear = true;
 			break;
