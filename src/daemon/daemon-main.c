@@ -848,10 +848,28 @@ static int state_dir_check(char *err, size_t errlen)
 }
 
 /*
- * What every new session is admitted against, a client's or a profile's: the
- * daemon's session count, and its ring memory with this session's rings on top of
- * every running one's.  Sets @cpus/@ret_ncpus to the CPUs it will count on.  0, or
- * -errno with @err.
+ * A filter's cgroups and units as cgroup ids (a start's or a filter request's):
+ * bounded lookups below the cgroup v2 mount.  0, or -errno with @err.
+ */
+static int filter_resolve(struct daemon_filter *f, char *err, size_t errlen)
+{
+	char root[512];
+
+	if (f->ncgroups + f->nunits == 0)
+		return 0;
+	if (daemon_cgroup2_root("/proc/self/mounts", root, sizeof(root)) < 0) {
+		snprintf(err, errlen, "filter: no cgroup v2 hierarchy is mounted here, so cgroups "
+			 "and units cannot be filtered on");
+		return -EOPNOTSUPP;
+	}
+	return daemon_filter_resolve(f, root, true, err, errlen);
+}
+
+/*
+ * What every new session is admitted against, a client's or a profile's: its
+ * filter's cgroups must exist (resolved here), the daemon's session count, and its
+ * ring memory with this session's rings on top of every running one's.  Sets
+ * @cpus/@ret_ncpus to the CPUs it will count on.  0, or -errno with @err.
  */
 static int session_admit(struct session_params *p, const struct daemon_start *st,
 			 int *cpus, size_t *ret_ncpus, char *err, size_t errlen)
@@ -859,20 +877,8 @@ static int session_admit(struct session_params *p, const struct daemon_start *st
 	size_t ncpus = 0;
 	int r;
 
-	/* The filter's cgroups and units: bounded lookups below the cgroup v2 mount. */
-	if (p->filter.ncgroups + p->filter.nunits > 0) {
-		char root[512];
-
-		r = daemon_cgroup2_root("/proc/self/mounts", root, sizeof(root));
-		if (r < 0) {
-			snprintf(err, errlen, "filter: no cgroup v2 hierarchy is mounted here, so "
-				 "cgroups and units cannot be filtered on");
-			return -EOPNOTSUPP;
-		}
-		r = daemon_filter_resolve(&p->filter, root, true, err, errlen);
-		if (r < 0)
-			return r;
-	}
+	if ((r = filter_resolve(&p->filter, err, errlen)) < 0)
+		return r;
 	if (nsessions >= cfg.max_sessions) {
 		snprintf(err, errlen, "the daemon runs %zu sessions, its maximum (max_sessions)",
 			 nsessions);
@@ -1172,15 +1178,8 @@ static void cmd_filter(struct client *c, json_int_t id, json_t *args)
 		return;
 	}
 	r = daemon_filter_parse(fo, f, err, sizeof(err));
-	if (r == 0 && f->ncgroups + f->nunits > 0) {
-		char root[512];
-
-		r = daemon_cgroup2_root("/proc/self/mounts", root, sizeof(root));
-		if (r < 0)
-			snprintf(err, sizeof(err), "filter: no cgroup v2 hierarchy is mounted here");
-		else
-			r = daemon_filter_resolve(f, root, true, err, sizeof(err));
-	}
+	if (r == 0)
+		r = filter_resolve(f, err, sizeof(err));
 	if (r < 0) {
 		reply_error(c, id, r, "%s", err);
 		free(f);

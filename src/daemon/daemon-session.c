@@ -657,7 +657,24 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 	}
 }
 
-static int write_filter_mark(struct session *s, uint64_t t, const char *text);
+/* The filter in effect from @t (pmclog-format.md 11.10): its text in USERDATA words. */
+static int write_filter_mark(struct session *s, uint64_t t, const char *text)
+{
+	size_t n = strlen(text);
+	int r = plog_writer__append_userdata(s->w, t, PLOG_USERDATA_HWPMCD_FILTER);
+
+	if (r == 0)
+		r = plog_writer__append_userdata(s->w, t, (uint32_t)n);
+	for (size_t i = 0; r == 0 && i < n; i += 4) {
+		uint8_t b[4] = { 0 };
+
+		memcpy(b, text + i, n - i < 4 ? n - i : 4);
+		r = plog_writer__append_userdata(s->w, t, (uint32_t)b[0] | (uint32_t)b[1] << 8 |
+								  (uint32_t)b[2] << 16 |
+								  (uint32_t)b[3] << 24);
+	}
+	return r;
+}
 
 /* One merge round up to @w_limit.  Returns 0 or a write error. */
 static int merge_round(struct session *s, uint64_t w_limit)
@@ -1524,34 +1541,12 @@ static void close_pidfds(int *fds, size_t n)
 }
 
 /*
- * The start, on the worker: counters, authorization, the log head, enable, the
- * scan and the kernel's MAP_INs.  0, or -errno with @err.
+ * The log head at @t0 (CLOCK_MONOTONIC): INITIALIZE, the USERDATA marks of the
+ * MAP_IN rule, of a budgeted profile's rate and of the filter, and one
+ * PMCALLOCATEDYN per event (pmclog-format.md 11.1, 11.8-11.10).  The wall-clock
+ * time of INITIALIZE is that of @t0, so that a reader can place every record of
+ * the log in real time.
  */
-/*
- * The log head at @t0 (CLOCK_MONOTONIC): INITIALIZE, the USERDATA mark of the
- * MAP_IN rule and one PMCALLOCATEDYN per event (pmclog-format.md 11.1).  The
- * wall-clock time of INITIALIZE is that of @t0, so that a reader can place every
- * record of the log in real time.
- */
-/* The filter in effect from @t (pmclog-format.md 11.10): its text in USERDATA words. */
-static int write_filter_mark(struct session *s, uint64_t t, const char *text)
-{
-	size_t n = strlen(text);
-	int r = plog_writer__append_userdata(s->w, t, PLOG_USERDATA_HWPMCD_FILTER);
-
-	if (r == 0)
-		r = plog_writer__append_userdata(s->w, t, (uint32_t)n);
-	for (size_t i = 0; r == 0 && i < n; i += 4) {
-		uint8_t b[4] = { 0 };
-
-		memcpy(b, text + i, n - i < 4 ? n - i : 4);
-		r = plog_writer__append_userdata(s->w, t, (uint32_t)b[0] | (uint32_t)b[1] << 8 |
-								  (uint32_t)b[2] << 16 |
-								  (uint32_t)b[3] << 24);
-	}
-	return r;
-}
-
 static int write_head(struct session *s, uint64_t t0)
 {
 	char cpuid[64];
@@ -1599,6 +1594,10 @@ static int write_head(struct session *s, uint64_t t0)
 	return r;
 }
 
+/*
+ * The start, on the worker: counters, authorization, the filter, the log head,
+ * enable, the scan and the kernel's MAP_INs.  0, or -errno with @err.
+ */
 static int session_setup(struct session *s, char *err, size_t errlen)
 {
 	size_t ntids = 0;
@@ -1752,7 +1751,6 @@ static void session_teardown(struct session *s)
 	filt__free(s->filt);
 	s->filt = NULL;
 	pthread_mutex_unlock(&s->filt_lock);
-	s->uw = NULL;
 	if (s->ml)
 		s->ml_stats = *maplog__stats(s->ml);
 	maplog__free(s->ml);
