@@ -111,7 +111,7 @@ static unsigned int hash_id(uint64_t dev, uint64_t inode)
 	return (unsigned int)(h >> 56) % UNWIND_HASH_SIZE;
 }
 
-static void evict_for(struct unwind_ctx *u, uint64_t need);
+static void evict_lru(struct unwind_ctx *u);
 
 /* The position of chunk @idx in img->chunks, or where it would go (*ret_found false). */
 static uint32_t chunk_pos(const struct unwind_image *img, uint64_t idx, bool *ret_found)
@@ -134,14 +134,23 @@ static uint32_t chunk_pos(const struct unwind_image *img, uint64_t idx, bool *re
 	return lo;
 }
 
-static void chunks_free(struct unwind_ctx *u, struct unwind_image *img)
+/* Free @img's chunks, all but chunk @keep (UINT64_MAX: none kept); returns how many. */
+static uint32_t chunks_free(struct unwind_ctx *u, struct unwind_image *img, uint64_t keep)
 {
-	for (uint32_t i = 0; i < img->nchunks; i++)
-		free(img->chunks[i].data);
-	u->stats.elf_bytes -= img->held;
-	img->held = 0;
-	img->nchunks = 0;
+	uint32_t k = 0, n = img->nchunks;
+
+	for (uint32_t j = 0; j < n; j++) {
+		if (img->chunks[j].idx == keep) {
+			img->chunks[k++] = img->chunks[j];
+			continue;
+		}
+		free(img->chunks[j].data);
+		img->held -= img->chunks[j].len;
+		u->stats.elf_bytes -= img->chunks[j].len;
+	}
+	img->nchunks = k;
 	img->last = 0;
+	return n - k;
 }
 
 static void image_close_fd(struct unwind_ctx *u, struct unwind_image *img)
@@ -200,24 +209,10 @@ static void budget_keep(struct unwind_ctx *u, struct unwind_image *img, uint64_t
 {
 	if (u->stats.elf_bytes <= u->budget)
 		return;
-	evict_for(u, 0);
+	evict_lru(u);
 	for (struct unwind_image *i = u->lru_tail; i && u->stats.elf_bytes > u->budget;
-	     i = i->lru_prev) {
-		uint32_t k = 0;
-
-		for (uint32_t j = 0; j < i->nchunks; j++) {
-			if (i == img && i->chunks[j].idx == keep) {
-				i->chunks[k++] = i->chunks[j];
-				continue;
-			}
-			free(i->chunks[j].data);
-			i->held -= i->chunks[j].len;
-			u->stats.elf_bytes -= i->chunks[j].len;
-			u->stats.elf_dropped++;
-		}
-		i->nchunks = k;
-		i->last = 0;
-	}
+	     i = i->lru_prev)
+		u->stats.elf_dropped += chunks_free(u, i, i == img ? keep : UINT64_MAX);
 }
 
 /* Chunk @idx of @img, read from the file if it is not held; NULL if it cannot be. */
@@ -694,16 +689,17 @@ static int build_own_table(struct unwind_ctx *u, struct unwind_image *img, uint6
 	return 0;
 }
 
-/* Whether the name at @off of the section name table [@tab, @tab + @tab_len) is @want. */
-static bool name_is(struct unwind_ctx *u, struct unwind_image *img, uint64_t tab,
-		    uint64_t tab_len, uint64_t off, const char *want)
+/*
+ * The name at @off of the section name table [@tab, @tab + @tab_len) into @name
+ * (@len bytes with its NUL: longer names, which we never look for, read as "").
+ */
+static void section_name(struct unwind_ctx *u, struct unwind_image *img, uint64_t tab,
+			 uint64_t tab_len, uint64_t off, char *name, size_t len)
 {
-	char name[24];
-	size_t n = strlen(want) + 1; /* with its NUL */
+	size_t n = off < tab_len ? (tab_len - off < len ? (size_t)(tab_len - off) : len) : 0;
 
-	if (off >= tab_len || n > tab_len - off || n > sizeof(name))
-		return false;
-	return image_copy(u, img, tab + off, n, name) && memcmp(name, want, n) == 0;
+	if (n == 0 || !image_copy(u, img, tab + off, n, name) || !memchr(name, '\0', n))
+		name[0] = '\0';
 }
 
 /*
@@ -732,15 +728,18 @@ static void scan_sections(struct unwind_ctx *u, struct unwind_image *img, const 
 	    str.sh_size > img->size - str.sh_offset)
 		return;
 	for (uint64_t i = 1; i < shnum; i++) {
+		char name[16]; /* ".eh_frame_hdr", ".debug_frame" and ".eh_frame" fit */
+
 		if (!image_copy(u, img, eh->e_shoff + i * sizeof(sh), sizeof(sh), &sh))
 			return;
-		if (name_is(u, img, str.sh_offset, str.sh_size, sh.sh_name, ".eh_frame_hdr")) {
+		section_name(u, img, str.sh_offset, str.sh_size, sh.sh_name, name, sizeof(name));
+		if (strcmp(name, ".eh_frame_hdr") == 0) {
 			if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_ALLOC)) {
 				*ret_hdr_found = true;
 				*ret_hdr_vaddr = sh.sh_addr;
 				*ret_hdr_len = sh.sh_size;
 			}
-		} else if (name_is(u, img, str.sh_offset, str.sh_size, sh.sh_name, ".eh_frame")) {
+		} else if (strcmp(name, ".eh_frame") == 0) {
 			if (sh.sh_type != SHT_NOBITS) {
 				img->has_eh_frame = true;
 				if (sh.sh_flags & SHF_ALLOC) {
@@ -748,7 +747,7 @@ static void scan_sections(struct unwind_ctx *u, struct unwind_image *img, const 
 					*ret_eh_len = sh.sh_size;
 				}
 			}
-		} else if (name_is(u, img, str.sh_offset, str.sh_size, sh.sh_name, ".debug_frame")) {
+		} else if (strcmp(name, ".debug_frame") == 0) {
 			if (sh.sh_type != SHT_NOBITS)
 				img->has_debug_frame = true;
 		}
@@ -832,7 +831,7 @@ static void image_free(struct unwind_ctx *u, struct unwind_image *img)
 {
 	if (!img)
 		return;
-	chunks_free(u, img);
+	(void)chunks_free(u, img, UINT64_MAX);
 	free(img->chunks);
 	image_close_fd(u, img);
 	free(img->src_path);
@@ -877,20 +876,25 @@ static void hash_unlink(struct unwind_ctx *u, struct unwind_image *img)
 	img->hnext = NULL;
 }
 
-/* Make room for @need more bytes, never touching images the current sample uses. */
-static void evict_for(struct unwind_ctx *u, uint64_t need)
+/* Drop @img from the cache (the hash, the LRU list) and free it. */
+static void image_evict(struct unwind_ctx *u, struct unwind_image *img)
+{
+	lru_unlink(u, img);
+	hash_unlink(u, img);
+	u->stats.elf_evicted++;
+	image_free(u, img);
+}
+
+/* Evict until the held bytes fit the budget, never images the current sample uses. */
+static void evict_lru(struct unwind_ctx *u)
 {
 	struct unwind_image *img = u->lru_tail;
 
-	while (img && u->stats.elf_bytes + need > u->budget) {
+	while (img && u->stats.elf_bytes > u->budget) {
 		struct unwind_image *prev = img->lru_prev;
 
-		if (img->stamp != u->serial) {
-			lru_unlink(u, img);
-			hash_unlink(u, img);
-			u->stats.elf_evicted++;
-			image_free(u, img);
-		}
+		if (img->stamp != u->serial)
+			image_evict(u, img);
 		img = prev;
 	}
 }
@@ -1061,10 +1065,7 @@ int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct maplog_map
 				 * change (then it is opened again, whatever it is by then).
 				 */
 				if (img->stamp != u->serial) {
-					lru_unlink(u, img);
-					hash_unlink(u, img);
-					u->stats.elf_evicted++;
-					image_free(u, img);
+					image_evict(u, img);
 					neg_add(u, m->dev, m->inode, procpid, -ESTALE);
 				}
 				return -ESTALE;
@@ -1073,9 +1074,10 @@ int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct maplog_map
 				lru_unlink(u, img);
 				lru_push_head(u, img);
 			}
+			/* Once a sample: the mapping a reopen would go through (if no memory, the old one). */
+			if (img->stamp != u->serial)
+				(void)image_source(img, procpid, m);
 			img->stamp = u->serial;
-			if (img->fd < 0 && !img->gone)
-				(void)image_source(img, procpid, m); /* else the old one */
 			*ret_img = img;
 			return 0;
 		}
@@ -1101,7 +1103,7 @@ int unwind_images_get(struct unwind_ctx *u, int32_t pid, const struct maplog_map
 	img->hnext = u->hash[h];
 	u->hash[h] = img;
 	lru_push_head(u, img);
-	evict_for(u, 0);
+	evict_lru(u);
 	u->stats.elf_opened++;
 	if (img->own_table)
 		u->stats.own_tables++;
