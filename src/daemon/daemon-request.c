@@ -426,24 +426,18 @@ static void text_add(struct daemon_filter *f, const char *key, const char *value
 	snprintf(f->text + n, sizeof(f->text) - n, "%s%s=%s", n ? " " : "", key, value);
 }
 
-/* The array @key of @obj: NULL when absent; -EINVAL via *ret when not an array. */
-static json_t *filter_array(json_t *obj, const char *key, int *ret, char *err, size_t errlen)
+/* The array @key of @obj into *ret_a (NULL when absent: no values).  0 or -errno. */
+static int filter_array(json_t *obj, const char *key, json_t **ret_a, char *err, size_t errlen)
 {
 	json_t *a = json_object_get(obj, key);
 
-	*ret = 0;
-	if (!a)
-		return NULL;
-	if (!json_is_array(a)) {
-		*ret = fail(err, errlen, -EINVAL, "filter: '%s' must be an array", key);
-		return NULL;
-	}
-	if (json_array_size(a) > FILT_VALUES_MAX) {
-		*ret = fail(err, errlen, -E2BIG, "filter: '%s' lists %zu values, at most %d",
-			    key, json_array_size(a), FILT_VALUES_MAX);
-		return NULL;
-	}
-	return a;
+	*ret_a = a;
+	if (a && !json_is_array(a))
+		return fail(err, errlen, -EINVAL, "filter: '%s' must be an array", key);
+	if (a && json_array_size(a) > FILT_VALUES_MAX)
+		return fail(err, errlen, -E2BIG, "filter: '%s' lists %zu values, at most %d", key,
+			    json_array_size(a), FILT_VALUES_MAX);
+	return 0;
 }
 
 /* A unit name as systemd writes it: NAME.TYPE, letters, digits and ":_.\@-". */
@@ -514,77 +508,67 @@ int daemon_filter_parse(json_t *obj, struct daemon_filter *f, char *err, size_t 
 		}
 	}
 	f->on = true;
-	if ((a = filter_array(obj, "pid", &r, err, errlen)) || r < 0) {
-		if (r < 0)
-			return r;
-		json_array_foreach(a, i, v) {
-			char num[24];
+	if ((r = filter_array(obj, "pid", &a, err, errlen)) < 0)
+		return r;
+	json_array_foreach(a, i, v) {
+		char num[24];
 
-			if (!json_is_integer(v) || json_integer_value(v) <= 0 ||
-			    json_integer_value(v) > INT32_MAX)
-				return fail(err, errlen, -EINVAL, "filter: 'pid' values are process "
-					    "ids (positive integers)");
-			f->spec.tgids[f->spec.ntgids++] = (int32_t)json_integer_value(v);
-			snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-			text_add(f, "pid", num);
-		}
+		if (!json_is_integer(v) || json_integer_value(v) <= 0 ||
+		    json_integer_value(v) > INT32_MAX)
+			return fail(err, errlen, -EINVAL, "filter: 'pid' values are process "
+				    "ids (positive integers)");
+		f->spec.tgids[f->spec.ntgids++] = (int32_t)json_integer_value(v);
+		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		text_add(f, "pid", num);
 	}
-	if ((a = filter_array(obj, "uid", &r, err, errlen)) || r < 0) {
-		if (r < 0)
-			return r;
-		json_array_foreach(a, i, v) {
-			char num[24];
+	if ((r = filter_array(obj, "uid", &a, err, errlen)) < 0)
+		return r;
+	json_array_foreach(a, i, v) {
+		char num[24];
 
-			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-			    json_integer_value(v) >= UINT32_MAX)
-				return fail(err, errlen, -EINVAL, "filter: 'uid' values are user ids "
-					    "(integers 0..4294967294)");
-			f->spec.uids[f->spec.nuids++] = (uint32_t)json_integer_value(v);
-			snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-			text_add(f, "uid", num);
-		}
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) >= UINT32_MAX)
+			return fail(err, errlen, -EINVAL, "filter: 'uid' values are user ids "
+				    "(integers 0..4294967294)");
+		f->spec.uids[f->spec.nuids++] = (uint32_t)json_integer_value(v);
+		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		text_add(f, "uid", num);
 	}
-	if ((a = filter_array(obj, "comm", &r, err, errlen)) || r < 0) {
-		if (r < 0)
-			return r;
-		json_array_foreach(a, i, v) {
-			const char *s = json_string_value(v);
+	if ((r = filter_array(obj, "comm", &a, err, errlen)) < 0)
+		return r;
+	json_array_foreach(a, i, v) {
+		const char *s = json_string_value(v);
 
-			if (!s || !s[0] || strlen(s) >= FILT_COMM_BYTES)
-				return fail(err, errlen, -EINVAL, "filter: 'comm' values are command "
-					    "names of 1 to %d bytes (the kernel keeps no more)",
-					    FILT_COMM_BYTES - 1);
-			snprintf(f->spec.comms[f->spec.ncomms++], FILT_COMM_BYTES, "%s", s);
-			text_add(f, "comm", s);
-		}
+		if (!s || !s[0] || strlen(s) >= FILT_COMM_BYTES)
+			return fail(err, errlen, -EINVAL, "filter: 'comm' values are command "
+				    "names of 1 to %d bytes (the kernel keeps no more)",
+				    FILT_COMM_BYTES - 1);
+		snprintf(f->spec.comms[f->spec.ncomms++], FILT_COMM_BYTES, "%s", s);
+		text_add(f, "comm", s);
 	}
-	if ((a = filter_array(obj, "cgroup", &r, err, errlen)) || r < 0) {
-		if (r < 0)
-			return r;
-		json_array_foreach(a, i, v) {
-			const char *s = json_string_value(v);
+	if ((r = filter_array(obj, "cgroup", &a, err, errlen)) < 0)
+		return r;
+	json_array_foreach(a, i, v) {
+		const char *s = json_string_value(v);
 
-			if (!s || !cgroup_path_ok(s))
-				return fail(err, errlen, -EINVAL, "filter: 'cgroup' values are cgroup "
-					    "paths below the cgroup v2 mount, without '.' or '..' "
-					    "(e.g. system.slice/nginx.service)");
-			snprintf(f->cgroups[f->ncgroups++], DAEMON_CGROUP_NAME, "%s", s);
-		}
+		if (!s || !cgroup_path_ok(s))
+			return fail(err, errlen, -EINVAL, "filter: 'cgroup' values are cgroup "
+				    "paths below the cgroup v2 mount, without '.' or '..' "
+				    "(e.g. system.slice/nginx.service)");
+		snprintf(f->cgroups[f->ncgroups++], DAEMON_CGROUP_NAME, "%s", s);
 	}
-	if ((a = filter_array(obj, "unit", &r, err, errlen)) || r < 0) {
-		if (r < 0)
-			return r;
-		if (f->ncgroups + json_array_size(a) > FILT_VALUES_MAX)
-			return fail(err, errlen, -E2BIG, "filter: 'cgroup' and 'unit' together list "
-				    "more than %d values", FILT_VALUES_MAX);
-		json_array_foreach(a, i, v) {
-			const char *s = json_string_value(v);
+	if ((r = filter_array(obj, "unit", &a, err, errlen)) < 0)
+		return r;
+	if (f->ncgroups + json_array_size(a) > FILT_VALUES_MAX)
+		return fail(err, errlen, -E2BIG, "filter: 'cgroup' and 'unit' together list "
+			    "more than %d values", FILT_VALUES_MAX);
+	json_array_foreach(a, i, v) {
+		const char *s = json_string_value(v);
 
-			if (!s || !unit_name_ok(s))
-				return fail(err, errlen, -EINVAL, "filter: 'unit' values are systemd "
-					    "unit names (NAME.service, .scope, .slice, ...)");
-			snprintf(f->cgroups[f->ncgroups + f->nunits++], DAEMON_CGROUP_NAME, "%s", s);
-		}
+		if (!s || !unit_name_ok(s))
+			return fail(err, errlen, -EINVAL, "filter: 'unit' values are systemd "
+				    "unit names (NAME.service, .scope, .slice, ...)");
+		snprintf(f->cgroups[f->ncgroups + f->nunits++], DAEMON_CGROUP_NAME, "%s", s);
 	}
 	return 0;
 }
