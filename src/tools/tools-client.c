@@ -613,6 +613,15 @@ static int parse_list(const char *s, long max, json_t *arr)
 	return r;
 }
 
+/* getopt codes of long options without a short one (record, start, filter). */
+enum {
+	OPT_CALL_GRAPH = 1000,
+	OPT_UNIT,
+	OPT_FILTER_PID,
+	OPT_COMM,
+	OPT_CLEAR,
+};
+
 /* Add @v (stolen) to the array @key of the filter object @f. */
 static void filter_add(json_t *f, const char *key, json_t *v)
 {
@@ -640,9 +649,8 @@ static json_int_t tools_uid(const char *s)
 }
 
 /*
- * A filter option of record and filter (-G, -u, --unit, --filter-pid, --comm:
- * getopt codes 'G', 'u', 1001, 1002, 1003) added to @filter; -1 with an error
- * naming @cmd.
+ * A filter option of record and filter (getopt codes 'G', 'u', OPT_UNIT,
+ * OPT_FILTER_PID, OPT_COMM) added to @filter; -1 with an error naming @cmd.
  */
 static int filter_option(int opt, const char *arg, json_t *filter, const char *cmd)
 {
@@ -658,7 +666,7 @@ static int filter_option(int opt, const char *arg, json_t *filter, const char *c
 		}
 		filter_add(filter, "uid", json_integer(uid));
 		return 0;
-	case 1002:
+	case OPT_FILTER_PID:
 		l = json_array();
 		if (parse_list(arg, INT32_MAX, l) < 0 || json_array_size(l) == 0) {
 			log_error("%s: --filter-pid '%s' is not a list of pids such as 1234,5678",
@@ -670,8 +678,8 @@ static int filter_option(int opt, const char *arg, json_t *filter, const char *c
 			filter_add(filter, "pid", json_incref(json_array_get(l, i)));
 		json_decref(l);
 		return 0;
-	default: /* 'G', 1001, 1003 */
-		filter_add(filter, opt == 'G' ? "cgroup" : opt == 1001 ? "unit" : "comm",
+	default: /* 'G', OPT_UNIT, OPT_COMM */
+		filter_add(filter, opt == 'G' ? "cgroup" : opt == OPT_UNIT ? "unit" : "comm",
 			   json_string(arg));
 		return 0;
 	}
@@ -686,12 +694,12 @@ int tools_record_main(int argc, char **argv)
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "pid", required_argument, NULL, 'p' },
-		{ "call-graph", required_argument, NULL, 1000 },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "cgroup", required_argument, NULL, 'G' },
-		{ "unit", required_argument, NULL, 1001 },
+		{ "unit", required_argument, NULL, OPT_UNIT },
 		{ "uid", required_argument, NULL, 'u' },
-		{ "filter-pid", required_argument, NULL, 1002 },
-		{ "comm", required_argument, NULL, 1003 },
+		{ "filter-pid", required_argument, NULL, OPT_FILTER_PID },
+		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "depth", required_argument, NULL, 'D' },
 		{ "ring-pages", required_argument, NULL, 'R' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -770,13 +778,13 @@ int tools_record_main(int argc, char **argv)
 			break;
 		case 'G':
 		case 'u':
-		case 1001:
-		case 1002:
-		case 1003:
+		case OPT_UNIT:
+		case OPT_FILTER_PID:
+		case OPT_COMM:
 			if (filter_option(opt, optarg, filter, "record") < 0)
 				goto usage;
 			break;
-		case 1000: {
+		case OPT_CALL_GRAPH: {
 			char *comma = strchr(optarg, ',');
 
 			if (comma) {
@@ -1429,11 +1437,11 @@ int tools_filter_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "cgroup", required_argument, NULL, 'G' },
-		{ "unit", required_argument, NULL, 1001 },
+		{ "unit", required_argument, NULL, OPT_UNIT },
 		{ "uid", required_argument, NULL, 'u' },
-		{ "filter-pid", required_argument, NULL, 1002 },
-		{ "comm", required_argument, NULL, 1003 },
-		{ "clear", no_argument, NULL, 1004 },
+		{ "filter-pid", required_argument, NULL, OPT_FILTER_PID },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "clear", no_argument, NULL, OPT_CLEAR },
 		{ "socket", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1450,13 +1458,13 @@ int tools_filter_main(int argc, char **argv)
 		switch (opt) {
 		case 'G':
 		case 'u':
-		case 1001:
-		case 1002:
-		case 1003:
+		case OPT_UNIT:
+		case OPT_FILTER_PID:
+		case OPT_COMM:
 			if (filter_option(opt, optarg, filter, "filter") < 0)
 				goto usage;
 			break;
-		case 1004:
+		case OPT_CLEAR:
 			clear = true;
 			break;
 		case 'S':
