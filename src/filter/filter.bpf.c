@@ -35,33 +35,19 @@ struct {
 	__type(value, struct filt_bpf_cfg);
 } cfg SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 2 * FILT_MAX_VALUES);
-	__type(key, struct filt_bpf_key32);
-	__type(value, __u8);
-} tgids SEC(".maps");
+/* The values of one kind, tagged with their generation: a set (the value is unused). */
+#define FILT_SET(name, key_type)                                                                   \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__uint(max_entries, 2 * FILT_MAX_VALUES);                                          \
+		__type(key, key_type);                                                             \
+		__type(value, __u8);                                                               \
+	} name SEC(".maps")
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 2 * FILT_MAX_VALUES);
-	__type(key, struct filt_bpf_key32);
-	__type(value, __u8);
-} uids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 2 * FILT_MAX_VALUES);
-	__type(key, struct filt_bpf_key64);
-	__type(value, __u8);
-} cgroups SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 2 * FILT_MAX_VALUES);
-	__type(key, struct filt_bpf_keycomm);
-	__type(value, __u8);
-} comms SEC(".maps");
+FILT_SET(tgids, struct filt_bpf_key32);
+FILT_SET(uids, struct filt_bpf_key32);
+FILT_SET(cgroups, struct filt_bpf_key64);
+FILT_SET(comms, struct filt_bpf_keycomm);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
