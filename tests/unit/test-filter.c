@@ -190,6 +190,14 @@ static bool only_kid1(int kid, uint64_t t, void *arg)
 	return kid == 1;
 }
 
+static bool anything(int kid, uint64_t t, void *arg)
+{
+	(void)kid;
+	(void)t;
+	(void)arg;
+	return true;
+}
+
 static bool nothing(int kid, uint64_t t, void *arg)
 {
 	(void)kid;
@@ -315,7 +323,7 @@ static bool switched(int kid, uint64_t t, void *arg)
 START_TEST(test_replace_while_running)
 {
 	struct switch_arg a = { UINT64_MAX, UINT64_MAX };
-	struct filt_stats st0, st1;
+	struct filt_stats st0;
 	struct rig r;
 	struct filt_spec s = { 0 };
 
@@ -332,13 +340,20 @@ START_TEST(test_replace_while_running)
 	a.t1 = now_ns();
 	rig_run(&r, switched, &a, st0.kept + WANT);
 	ck_assert_uint_ge(r.seen[1], 1);
-	/* An empty filter keeps everything: nothing more is dropped. */
+	/*
+	 * An empty filter keeps everything: child 2, which no filter kept before (so
+	 * none of its samples was in a ring), now has samples there.  Judged by the
+	 * samples, not by the drop counter, which a program interrupted mid-run on a
+	 * descheduled vCPU could still raise after the flip.
+	 */
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(filt__set(r.f, &s), 0);
-	ck_assert_int_eq(filt__stats(r.f, &st0), 0);
-	usleep(200000);
-	ck_assert_int_eq(filt__stats(r.f, &st1), 0);
-	ck_assert_uint_eq(st1.dropped, st0.dropped);
+	for (uint64_t end = now_ns() + (uint64_t)DEADLINE_S * 1000000000ull;
+	     r.seen[2] == 0 && now_ns() < end;) {
+		usleep(20000);
+		rig_drain(&r, anything, NULL);
+	}
+	ck_assert_uint_ge(r.seen[2], 1);
 	rig_stop(&r);
 }
 END_TEST
