@@ -116,28 +116,33 @@ got=$(pids_of "$tmp/uid.pmclog")
 check_only "--comm" "$tmp/comm.pmclog" "$c"
 
 # 4. The filter replaced while the session runs: from the change on, only B's
-# samples; before it, A's; nothing lost; the log marks both filters.
-"$hwpmc" record -a -F 499 --filter-pid "$a" -d 4 -o "$tmp/run.pmclog" 2> "$tmp/run.err" &
-rp=$!
-sid=
-for _ in $(seq 50); do
-	sid=$("$hwpmc" sessions --json 2> /dev/null | python3 -c '
+# samples; before it, A's; nothing lost; the log marks both filters.  A detached
+# session, so that no step races a duration: on a loaded machine the change
+# comes when it comes, and each phase waits for its own samples (a minimum
+# count, with a minute to reach it).
+"$hwpmc" start -a -F 499 --filter-pid "$a" > "$tmp/run.start" 2>&1
+sid=$(sed -n 's/^session \([0-9]*\): recording into .*/\1/p' "$tmp/run.start")
+runlog=$(sed -n 's/^session [0-9]*: recording into \(.*\)/\1/p' "$tmp/run.start")
+kept() { "$hwpmc" status --json "${sid:-0}" 2> /dev/null | python3 -c '
 import json, sys
-s = [x for x in json.load(sys.stdin)["sessions"] if x.get("state") == "running"]
-print(s[0]["session"] if s else "")')
-	[[ -n "$sid" ]] && break
-	sleep 0.1
-done
-sleep 1
-"$hwpmc" filter "$sid" --filter-pid "$b" > "$tmp/filter.out" 2>&1
+print(json.load(sys.stdin)["sessions"][0]["stats"]["filter"]["kept"])' 2> /dev/null || echo 0; }
+wait_kept() { # N: until the session's filter has kept at least N samples (60 s at most)
+	local t
+	for t in $(seq 600); do (($(kept) >= $1)) && return 0; sleep 0.1; done
+	return 1
+}
+wait_kept 20 || bad "session '$sid' kept no 20 samples of A in 60 s: $(cat "$tmp/run.start")"
+"$hwpmc" filter "${sid:-0}" --filter-pid "$b" > "$tmp/filter.out" 2>&1
 frc=$?
-wait "$rp"
+k1=$(kept)
+wait_kept $((k1 + 20)) || bad "session '$sid' kept no 20 samples of B in 60 s after the change"
+"$hwpmc" stop "${sid:-0}" > "$tmp/run.err" 2>&1
 rc=$?
 [[ $frc == 0 && $rc == 0 ]] && ok "hwpmc filter on a running session: $(cat "$tmp/filter.out")" ||
-	bad "hwpmc filter: exit $frc ($(cat "$tmp/filter.out")), record exit $rc: $(cat "$tmp/run.err")"
+	bad "hwpmc filter: exit $frc ($(cat "$tmp/filter.out")), stop exit $rc: $(cat "$tmp/run.err")"
 grep -q "samples, 0 lost" "$tmp/run.err" && ok "the change lost no sample: $(grep -o '[0-9]* samples, [0-9]* lost' "$tmp/run.err")" ||
 	bad "samples lost around the change: $(cat "$tmp/run.err")"
-"$hwpmc" dump --json "$tmp/run.pmclog" 2> /dev/null | python3 -c '
+"$hwpmc" dump --json "$runlog" 2> /dev/null | python3 -c '
 import json, struct, sys
 a, b = int(sys.argv[1]), int(sys.argv[2])
 recs = [json.loads(l) for l in sys.stdin]
