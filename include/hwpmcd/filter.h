@@ -49,8 +49,9 @@ struct filt;
 
 /*
  * filt__new: load a filter program that keeps every sample.  Returns 0 with
- * *ret_f, -EOPNOTSUPP (built without BPF), or the kernel's refusal (-EPERM without
- * CAP_BPF/CAP_PERFMON, -EINVAL ...) with a sentence in @err.
+ * *ret_f, -EOPNOTSUPP (built without BPF, or a system without bpf(2)), or the
+ * kernel's refusal (-EPERM without CAP_BPF/CAP_PERFMON or under a policy that
+ * forbids bpf(2), -EINVAL ...) with a sentence in @err.
  */
 int filt__new(struct filt **ret_f, char *err, size_t errlen);
 

@@ -87,6 +87,19 @@ int filt__new(struct filt **ret_f, char *err, size_t errlen)
 		goto err;
 	}
 	r = hwpmcd_filter__load(f->skel);
+	if (r == -ENOSYS) {
+		/* No bpf(2) at all: a kernel without CONFIG_BPF_SYSCALL, or a seccomp policy. */
+		snprintf(err, errlen, "this system has no bpf(2) (ENOSYS), so no in-kernel sample "
+			 "filters: record without a filter, or name the processes with -p PID");
+		r = -EOPNOTSUPP;
+		goto err;
+	}
+	if (r == -EPERM) {
+		snprintf(err, errlen, "the kernel does not let hwpmcd load BPF programs (EPERM: "
+			 "CAP_BPF and CAP_PERFMON are needed, and a lockdown or seccomp policy can "
+			 "forbid bpf(2)): record without a filter, or name the processes with -p PID");
+		goto err;
+	}
 	if (r < 0) {
 		snprintf(err, errlen, "the kernel refused the BPF filter program: %s%s%s",
 			 strerror(-r), libbpf_last[0] ? ": " : "", libbpf_last);
