@@ -102,6 +102,30 @@ static void print_rates(const struct tools_report *r, FILE *out)
 	fprintf(out, "\n");
 }
 
+/*
+ * The in-kernel sample filter over time (pmclog-format.md 11.10): each as "TEXT
+ * from TIME" (it holds until the next one); past 12 changes the first 6 and the
+ * last 6.
+ */
+static void print_filters(const struct tools_report *r, FILE *out)
+{
+	char t[64];
+
+	if (!r->nfilters)
+		return;
+	fprintf(out, "# filter (in the kernel, %zu value%s):", r->nfilters,
+		r->nfilters == 1 ? "" : "s");
+	for (size_t i = 0; i < r->nfilters; i++) {
+		if (r->nfilters > 12 && i == 6) {
+			fprintf(out, " ... %zu more ...", r->nfilters - 12);
+			i = r->nfilters - 6;
+		}
+		tools_report_format_time(r->filters[i].wall_ns, t, sizeof(t));
+		fprintf(out, "%s '%s' from %s", i ? "," : "", r->filters[i].text, t);
+	}
+	fprintf(out, "\n");
+}
+
 void tools_report_print_header(struct tools_report *r, FILE *out)
 {
 	char when[64] = "?", cov[2200];
@@ -136,6 +160,7 @@ void tools_report_print_header(struct tools_report *r, FILE *out)
 	coverage(r, cov, sizeof(cov));
 	fprintf(out, "# covers: %s\n", cov);
 	print_rates(r, out);
+	print_filters(r, out);
 	fprintf(out, "# events:");
 	for (size_t i = 0; i < r->nev; i++)
 		fprintf(out, "%s %s %" PRIu64 " samples%s", i ? "," : "", r->ev[i].name,
@@ -643,6 +668,18 @@ int tools_report_print_json(struct tools_report *r, FILE *out,
 								(json_int_t)r->rates[i].hz));
 			}
 			json_object_set_new(hdr, "rates", rates);
+		}
+		if (r->nfilters) {
+			json_t *filters = json_array();
+			char t[64];
+
+			for (size_t i = 0; i < r->nfilters; i++) {
+				tools_report_format_time(r->filters[i].wall_ns, t, sizeof(t));
+				json_array_append_new(filters,
+						      json_pack("{s:s,s:s}", "time", t, "filter",
+								r->filters[i].text));
+			}
+			json_object_set_new(hdr, "filters", filters);
 		}
 		files = span = NULL;
 	}

@@ -471,9 +471,58 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 	return 0;
 }
 
+/*
+ * One USERDATA word of a filter mark (pmclog-format.md 11.10): the mark, its
+ * length, then the text 4 bytes a word.  A whole text that differs from the last
+ * one kept is a change; control bytes of a hostile log are shown as '?', and a
+ * length past TOOLS_REP_FILTER_TEXT drops the mark.
+ */
+static int filter_word(struct tools_report *r, const struct plog_record *rec)
+{
+	uint32_t w = rec->u.userdata.userdata;
+	struct tools_rep_filter *v;
+	double t;
+
+	if (r->filt_state == 0) {
+		record_times(r, rec->tsc, &t, &r->filt_ns);
+		r->filt_state = 1;
+		return 0;
+	}
+	if (r->filt_state == 1) {
+		r->filt_len = w;
+		r->filt_got = 0;
+		r->filt_state = w < TOOLS_REP_FILTER_TEXT ? 2 : 0;
+		if (r->filt_state == 0 || w > 0)
+			return 0;
+	} else {
+		for (int i = 0; i < 4 && r->filt_got < r->filt_len; i++) {
+			unsigned char c = (unsigned char)(w >> (8 * i));
+
+			r->filt_buf[r->filt_got++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+		}
+		if (r->filt_got < r->filt_len)
+			return 0;
+	}
+	r->filt_state = 0;
+	r->filt_buf[r->filt_len] = '\0';
+	if (r->nfilters && strcmp(r->filters[r->nfilters - 1].text, r->filt_buf) == 0)
+		return 0;
+	v = util_grow(r->filters, &r->filters_cap, r->nfilters + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	r->filters = v;
+	v[r->nfilters].text = strdup(r->filt_buf);
+	if (!v[r->nfilters].text)
+		return -ENOMEM;
+	v[r->nfilters++].wall_ns = r->filt_ns;
+	return 0;
+}
+
 static int on_record(struct tools_report *r, const struct plog_record *rec)
 {
 	r->records++;
+	if (rec->type != PLOG_TYPE_USERDATA)
+		r->filt_state = 0; /* a mark cut short by another record is dropped */
 	if (rec->type != PLOG_TYPE_INITIALIZE && r->records == 1)
 		r->first_tsc = rec->tsc;
 	if (rec->type == PLOG_TYPE_INITIALIZE && !r->m->have_init) {
@@ -517,6 +566,8 @@ static int on_record(struct tools_report *r, const struct plog_record *rec)
 	case PLOG_TYPE_CALLCHAIN:
 		return on_sample(r, rec);
 	case PLOG_TYPE_USERDATA:
+		if (r->filt_state || rec->u.userdata.userdata == PLOG_USERDATA_HWPMCD_FILTER)
+			return filter_word(r, rec);
 		if (r->rate_next) {
 			/* The word after the rate mark is the rate: keep it, with its time. */
 			double t;
@@ -992,6 +1043,9 @@ int tools_report_load(struct tools_report *r)
 void tools_report_free(struct tools_report *r)
 {
 	free(r->rates);
+	for (size_t i = 0; i < r->nfilters; i++)
+		free(r->filters[i].text);
+	free(r->filters);
 	r->rates = NULL;
 	for (size_t i = 0; i < r->nev; i++) {
 		struct tools_rep_event *e = &r->ev[i];

@@ -113,6 +113,9 @@ struct tools_rep_opts {
 	bool want_focus_callers, want_focus_callees;
 };
 
+/* The longest filter text a report keeps (the daemon writes at most 2047 bytes). */
+#define TOOLS_REP_FILTER_TEXT 4096
+
 struct tools_report {
 	struct tools_rep_opts o;
 	const char *file;    /* the file being read (then the last one read), for messages */
@@ -139,6 +142,20 @@ struct tools_report {
 	} *rates;
 	size_t nrates, rates_cap;
 	bool rate_next;
+	/*
+	 * The in-kernel sample filter (pmclog-format.md 11.10): each change (and each
+	 * file's starting filter that differs from the last) at its wall-clock time.
+	 * A mark is read word by word: filt_state 1 wants its length, 2 its text.
+	 */
+	struct tools_rep_filter {
+		int64_t wall_ns;
+		char *text;
+	} *filters;
+	size_t nfilters, filters_cap;
+	int filt_state;
+	uint32_t filt_len, filt_got;
+	int64_t filt_ns;
+	char filt_buf[TOOLS_REP_FILTER_TEXT];
 	/* the reported samples' wall-clock span */
 	bool have_span;
 	int64_t span_lo, span_hi;

@@ -24,6 +24,9 @@ usage: mkpmclog.py freebsd BINARY OUT     a log in FreeBSD's own conventions: cp
        mkpmclog.py manymaps BINARY OUT    80,000 MAP_INs in one process in descending
                                           address order, MAP_OUTs of every odd one and of a
                                           block of 1,000, samples in kept and cut ones
+       mkpmclog.py filters BINARY OUT     filter marks (pmclog-format.md 11.10) good and
+                                          bad: a repeat, a control byte, a length past
+                                          4 KiB, a mark cut short by a sample
 Prints the expected counts as 'key value' lines on standard output.
 """
 import struct
@@ -201,6 +204,39 @@ def cxx(lib, symbol, out):
     print("samples 100")
 
 
+HWPMCD_FILTER = 0x48575302  # pmclog-format.md 11.10
+
+
+def filter_mark(text, tsc, length=None):
+    """The filter mark: the word, the text's length, the text 4 bytes a word."""
+    words = [HWPMCD_FILTER, len(text) if length is None else length]
+    words += [struct.unpack("<I", (text[i:i + 4] + b"\0\0\0")[:4])[0] for i in range(0, len(text), 4)]
+    return [rec(13, struct.pack("<II", w, 0), tsc) for w in words]
+
+
+def filters(binary, out):
+    """Filter marks good and bad, between samples: the report keeps 'pid=1', 'a?b'
+    (a control byte shown as '?') and 'uid=0'; a repeat is no change, a length past
+    4 KiB and a mark cut short by a sample are dropped."""
+    vaddr, _ = elf_exec_vaddr(binary)
+    syms = symbols(binary)
+    base = 0x555500000000
+    b = [initialize(0x400), userdata(HWPMCD_RULE_FREEBSD), allocdyn(PMCID, b"cpu-clock"),
+         proc_create(100, b"corpus"), map_in(100, base + (vaddr & ~0xFFF), binary.encode())]
+    b += filter_mark(b"pid=1", 1000)
+    b.append(callchain(100, 100, chain_pcs(syms, base), tsc=1001))
+    b += filter_mark(b"pid=1", 1002)
+    b += filter_mark(b"a\x01b", 2000)
+    b += filter_mark(b"x" * 8, 2500, length=0xFFFFFFFF)
+    b += filter_mark(b"comm=cut-short", 2600)[:3]
+    b.append(callchain(100, 100, chain_pcs(syms, base), tsc=2601))
+    b += filter_mark(b"uid=0", 3000)
+    b.append(callchain(100, 100, chain_pcs(syms, base), tsc=3001))
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("samples 3")
+
+
 SLOT = 0x100000  # one MAP_IN every MiB: the corpus binary's text is far smaller
 
 
@@ -244,6 +280,9 @@ def manymaps(binary, out):
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "forks":
         forks(sys.argv[2], sys.argv[3])
+        sys.exit(0)
+    if len(sys.argv) == 4 and sys.argv[1] == "filters":
+        filters(sys.argv[2], sys.argv[3])
         sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "manymaps":
         manymaps(sys.argv[2], sys.argv[3])

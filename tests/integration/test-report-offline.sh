@@ -137,6 +137,18 @@ else
 	echo "# strace is not installed: the device-open check is skipped"
 fi
 
+# Filter marks (pmclog-format.md 11.10), good and hostile: the header says which
+# filter held from when; a repeat is no change, a control byte is shown as '?', a
+# length past 4 KiB and a mark cut short by a sample are dropped.
+python3 "$mk" filters "$corpus" "$tmp/filt.pmclog" > /dev/null
+hwpmc report "$tmp/filt.pmclog" > "$tmp/filt.txt" 2> "$tmp/err"; rc=$?
+hdr=$(grep "^# filter" "$tmp/filt.txt")
+[[ $rc == 0 && "$hdr" =~ ^"# filter (in the kernel, 3 values): 'pid=1' from "[^,]+", 'a?b' from "[^,]+", 'uid=0' from "[^,]+$ ]] &&
+	ok "filter marks, good and hostile: $hdr" || bad "filter marks: exit $rc, '$hdr': $(head -3 "$tmp/err")"
+hwpmc report --json "$tmp/filt.pmclog" > "$tmp/filt.json" 2> "$tmp/err"
+got=$(field "$tmp/filt.json" "' '.join(f['filter'] for f in j['header']['filters'])")
+[[ $got == "pid=1 a?b uid=0" ]] && ok "filter marks in --json's header: $got" || bad "filter marks, --json: '$got'"
+
 # 3. Every truncation of a log and corrupted copies: a report, never a crash.
 log=$tmp/fbsd.pmclog size=$(stat -c %s "$log") crashes=0 runs=0
 for cut in $(python3 -c "import random; r=random.Random(5); print(' '.join(str(x) for x in sorted(set([0,1,15,16,17,111,112,113] + [r.randrange($size) for _ in range(40)]))))"); do
