@@ -155,8 +155,10 @@ int daemon_filter_parse(json_t *obj, struct daemon_filter *f, char *err, size_t 
  * v2 hierarchy mounted at @root: a cgroup is a path below it (leading '/' or
  * not), a unit the directory of that name, looked for under system.slice, then
  * anywhere at most 4 levels deep.  Each must be a cgroup v2 directory
- * (@check_fs: statfs says so).  Fills f->spec.cgroups and f->text.  0, or -errno
- * with @err (ENOENT: no such cgroup or unit).
+ * (@check_fs: statfs says so).  Fills f->spec.cgroups and f->text (its resolved
+ * part replaced: a profile's filter is resolved again and again).  0, or -errno
+ * with @err (ENOENT: no such cgroup or unit, unless f->missing_ok, where id 0,
+ * which matches nothing, stands in for it and the text says "(not running)").
  */
 int daemon_filter_resolve(struct daemon_filter *f, const char *root, bool check_fs, char *err,
 			  size_t errlen);

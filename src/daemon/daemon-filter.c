@@ -143,6 +143,9 @@ int daemon_filter_resolve(struct daemon_filter *f, const char *root, bool check_
 	int rootfd, r = 0;
 
 	f->spec.ncgroups = 0;
+	/* Again and again for a profile: the text resolved last time goes. */
+	if (f->base_len < sizeof(f->text))
+		f->text[f->base_len] = '\0';
 	if (f->ncgroups + f->nunits == 0)
 		return 0;
 	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -162,6 +165,14 @@ int daemon_filter_resolve(struct daemon_filter *f, const char *root, bool check_
 
 		if (unit) {
 			r = find_unit(rootfd, name, path, sizeof(path));
+			if (r == -ENOENT && f->missing_ok) {
+				/* Id 0 is no cgroup's: nothing matches until the unit runs. */
+				f->spec.cgroups[f->spec.ncgroups++] = 0;
+				snprintf(text + n, sizeof(text) - n, "%sunit=%s(not running)",
+					 n ? " " : "", name);
+				r = 0;
+				continue;
+			}
 			if (r < 0) {
 				snprintf(err, errlen, r == -ENOTUNIQ ? "filter: more than one cgroup "
 					 "is named '%s' below %s: name it with --cgroup PATH"
@@ -173,6 +184,13 @@ int daemon_filter_resolve(struct daemon_filter *f, const char *root, bool check_
 			snprintf(path, sizeof(path), "%s", name);
 		}
 		r = cgroup_id_at(rootfd, path, check_fs, &id);
+		if (r == -ENOENT && f->missing_ok) {
+			f->spec.cgroups[f->spec.ncgroups++] = 0;
+			snprintf(text + n, sizeof(text) - n, "%s%s=%s(%s)", n ? " " : "",
+				 unit ? "unit" : "cgroup", name, unit ? "not running" : "absent");
+			r = 0;
+			continue;
+		}
 		if (r < 0) {
 			snprintf(err, errlen, "filter: %s '%s': %s%s", unit ? "unit" : "cgroup", path,
 				 r == -ENOTDIR ? "not a cgroup v2 directory below " : strerror(-r),

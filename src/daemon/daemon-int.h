@@ -159,6 +159,13 @@ struct daemon_filter {
 	char cgroups[FILT_VALUES_MAX][DAEMON_CGROUP_NAME]; /* cgroup paths, then units */
 	uint32_t ncgroups, nunits;			      /* cgroups[ncgroups..+nunits): units */
 	char text[2048]; /* canonical, for the log and status: "uid=1000 unit=x.service" */
+	size_t base_len; /* text's length before the resolved cgroups and units */
+	/*
+	 * A profile's scope: a cgroup or unit that is not there (yet, or any more)
+	 * matches nothing until it appears, rather than refusing the start; the
+	 * session resolves it again while it runs (a restarted unit's cgroup is new).
+	 */
+	bool missing_ok;
 };
 
 struct session_params {
@@ -270,7 +277,8 @@ struct daemon_profile {
 	char events[512];		    /* comma-separated, perf's spelling */
 	uint32_t freq, period;		    /* period wins when set */
 	char callgraph[32];		    /* none | fp | dwarf[,BYTES] */
-	char scope[256];		    /* all | cpus:LIST */
+	char scope[256];		    /* all | cpus:LIST | unit:NAME | cgroup:PATH | uid:USER */
+	int64_t scope_uid;		    /* uid:USER as a number (-1: no such user, or no uid scope) */
 	uint64_t rotate_seconds, rotate_bytes; /* 0: not by that */
 	uint64_t retain_seconds, retain_bytes; /* 0: not by that */
 	uint32_t cpu_budget_percent;	    /* 0: none; else the rate adapts (freq only) */
@@ -370,6 +378,8 @@ struct session {
 	int filt_mark_pending;
 	uint64_t filt_mark_t;
 	char filt_mark[sizeof(((struct daemon_filter *)0)->text)];
+	uint32_t filt_gen;	/* under filt_lock: main's replacements of p.filter */
+	int64_t filt_follow_ms; /* the worker's: when it looks up the filter's cgroups again */
 	uint64_t perf_fds;     /* taken from the budget, given back at the end */
 	struct session_cpu_stats *cstats; /* ncpus of them */
 	/* Created by main, freed by main; its stats are read by main (relaxed). */

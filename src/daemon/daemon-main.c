@@ -436,7 +436,10 @@ static json_t *session_json(struct session *s)
 	if (s->p.filter.on) {
 		json_t *fo = json_object();
 
+		/* The worker replaces it when a unit's cgroup changes (filter_follow()). */
+		pthread_mutex_lock(&s->filt_lock);
 		json_object_set_new(fo, "text", json_string(s->p.filter.text));
+		pthread_mutex_unlock(&s->filt_lock);
 		json_object_set_new(fo, "kept", json_integer((json_int_t)__atomic_load_n(
 							&s->stats.filt_kept, __ATOMIC_RELAXED)));
 		json_object_set_new(fo, "dropped", json_integer((json_int_t)__atomic_load_n(
@@ -1189,6 +1192,7 @@ static void cmd_filter(struct client *c, json_int_t id, json_t *args)
 	r = s->filt ? filt__set(s->filt, &f->spec) : -EAGAIN;
 	if (r == 0) {
 		s->p.filter = *f;
+		s->filt_gen++; /* a cgroup lookup the worker began before is stale */
 		snprintf(s->filt_mark, sizeof(s->filt_mark), "%s", f->text);
 		s->filt_mark_t = mono_ns();
 		__atomic_store_n(&s->filt_mark_pending, 1, __ATOMIC_RELEASE);
@@ -1353,6 +1357,8 @@ static int profile_start(struct profile_slot *ps, char *err, size_t errlen)
 	if (r < 0)
 		goto out;
 	p->unwind_cache_bytes = (size_t)ps->def.unwind_cache_mb << 20;
+	/* A unit that is not running yet (or restarts) is waited for, not refused. */
+	p->filter.missing_ok = true;
 	if ((r = session_admit(p, &st, cpus, &ncpus, err, errlen)) < 0)
 		goto out;
 	if ((r = state_dir_check(err, errlen)) < 0)

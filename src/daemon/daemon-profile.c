@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,6 +279,61 @@ static uint32_t dwarf_ring_pages(uint32_t freq)
 	return pages;
 }
 
+/*
+ * The uid of scope = uid:USER: a number, or a name of /etc/passwd (read as a file:
+ * a directory service's lookup could block the daemon's main loop).  -1: none.
+ */
+static int64_t scope_user(const char *user)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	uint64_t n;
+	int64_t uid = -1;
+	FILE *fp;
+
+	if (util_parse_u64(user, &n) == 0)
+		return n < UINT32_MAX ? (int64_t)n : -1;
+	fp = fopen("/etc/passwd", "re");
+	if (!fp)
+		return -1;
+	while (fgetpwent_r(fp, &pw, buf, sizeof(buf), &res) == 0 && res)
+		if (strcmp(pw.pw_name, user) == 0) {
+			uid = pw.pw_uid;
+			break;
+		}
+	fclose(fp);
+	return uid;
+}
+
+/* Is @scope kept by the in-kernel sample filter (a unit, a cgroup, a user)? */
+static bool scope_is_filter(const char *scope)
+{
+	return !strncmp(scope, "unit:", 5) || !strncmp(scope, "cgroup:", 7) ||
+	       !strncmp(scope, "uid:", 4);
+}
+
+/*
+ * The start's "filter" of a unit, cgroup or user scope.  A name that is not UTF-8
+ * (or no such user) becomes "", which the start's parser refuses: such a scope
+ * never falls back to every process.  NULL: out of memory.
+ */
+static json_t *scope_filter(const struct daemon_profile *pf)
+{
+	const char *key = "uid";
+	json_t *v;
+
+	if (!strncmp(pf->scope, "unit:", 5)) {
+		key = "unit";
+		v = json_string(pf->scope + 5);
+	} else if (!strncmp(pf->scope, "cgroup:", 7)) {
+		key = "cgroup";
+		v = json_string(pf->scope + 7);
+	} else {
+		v = pf->scope_uid >= 0 ? json_integer((json_int_t)pf->scope_uid) : NULL;
+	}
+	return json_pack("{s:[o]}", key, v ? v : json_string(""));
+}
+
 /* @pf's start arguments, the groups up to @upto (PK_EVENTS..PK_SCOPE). */
 static json_t *args_upto(const struct daemon_profile *pf, int upto)
 {
@@ -341,6 +397,15 @@ static json_t *args_upto(const struct daemon_profile *pf, int upto)
 		}
 		json_object_set_new(a, "cpus", cpus);
 	}
+	if (upto >= PK_SCOPE && scope_is_filter(pf->scope)) {
+		json_t *fo = scope_filter(pf);
+
+		if (!fo) {
+			json_decref(a);
+			return NULL;
+		}
+		json_object_set_new(a, "filter", fo);
+	}
 	if (upto >= PK_SCOPE && !pf->kallsyms)
 		json_object_set_new(a, "kallsyms", json_string("none"));
 	return a;
@@ -367,15 +432,19 @@ int daemon_profile_parse(struct daemon_profile *pf, const char *text, size_t len
 	if (pf->line[PK_FREQ] && pf->line[PK_PERIOD])
 		daemon_diag_add(&d, fname, pf->line[PK_PERIOD], "freq (line %d) and period are "
 				"both set; a profile samples by one of them", pf->line[PK_FREQ]);
-	if (strcmp(pf->scope, "all") != 0 && strncmp(pf->scope, "cpus:", 5) != 0) {
-		daemon_printable(shown, sizeof(shown), pf->scope);
-		if (!strncmp(pf->scope, "unit:", 5) || !strncmp(pf->scope, "cgroup:", 7))
-			daemon_diag_add(&d, fname, pf->line[PK_SCOPE], "scope = '%s': a unit or "
-					"cgroup scope needs the in-kernel sample filters, which this "
-					"hwpmcd does not have yet; use 'all' or 'cpus:LIST'", shown);
-		else
-			daemon_diag_add(&d, fname, pf->line[PK_SCOPE], "scope = '%s' is not 'all' or "
-					"'cpus:LIST' (e.g. cpus:0-3,6)", shown);
+	daemon_printable(shown, sizeof(shown), pf->scope);
+	pf->scope_uid = -1;
+	if (!strncmp(pf->scope, "uid:", 4)) {
+		pf->scope_uid = scope_user(pf->scope + 4);
+		if (pf->scope_uid < 0)
+			daemon_diag_add(&d, fname, pf->line[PK_SCOPE], "scope = '%s': no user of that "
+					"name in /etc/passwd (a user of a directory service is "
+					"given by number: uid:1234)", shown);
+	} else if (strcmp(pf->scope, "all") != 0 && strncmp(pf->scope, "cpus:", 5) != 0 &&
+		   !scope_is_filter(pf->scope)) {
+		daemon_diag_add(&d, fname, pf->line[PK_SCOPE], "scope = '%s' is not 'all', "
+				"'cpus:LIST' (e.g. cpus:0-3,6), 'unit:NAME' (a systemd unit), "
+				"'cgroup:PATH' or 'uid:USER'", shown);
 	}
 	if (pf->cpu_budget_percent && pf->period)
 		daemon_diag_add(&d, fname, pf->line[PK_CPU_BUDGET], "cpu_budget_percent adapts "
@@ -400,12 +469,16 @@ int daemon_profile_parse(struct daemon_profile *pf, const char *text, size_t len
 				pf->line[PK_ROTATE_BYTES] ? "" : ", its default");
 	/* What the collector is asked for: the start's own checks, key group by key group. */
 	for (size_t i = 0; i < ARRAY_SIZE(groups); i++) {
-		json_t *a = args_upto(pf, groups[i]);
-		struct session_params *p = calloc(1, sizeof(*p));
+		json_t *a;
+		struct session_params *p;
 		struct daemon_start st;
 		char msg[512];
 		int line = pf->line[groups[i]], r;
 
+		if (groups[i] == PK_SCOPE && !strncmp(pf->scope, "uid:", 4) && pf->scope_uid < 0)
+			break; /* said above: no such user */
+		a = args_upto(pf, groups[i]);
+		p = calloc(1, sizeof(*p));
 		if (groups[i] == PK_FREQ && pf->period)
 			line = pf->line[PK_PERIOD];
 		if (groups[i] == PK_CALLGRAPH && !line)

@@ -570,5 +570,6 @@ int daemon_filter_parse(json_t *obj, struct daemon_filter *f, char *err, size_t 
 				    "unit names (NAME.service, .scope, .slice, ...)");
 		snprintf(f->cgroups[f->ncgroups + f->nunits++], DAEMON_CGROUP_NAME, "%s", s);
 	}
+	f->base_len = strlen(f->text);
 	return 0;
 }

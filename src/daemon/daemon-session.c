@@ -676,6 +676,66 @@ static int write_filter_mark(struct session *s, uint64_t t, const char *text)
 	return r;
 }
 
+static uint64_t session_stamp(struct session *s);
+
+/* How often a filter's cgroups and units are looked up again (filter_follow()). */
+#define FILTER_FOLLOW_EVERY_MS 2000
+
+/*
+ * A filter that names cgroups or units follows them: each is looked up again, and
+ * a new cgroup id (a unit restarted, or started after the session; a cgroup made
+ * again) replaces the old one in the kernel's maps, with a mark in the log.  One
+ * that is gone matches nothing until it is back.  On the worker, every
+ * FILTER_FOLLOW_EVERY_MS and before a profile's new file; a lookup is bounded
+ * (daemon_filter_resolve()).  Returns 0 or a write error.
+ */
+static int filter_follow(struct session *s)
+{
+	struct daemon_filter *f;
+	char root[512], err[256];
+	uint32_t gen;
+	bool changed = false;
+	int r;
+
+	s->filt_follow_ms = mono_ms() + FILTER_FOLLOW_EVERY_MS;
+	if (!s->filt || !(f = malloc(sizeof(*f))))
+		return 0;
+	pthread_mutex_lock(&s->filt_lock);
+	*f = s->p.filter;
+	gen = s->filt_gen;
+	pthread_mutex_unlock(&s->filt_lock);
+	if (f->ncgroups + f->nunits == 0 ||
+	    daemon_cgroup2_root("/proc/self/mounts", root, sizeof(root)) < 0) {
+		free(f);
+		return 0;
+	}
+	f->missing_ok = true;
+	r = daemon_filter_resolve(f, root, true, err, sizeof(err));
+	if (r < 0) {
+		/* (Several cgroups of a unit's name now ...): the filter stays as it was. */
+		log_debug("session %d: filter: %s", s->id, err);
+		free(f);
+		return 0;
+	}
+	pthread_mutex_lock(&s->filt_lock);
+	/* The same text may stand for a new id: a unit restarted in a directory of its name. */
+	if (gen == s->filt_gen && (strcmp(f->text, s->p.filter.text) != 0 ||
+				   memcmp(f->spec.cgroups, s->p.filter.spec.cgroups,
+					  sizeof(f->spec.cgroups)) != 0) &&
+	    filt__set(s->filt, &f->spec) == 0) {
+		s->p.filter = *f;
+		changed = true;
+	}
+	pthread_mutex_unlock(&s->filt_lock);
+	r = 0;
+	if (changed) {
+		log_info("session %d: filter now '%s' (its cgroups looked up again)", s->id, f->text);
+		r = write_filter_mark(s, session_stamp(s), f->text);
+	}
+	free(f);
+	return r;
+}
+
 /* One merge round up to @w_limit.  Returns 0 or a write error. */
 static int merge_round(struct session *s, uint64_t w_limit)
 {
@@ -728,6 +788,8 @@ static int merge_round(struct session *s, uint64_t w_limit)
 		pthread_mutex_unlock(&s->filt_lock);
 		r = write_filter_mark(s, t, text);
 	}
+	if (r == 0 && mono_ms() >= s->filt_follow_ms)
+		r = filter_follow(s);
 	/* No ELF file stays open between rounds (an unmount would fail on it). */
 	unwind_ctx__close_files(s->uw);
 	return r;
@@ -1203,8 +1265,11 @@ static int profile_tick(struct session *s, int r)
 	     now_ns(CLOCK_MONOTONIC) - pf->file_t0 >= pf->def.rotate_seconds * 1000000000ull) ||
 	    (pf->def.rotate_bytes &&
 	     plog_writer__stats(s->w)->bytes - pf->file_bytes0 >= pf->def.rotate_bytes)) {
+		/* The new file's head names the cgroups that are the unit's now. */
+		r = filter_follow(s);
 		t = session_stamp(s);
-		r = profile_close_file(s, t);
+		if (r == 0)
+			r = profile_close_file(s, t);
 		if (r == 0)
 			r = profile_open_next(s, t);
 		if (disk_full(r)) {

@@ -79,7 +79,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(a.retain_seconds || a.retain_bytes);
 		CHECK(!a.retain_bytes || !a.rotate_bytes || a.retain_bytes >= a.rotate_bytes);
 		CHECK(!(a.line[PK_FREQ] && a.line[PK_PERIOD]));
-		CHECK(!strcmp(a.scope, "all") || !strncmp(a.scope, "cpus:", 5));
+		CHECK(!strcmp(a.scope, "all") || !strncmp(a.scope, "cpus:", 5) ||
+		      !strncmp(a.scope, "unit:", 5) || !strncmp(a.scope, "cgroup:", 7) ||
+		      !strncmp(a.scope, "uid:", 4));
+		/* A unit, cgroup or user scope is an in-kernel filter, never "everything". */
+		CHECK(p->filter.on == (!strncmp(a.scope, "unit:", 5) ||
+				       !strncmp(a.scope, "cgroup:", 7) || !strncmp(a.scope, "uid:", 4)));
+		CHECK(!p->filter.on ||
+		      p->filter.spec.nuids + p->filter.ncgroups + p->filter.nunits == 1);
 		CHECK(a.cpu_budget_percent <= 100 && !(a.cpu_budget_percent && a.period));
 		CHECK(memchr(a.events, 0, sizeof(a.events)) && memchr(a.callgraph, 0, sizeof(a.callgraph)));
 		json_decref(args);

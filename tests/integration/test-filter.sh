@@ -14,7 +14,9 @@ hwpmcd=$build/src/daemon/hwpmcd hwpmc=$build/src/tools/hwpmc
 . "$src/tests/integration/harness.sh"
 harness_init "system-wide perf_event_open and BPF"
 
-"$hwpmcd" --config /dev/null --socket "$sock" --state-dir "$tmp/state" --foreground 2> "$tmp/daemon.log" &
+mkdir -p "$tmp/profiles.d"
+"$hwpmcd" --config /dev/null --socket "$sock" --state-dir "$tmp/state" --profiles-dir "$tmp/profiles.d" \
+	--foreground 2> "$tmp/daemon.log" &
 dpid=$!
 for _ in $(seq 100); do "$hwpmc" status > /dev/null 2>&1 && break; sleep 0.1; done
 kids=()
@@ -25,6 +27,7 @@ cleanup() {
 		kill "${kids[@]}" 2> /dev/null
 		wait "${kids[@]}" 2> /dev/null
 	fi
+	[[ -n "${ucg:-}" ]] && rmdir "$ucg" 2> /dev/null
 	[[ -n "$cg" ]] && { rmdir "$cg/sub" "$cg" 2> /dev/null; rmdir "$(dirname "$cg")" 2> /dev/null; }
 	harness_cleanup
 }
@@ -164,8 +167,8 @@ kept() { "$hwpmc" status --json "${sid:-0}" 2> /dev/null | python3 -c '
 import json, sys
 print(json.load(sys.stdin)["sessions"][0]["stats"]["filter"]["kept"])' 2> /dev/null || echo 0; }
 wait_kept() { # N: until the session's filter has kept at least N samples (60 s at most)
-	local t
-	for t in $(seq 600); do (($(kept) >= $1)) && return 0; sleep 0.1; done
+	local end=$((SECONDS + 60))
+	while ((SECONDS < end)); do (($(kept) >= $1)) && return 0; sleep 0.1; done
 	return 1
 }
 wait_kept 20 || bad "session '$sid' kept no 20 samples of A in 60 s: $(cat "$tmp/run.start")"
@@ -200,6 +203,10 @@ assert a in before and before <= {a, b}, ("before", before)
 print("marks %s; before the change pids %s, after %s" % (marks, sorted(before), sorted(after)))
 ' "$a" "$b" > "$tmp/run.check" 2>&1 && ok "the log: both filters marked; after the change only B, before it A ($(cat "$tmp/run.check"))" ||
 	bad "the log around the change: $(cat "$tmp/run.check")"
+"$hwpmc" report "$runlog" > "$tmp/run.report" 2>&1
+hdr=$(grep "^# filter" "$tmp/run.report")
+[[ "$hdr" =~ ^"# filter (in the kernel, 2 values): 'pid=$a' from "[0-9T:.Z-]+", 'pid=$b' from "[0-9T:.Z-]+$ ]] &&
+	ok "hwpmc report says which filter held when: $hdr" || bad "the report's filter line: '$hdr': $(head -5 "$tmp/run.report")"
 "$hwpmc" filter 999 --filter-pid 1 > /dev/null 2> "$tmp/f.err"
 [[ $? != 0 ]] && grep -q "no session 999" "$tmp/f.err" && ok "hwpmc filter of no session: $(head -1 "$tmp/f.err")" ||
 	bad "hwpmc filter 999: $(cat "$tmp/f.err")"
@@ -227,6 +234,106 @@ bad_case "an unknown user" "neither a user" -u "no-such-user-$$"
 bad_case "a unit name that is none" "systemd unit names" --unit "not a unit"
 for _ in $(seq 65); do echo -n "--filter-pid 1 "; done > "$tmp/many"
 bad_case "65 pids" "at most 64" $(cat "$tmp/many")
+
+# 6. An always-on profile scoped to a unit that starts after it and then restarts
+# (its cgroup directory made again: a new id behind the same name).  The filter
+# follows the unit: the log marks each change, and between marks every sample is
+# of the unit's process of that time (B, then A); none while it does not run.
+if [[ -n "$cg" ]]; then
+	u=hwpmcd-test-$$-p.service
+	ucg=$root/hwpmcd-test.slice/$u
+	cat > "$tmp/profiles.d/unit.conf" <<EOF
+events = cpu-clock
+freq = 499
+callgraph = fp
+scope = unit:$u
+rotate_seconds = 600
+retain_bytes = 1G
+EOF
+	"$hwpmc" profiles reload > "$tmp/reload.out" 2>&1
+	psid=
+	end=$((SECONDS + 60))
+	while ((SECONDS < end)); do
+		psid=$("$hwpmc" sessions --json 2> /dev/null | python3 -c '
+import json, sys
+s = [x for x in json.load(sys.stdin)["sessions"] if x.get("profile") and x.get("state") == "running"]
+print(s[0]["session"] if s else "")' 2> /dev/null)
+		[[ -n "$psid" ]] && break
+		sleep 0.1
+	done
+	ftext() { "$hwpmc" status --json "${psid:-0}" 2> /dev/null | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["sessions"][0]["stats"]["filter"]["text"])' 2> /dev/null; }
+	wait_text() { # TEXT: until the profile's filter reads TEXT (60 s at most)
+		local end=$((SECONDS + 60))
+		while ((SECONDS < end)); do [[ "$(ftext)" == "$1" ]] && return 0; sleep 0.1; done
+		return 1
+	}
+	sid=$psid
+	wait_text "unit=$u(not running)" &&
+		ok "a profile of a unit that does not run yet starts and waits for it: $(ftext)" ||
+		bad "profile of a unit not running: session '$psid', filter '$(ftext)': $(cat "$tmp/reload.out")"
+	mkdir "$ucg" && echo "$b" > "$ucg/cgroup.procs"
+	wait_text "unit=$u(hwpmcd-test.slice/$u)" && k1=$(kept) && wait_kept $((k1 + 20)) &&
+		ok "the unit started: the profile found its cgroup and keeps its samples: $(ftext)" ||
+		bad "the unit started: filter '$(ftext)', kept $(kept)"
+	# The restart: B leaves, the directory goes and comes back, A enters it.
+	echo "$b" > "$root/cgroup.procs" && rmdir "$ucg"
+	wait_text "unit=$u(not running)" || bad "the unit stopped: filter '$(ftext)'"
+	mkdir "$ucg" && echo "$a" > "$ucg/cgroup.procs"
+	wait_text "unit=$u(hwpmcd-test.slice/$u)" && k1=$(kept) && wait_kept $((k1 + 20)) &&
+		ok "the unit restarted (a new cgroup id): the filter follows it: $(ftext)" ||
+		bad "the unit restarted: filter '$(ftext)', kept $(kept)"
+	# A restart faster than the lookups (in one process: microseconds between the
+	# directory's going and coming): the same text, a new id, B in it now.
+	python3 -c '
+import os, sys
+root, ucg, a, b = sys.argv[1:]
+open(root + "/cgroup.procs", "w").write(a)
+os.rmdir(ucg)
+os.mkdir(ucg)
+open(ucg + "/cgroup.procs", "w").write(b)' "$root" "$ucg" "$a" "$b"
+	k1=$(kept)
+	wait_kept $((k1 + 20)) && ok "a restart between two lookups: the new cgroup id is followed" ||
+		bad "a fast restart: kept $(kept) (was $k1), filter '$(ftext)'"
+	rm "$tmp/profiles.d/unit.conf"
+	"$hwpmc" profiles reload > /dev/null 2>&1
+	end=$((SECONDS + 60))
+	while ((SECONDS < end)); do "$hwpmc" status "$psid" > /dev/null 2>&1 || break; sleep 0.1; done
+	for f in "$tmp"/state/profiles/unit/*.pmclog; do "$hwpmc" dump --json "$f"; done 2> /dev/null | python3 -c '
+import json, struct, sys
+a, b, u = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+recs = [json.loads(l) for l in sys.stdin]
+ud = [(r["tsc"], r["userdata"]) for r in recs if r.get("type") == "userdata"]
+marks = []
+for i, (t, w) in enumerate(ud):
+    if w == 0x48575302:
+        n = ud[i + 1][1]
+        txt = b"".join(struct.pack("<I", x) for _, x in ud[i + 2:i + 2 + (n + 3) // 4])[:n].decode()
+        marks.append((t, txt))
+off, on = "unit=%s(not running)" % u, "unit=%s(hwpmcd-test.slice/%s)" % (u, u)
+# The fast restart may or may not have been seen as "not running" in between.
+texts = [m[1] for m in marks]
+assert texts in ([off, on, off, on, on], [off, on, off, on, off, on]), marks
+cc = [r for r in recs if r.get("type") == "callchain"]
+ep = []
+for i, (t, _) in enumerate(marks):
+    end = marks[i + 1][0] if i + 1 < len(marks) else float("inf")
+    ep.append(sorted({r["pid"] for r in cc if t <= r["tsc"] < end}))
+assert not [r for r in cc if r["tsc"] < marks[0][0]], "samples before the first mark"
+assert ep in ([[], [b], [], [a], [b]], [[], [b], [], [a], [], [b]]), ep
+print("%d marks; pids between them: %s" % (len(marks), ep))
+' "$a" "$b" "$u" > "$tmp/follow.check" 2>&1 &&
+		ok "the profile's log: the unit's epochs marked, each with only its process ($(cat "$tmp/follow.check"))" ||
+		bad "the profile's log: $(cat "$tmp/follow.check")"
+	"$hwpmc" report "$tmp"/state/profiles/unit/*.pmclog > "$tmp/unit.report" 2>&1
+	hdr=$(grep "^# filter" "$tmp/unit.report")
+	[[ "$hdr" == "# filter (in the kernel, 4 values): 'unit=$u(not running)' from "*", 'unit=$u(hwpmcd-test.slice/$u)' from "*", 'unit=$u(not running)' from "*", 'unit=$u(hwpmcd-test.slice/$u)' from "* ||
+		"$hdr" == "# filter (in the kernel, 6 values): "* ]] &&
+		ok "the profile's report: when the unit ran: $hdr" || bad "the profile's report: '$hdr'"
+	echo "$b" > "$root/cgroup.procs"
+	rmdir "$ucg" 2> /dev/null
+fi
 
 kill -TERM "$dpid"; wait "$dpid"; rc=$?; dpid=
 [[ $rc == 0 ]] && ok "daemon exits 0" || bad "daemon exit $rc: $(tail -3 "$tmp/daemon.log")"

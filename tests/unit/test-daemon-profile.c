@@ -65,6 +65,38 @@ START_TEST(test_defaults)
 }
 END_TEST
 
+/* A unit, cgroup or user scope becomes the start's in-kernel filter. */
+START_TEST(test_filter_scopes)
+{
+	static const struct {
+		const char *scope, *key, *value;
+	} cases[] = {
+		{ "unit:nginx.service", "unit", "nginx.service" },
+		{ "cgroup:system.slice/db.service", "cgroup", "system.slice/db.service" },
+		{ "uid:root", "uid", NULL },
+		{ "uid:1234", "uid", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct daemon_profile pf;
+		char text[300];
+		json_t *a, *v;
+
+		snprintf(text, sizeof(text), "scope = %s\n", cases[i].scope);
+		ck_assert_int_eq(parse(&pf, text), 0);
+		a = daemon_profile_args(&pf);
+		v = json_array_get(json_object_get(json_object_get(a, "filter"), cases[i].key), 0);
+		ck_assert_ptr_nonnull(v);
+		if (cases[i].value)
+			ck_assert_str_eq(json_string_value(v), cases[i].value);
+		else
+			ck_assert_int_eq(json_integer_value(v), i == 2 ? 0 : 1234);
+		ck_assert_ptr_null(json_object_get(a, "cpus"));
+		json_decref(a);
+	}
+}
+END_TEST
+
 START_TEST(test_every_key)
 {
 	struct daemon_profile pf;
@@ -138,11 +170,12 @@ START_TEST(test_rules_between_keys)
 			  "default)");
 	ck_assert_int_eq(parse(&pf, "rotate_bytes = 1K\n"), 1);
 	ck_assert_err_has("web.conf:1: rotate_bytes = 1024 is below 65536");
-	ck_assert_int_eq(parse(&pf, "scope = unit:nginx.service\n"), 1);
-	ck_assert_err_has("web.conf:1: scope = 'unit:nginx.service': a unit or cgroup scope needs "
-			  "the in-kernel sample filters");
 	ck_assert_int_eq(parse(&pf, "\nscope = everything\n"), 1);
-	ck_assert_err_has("web.conf:2: scope = 'everything' is not 'all' or 'cpus:LIST'");
+	ck_assert_err_has("web.conf:2: scope = 'everything' is not 'all', 'cpus:LIST' (e.g. "
+			  "cpus:0-3,6), 'unit:NAME' (a systemd unit), 'cgroup:PATH' or 'uid:USER'");
+	ck_assert_int_eq(parse(&pf, "scope = uid:no-such-user-of-hwpmcd\n"), 1);
+	ck_assert_err_has("web.conf:1: scope = 'uid:no-such-user-of-hwpmcd': no user of that name "
+			  "in /etc/passwd");
 	ck_assert_int_eq(parse(&pf, "cpu_budget_percent = 1\n"), 0);
 	ck_assert_uint_eq(pf.cpu_budget_percent, 1);
 	ck_assert_int_eq(parse(&pf, "period = 100000\ncpu_budget_percent = 1\n"), 1);
@@ -177,6 +210,14 @@ START_TEST(test_start_checks_at_their_lines)
 	ck_assert_err_has("web.conf:1: scope: ");
 	ck_assert_int_eq(parse(&pf, "scope = cpus:0-99999999999\n"), 1);
 	ck_assert_err_has("web.conf:1: scope: ");
+	/* A unit, cgroup or user scope is the start's filter, checked by its parser. */
+	ck_assert_int_eq(parse(&pf, "scope = unit:not a unit\n"), 1);
+	ck_assert_err_has("web.conf:1: scope: filter: 'unit' values are systemd unit names");
+	ck_assert_int_eq(parse(&pf, "scope = cgroup:../etc\n"), 1);
+	ck_assert_err_has("web.conf:1: scope: filter: 'cgroup' values are cgroup paths");
+	/* Found by fuzz-profile: a name that is not UTF-8 once made no filter, so every process. */
+	ck_assert_int_eq(parse(&pf, "scope = unit:x\206\206.service\n"), 1);
+	ck_assert_err_has("web.conf:1: scope: filter: 'unit' values are systemd unit names");
 }
 END_TEST
 
@@ -458,6 +499,7 @@ int main(void)
 		return EXIT_FAILURE;
 	tcase_add_test(tp, test_defaults);
 	tcase_add_test(tp, test_every_key);
+	tcase_add_test(tp, test_filter_scopes);
 	tcase_add_test(tp, test_problems_at_their_lines);
 	tcase_add_test(tp, test_rules_between_keys);
 	tcase_add_test(tp, test_start_checks_at_their_lines);
