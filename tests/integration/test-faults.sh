@@ -311,19 +311,22 @@ for _ in $(seq 100); do
 	[[ -n "$sid" ]] && break
 	sleep 0.05
 done
-# (e) while stalled: the lost count grows (samples dropped, not blocking); (a) status is fast.
+# (e) while stalled: the lost count grows (samples dropped, not blocking); (a) status
+# is answered.  The stall never ends, so a main loop blocked on it would never answer:
+# the 10 s bound only tells "never" from "slow" (a busy VM, the client's own start-up
+# under the sampling); the slowest answer is printed, not judged.
 slow=0 lost=0 worst=0
 for _ in $(seq 80); do
 	t0=$(now)
-	lost=$(timeout 5 "$hwpmc" status --json "$sid" | python3 -c 'import json, sys; print(json.load(sys.stdin)["sessions"][0]["stats"]["lost"])')
+	timeout 10 "$hwpmc" status --json "$sid" > "$tmp/stall.status" || slow=$((slow + 1))
 	dt=$(elapsed "$t0")
 	lt "$worst" "$dt" && worst=$dt
-	lt "$dt" 1 || slow=$((slow + 1))
+	lost=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["sessions"][0]["stats"]["lost"])' "$tmp/stall.status" 2> /dev/null)
 	[[ ${lost:-0} -gt 0 ]] && break
 	sleep 0.25
 done
-[[ -n "$sid" && $slow == 0 ]] && ok "stall: hwpmc status answers within 1 s while the output is stalled (slowest $worst s)" ||
-	bad "stall: session '$sid', $slow status calls took 1 s or more (slowest $worst s)"
+[[ -n "$sid" && $slow == 0 ]] && ok "stall: hwpmc status is answered while the output is stalled (slowest $worst s)" ||
+	bad "stall: session '$sid', $slow status calls got no answer in 10 s (slowest $worst s)"
 [[ ${lost:-0} -gt 0 ]] && ok "stall: what the output cannot take is counted as lost ($lost so far)" || bad "stall: lost stays '${lost:-}'"
 rss1=$(rss_kb)
 # (b) another session to a file records normally meanwhile.
@@ -341,7 +344,10 @@ t0=$(now)
 timeout 30 "$hwpmc" stop "$sid" > "$tmp/stop.out" 2>&1
 rc=$?
 dt=$(elapsed "$t0")
-[[ $rc == 0 ]] && lt "$dt" 3 && ok "stall: hwpmc stop $sid returns in $dt s (< 3 s)" || bad "stall: stop: exit $rc after $dt s: $(cat "$tmp/stop.out")"
+# (The daemon gives up on a reader after 1 s without progress, SESSION_DRAIN_IDLE_MS,
+# where the drain's cap is 10 s: the bound tells the first from the second, with
+# room for a busy machine.)
+[[ $rc == 0 ]] && lt "$dt" 8 && ok "stall: hwpmc stop $sid returns in $dt s (< 8 s: not the 10 s cap)" || bad "stall: stop: exit $rc after $dt s: $(cat "$tmp/stop.out")"
 grep -q "the session failed: output stalled" "$tmp/stop.out" && ok "stall: the stop reports the stall: $(grep -m1 'session failed' "$tmp/stop.out")" ||
 	bad "stall: no stall in: $(cat "$tmp/stop.out")"
 grep -q "(ETIMEDOUT)" "$tmp/stop.out" || note "TODO daemon-main.c errno_name() has no ETIMEDOUT/ENOBUFS: reported as EIO"
@@ -427,8 +433,8 @@ t0=$(now)
 timeout 30 "$hwpmc" record -a -d 1 -o "$tmp/ksstall.pmclog" --kallsyms-out "$tmp/fifo" 2> "$tmp/ksstall.err"
 rc=$?
 dt=$(elapsed "$t0")
-[[ $rc == 0 ]] && lt "$dt" 4 && grep -q "kernel symbols: .*error: .*took nothing" "$tmp/ksstall.err" &&
-	ok "stalled kallsyms reader: record -d 1 ends in $dt s, kallsyms state error: $(grep -m1 'kernel symbols' "$tmp/ksstall.err")" ||
+[[ $rc == 0 ]] && lt "$dt" 9 && grep -q "kernel symbols: .*error: .*took nothing" "$tmp/ksstall.err" &&
+	ok "stalled kallsyms reader: record -d 1 ends in $dt s (< 9 s: not 1 s + the 10 s cap), kallsyms state error: $(grep -m1 'kernel symbols' "$tmp/ksstall.err")" ||
 	bad "stalled kallsyms reader: exit $rc after $dt s: $(cat "$tmp/ksstall.err")"
 log_ok "stalled kallsyms reader" "$tmp/ksstall.pmclog" complete
 kill "$rdr" 2> /dev/null
