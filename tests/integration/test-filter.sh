@@ -78,6 +78,30 @@ if [[ $? != 0 ]]; then
 fi
 [[ ${HWPMC_BUILT_WITH_BPF:-} == 0 ]] && { bad "built without BPF, yet a filter was accepted"; exit 1; }
 
+# The systemd unit's capabilities are enough for filters: a daemon with exactly the
+# unit's CapabilityBoundingSet= (what root keeps under systemd) loads the filter,
+# and the same set without CAP_BPF is refused with EPERM (the control).
+caps=$(sed -n 's/^CapabilityBoundingSet=CAP_\(.*\)/+\L\1/p' "$src/systemd/hwpmcd.service.in" | paste -sd,)
+for set in "$caps" "$(sed 's/,*+bpf//; s/^,//' <<< "$caps")"; do
+	setpriv --bounding-set "-all,$set" --inh-caps=-all "$hwpmcd" --config /dev/null \
+		--socket "$nbsock" --state-dir "$tmp/nobpf-state" --foreground 2> "$tmp/caps.log" &
+	nbpid=$!
+	for _ in $(seq 100); do "$hwpmc" status --socket "$nbsock" > /dev/null 2>&1 && break; sleep 0.1; done
+	"$hwpmc" record --socket "$nbsock" -a -F 99 --comm sh -d 0.3 -o "$tmp/caps.pmclog" 2> "$tmp/caps.err"
+	rc=$?
+	if [[ $set == *+bpf* ]]; then
+		[[ $rc == 0 ]] && grep -q "filter comm=sh: the kernel kept" "$tmp/caps.err" &&
+			ok "the unit's capabilities ($set) load the filter" ||
+			bad "the unit's capabilities ($set): exit $rc: $(cat "$tmp/caps.err")"
+	else
+		[[ $rc != 0 ]] && grep -q "EPERM" "$tmp/caps.err" &&
+			ok "without CAP_BPF ($set), a filter is refused: $(head -c 120 "$tmp/caps.err")" ||
+			bad "without CAP_BPF ($set): exit $rc: $(cat "$tmp/caps.err")"
+	fi
+	rm -f "$tmp/caps.pmclog"*
+	kill "$nbpid"; wait "$nbpid" 2> /dev/null
+done
+
 # Busy processes that differ in one property each.
 cp /bin/sh "$tmp/hwpmcfiltc"
 sh -c 'while :; do :; done' & a=$!
