@@ -3,8 +3,10 @@
  * filter.h: the in-kernel sample filter of a session (a BPF perf_event program).
  *
  * PUBLIC INTERFACES
- *   struct filt_spec   which samples to keep: by thread group, uid, command name and
- *                      cgroup (with its descendants)
+ *   struct filt_spec   which samples to keep: by thread group, uid, command name,
+ *                      cgroup (with its descendants), and tasks one user may ptrace
+ *                      (owner_only: the basis of an unprivileged user's "all my
+ *                      processes" session, which the daemon does not offer yet)
  *   struct filt        one loaded filter program and its maps (one per session)
  *   filt__new(), __free(), __set(), __prog_fd(), __stats(), filt_spec_kinds()
  *
@@ -22,6 +24,7 @@
 #ifndef HWPMCD_FILTER_H
 #define HWPMCD_FILTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +42,13 @@ struct filt_spec {
 	uint32_t ncomms;
 	uint64_t cgroups[FILT_VALUES_MAX]; /* cgroup v2 ids: the task's cgroup or an ancestor */
 	uint32_t ncgroups;
+	/*
+	 * Only tasks @owner could ptrace (read mode): real, effective and saved uid
+	 * all @owner, and a dumpable mm (not a setuid program, not one that made
+	 * itself non-dumpable, not a kernel thread).  Checked per sample.
+	 */
+	bool owner_only;
+	uint32_t owner;
 };
 
 struct filt_stats {

@@ -201,11 +201,13 @@ int filt__set(struct filt *f, const struct filt_spec *s)
 	flags |= s->nuids ? FILT_F_UID : 0;
 	flags |= s->ncomms ? FILT_F_COMM : 0;
 	flags |= s->ncgroups ? FILT_F_CGROUP : 0;
+	flags |= s->owner_only ? FILT_F_OWNER : 0;
 	/* The next generation's kinds while the live one is still f->gen, then the flip. */
 	r = bpf_map__lookup_elem(k->maps.cfg, &zero, sizeof(zero), &c, sizeof(c), 0);
 	if (r < 0)
 		return r;
 	c.flags[next] = flags;
+	c.owner[next] = s->owner;
 	if ((r = bpf_map__update_elem(k->maps.cfg, &zero, sizeof(zero), &c, sizeof(c), BPF_ANY)) < 0)
 		return r;
 	c.gen = next;
@@ -284,5 +286,6 @@ int filt__stats(const struct filt *f, struct filt_stats *ret)
 
 unsigned int filt_spec_kinds(const struct filt_spec *s)
 {
-	return (s->ntgids > 0) + (s->nuids > 0) + (s->ncomms > 0) + (s->ncgroups > 0);
+	return (s->ntgids > 0) + (s->nuids > 0) + (s->ncomms > 0) + (s->ncgroups > 0) +
+	       s->owner_only;
 }

@@ -19,11 +19,19 @@
  *   cgroup or one of its ancestors (bpf_get_current_ancestor_cgroup_id(), level 0
  *   being the root), so a unit's or a container's sub-cgroups count as inside.
  *   counts[0] counts kept samples, counts[1] dropped ones, per CPU.
+ *   The owner check (FILT_F_OWNER) reads the task's credentials and its mm's
+ *   dumpability with CO-RE (struct layouts relocated against the running
+ *   kernel's BTF): the real, effective and saved uid must all be the owner's and
+ *   the mm dumpable by its user (SUID_DUMP_USER), as for ptrace_may_access() in
+ *   read mode; a kernel thread (no mm) never passes.  mm->flags is an unsigned
+ *   long before Linux 6.18 and a one-word bitmap (mm_flags_t) since: either way
+ *   the dumpability is the low two bits of its first word.
  *   Licensed BSD-2-Clause OR GPL-2.0: the kernel gives GPL-only helpers only to
  *   GPL-compatible programs.
  */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
 #include "filter-bpf.h"
@@ -55,6 +63,57 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
+
+/* The kernel's layouts, as far as the owner check reads them (CO-RE relocates each field). */
+typedef struct {
+	__u32 val;
+} kuid_t;
+
+struct cred {
+	kuid_t uid;
+	kuid_t suid;
+	kuid_t euid;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___word {
+	unsigned long flags;
+} __attribute__((preserve_access_index));
+
+struct mm_flags___bitmap {
+	unsigned long __mm_flags[1];
+};
+
+struct mm_struct___bitmap {
+	struct mm_flags___bitmap flags;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	void *mm;
+	const struct cred *cred;
+} __attribute__((preserve_access_index));
+
+/* The mm's dumpability bits (MMF_DUMPABLE_MASK) and SUID_DUMP_USER. */
+#define FILT_DUMPABLE_MASK 3ul
+#define FILT_SUID_DUMP_USER 1ul
+
+static __always_inline int owner_ok(__u32 owner)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	const struct cred *cr = BPF_CORE_READ(t, cred);
+	void *mm = BPF_CORE_READ(t, mm);
+	unsigned long off, flags = 0;
+
+	if (!mm || !cr || BPF_CORE_READ(cr, uid.val) != owner ||
+	    BPF_CORE_READ(cr, euid.val) != owner || BPF_CORE_READ(cr, suid.val) != owner)
+		return 0;
+	if (bpf_core_field_exists(struct mm_struct___bitmap, flags))
+		off = bpf_core_field_offset(struct mm_struct___bitmap, flags);
+	else
+		off = bpf_core_field_offset(struct mm_struct___word, flags);
+	if (bpf_probe_read_kernel(&flags, sizeof(flags), (char *)mm + off) < 0)
+		return 0;
+	return (flags & FILT_DUMPABLE_MASK) == FILT_SUID_DUMP_USER;
+}
 
 static __always_inline int in_cgroups(__u32 gen)
 {
@@ -102,6 +161,8 @@ int hwpmcd_filter(struct bpf_perf_event_data *ctx)
 	}
 	if (keep && (flags & FILT_F_CGROUP))
 		keep = in_cgroups(gen);
+	if (keep && (flags & FILT_F_OWNER))
+		keep = owner_ok(gen ? c->owner[1] : c->owner[0]);
 	idx = keep ? 0 : 1;
 	n = bpf_map_lookup_elem(&counts, &idx);
 	if (n)

@@ -56,8 +56,14 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Credentials for child @kid (the owner case): nonzero exits the child.  NULL:
+ * setuid(uid) alone.
+ */
+static int (*g_creds)(int kid);
+
 /* A child that spins until killed, as @name, with uid @uid (0: stays root). */
-static pid_t spinner(const char *name, uid_t uid, int ready_fd)
+static pid_t spinner(const char *name, uid_t uid, int kid, int ready_fd)
 {
 	pid_t p = fork();
 
@@ -66,7 +72,7 @@ static pid_t spinner(const char *name, uid_t uid, int ready_fd)
 		volatile unsigned long x = 0;
 
 		prctl(PR_SET_NAME, name);
-		if (uid && setuid(uid) < 0)
+		if (g_creds ? g_creds(kid) != 0 : uid && setuid(uid) < 0)
 			_exit(2);
 		if (write(ready_fd, "r", 1) != 1)
 			_exit(3);
@@ -85,7 +91,7 @@ static void rig_start(struct rig *r, const char *const names[CHILDREN],
 	memset(r, 0, sizeof(*r));
 	ck_assert_int_eq(pipe(fds), 0);
 	for (int i = 0; i < CHILDREN; i++)
-		r->kids[i] = spinner(names[i], uids ? uids[i] : 0, fds[1]);
+		r->kids[i] = spinner(names[i], uids ? uids[i] : 0, i, fds[1]);
 	for (int i = 0; i < CHILDREN; i++) {
 		char c;
 
@@ -243,6 +249,40 @@ START_TEST(test_by_uid_and_comm)
 }
 END_TEST
 
+/*
+ * The owner check: child 0 is wholly uid 65534 and dumpable (what that user may
+ * ptrace); child 1 is wholly 65534 but not dumpable (as a setuid program is, or
+ * one that said so); child 2 has real and effective uid 65534 but saved uid 0
+ * (it could become root again).  Only child 0 may pass, and no root process.
+ */
+static int owner_creds(int kid)
+{
+	uid_t saved = kid == 2 ? 0 : 65534;
+
+	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, saved) < 0)
+		return -1;
+	/* A change of credentials made the mm non-dumpable (fs.suid_dumpable): set it. */
+	return prctl(PR_SET_DUMPABLE, kid == 1 ? 0 : 1, 0, 0, 0);
+}
+
+START_TEST(test_owner_only)
+{
+	struct rig r;
+	struct filt_spec s = { 0 };
+
+	g_creds = owner_creds;
+	rig_start(&r, g_names, NULL);
+	g_creds = NULL;
+	s.owner_only = true;
+	s.owner = 65534;
+	ck_assert_int_eq(filt__set(r.f, &s), 0);
+	rig_enable(&r);
+	rig_run(&r, only_kid0, NULL, WANT);
+	ck_assert_uint_ge(r.seen[0], 1);
+	rig_stop(&r);
+}
+END_TEST
+
 /* Where cgroup v2 is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified in the hybrid layout). */
 static bool cgroup2_root(char *buf, size_t len)
 {
@@ -386,6 +426,7 @@ static Suite *filter_suite(void)
 	tcase_set_timeout(tc, 4 * DEADLINE_S);
 	tcase_add_test(tc, test_by_process);
 	tcase_add_test(tc, test_by_uid_and_comm);
+	tcase_add_test(tc, test_owner_only);
 	tcase_add_test(tc, test_by_cgroup);
 	tcase_add_test(tc, test_replace_while_running);
 	tcase_add_test(tc, test_drop_all_and_limits);
