@@ -79,6 +79,15 @@ void tools_report_print_coverage(struct tools_report *r, FILE *out)
 	fprintf(out, "hwpmc: report of %s\n", cov);
 }
 
+/* In a list of @n over time, past 12 the first 6 and the last 6: the entry after @i. */
+static size_t elide(FILE *out, size_t i, size_t n)
+{
+	if (n <= 12 || i != 6)
+		return i;
+	fprintf(out, " ... %zu more ...", n - 12);
+	return n - 6;
+}
+
 /*
  * The rate over time of a profile with a CPU budget (pmclog-format.md 11.9): each
  * change as "HZ Hz from TIME"; past 12 changes the first 6 and the last 6.
@@ -92,10 +101,7 @@ static void print_rates(const struct tools_report *r, FILE *out)
 	fprintf(out, "# rate (set by the profile's CPU budget, %zu value%s):", r->nrates,
 		r->nrates == 1 ? "" : "s");
 	for (size_t i = 0; i < r->nrates; i++) {
-		if (r->nrates > 12 && i == 6) {
-			fprintf(out, " ... %zu more ...", r->nrates - 12);
-			i = r->nrates - 6;
-		}
+		i = elide(out, i, r->nrates);
 		tools_report_format_time(r->rates[i].wall_ns, t, sizeof(t));
 		fprintf(out, "%s %" PRIu32 " Hz from %s", i ? "," : "", r->rates[i].hz, t);
 	}
@@ -116,10 +122,7 @@ static void print_filters(const struct tools_report *r, FILE *out)
 	fprintf(out, "# filter (in the kernel, %zu value%s):", r->nfilters,
 		r->nfilters == 1 ? "" : "s");
 	for (size_t i = 0; i < r->nfilters; i++) {
-		if (r->nfilters > 12 && i == 6) {
-			fprintf(out, " ... %zu more ...", r->nfilters - 12);
-			i = r->nfilters - 6;
-		}
+		i = elide(out, i, r->nfilters);
 		tools_report_format_time(r->filters[i].wall_ns, t, sizeof(t));
 		fprintf(out, "%s '%s' from %s", i ? "," : "", r->filters[i].text, t);
 	}

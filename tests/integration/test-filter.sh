@@ -130,12 +130,9 @@ sys.exit(0 if got and set(got) <= want else 1)' "$got" "$@" &&
 		bad "$name: samples of other processes, or none: $got (want only $*)"
 }
 filter_mark() { # LOG -> the filter text of its USERDATA mark (pmclog-format.md 11.10)
-	"$hwpmc" dump --json "$1" 2> /dev/null | python3 -c '
-import json, struct, sys
-w = [r["userdata"] for r in map(json.loads, sys.stdin) if r.get("type") == "userdata"]
-i = w.index(0x48575302); n = w[i + 1]
-b = b"".join(struct.pack("<I", x) for x in w[i + 2:i + 2 + (n + 3) // 4])
-print(b[:n].decode())'; }
+	"$hwpmc" dump --json "$1" 2> /dev/null | PYTHONPATH=$src/tests/integration python3 -c '
+import sys, filter_marks
+print(filter_marks.load(sys.stdin)[1][0][1])'; }
 
 # 1. A process set, system-wide.
 "$hwpmc" record -a -F 499 --filter-pid "$a" -d 1.5 -o "$tmp/pid.pmclog" 2> "$tmp/pid.err"
@@ -206,17 +203,10 @@ rc=$?
 	bad "hwpmc filter: exit $frc ($(cat "$tmp/filter.out")), stop exit $rc: $(cat "$tmp/run.err")"
 grep -q "samples, 0 lost" "$tmp/run.err" && ok "the change lost no sample: $(grep -o '[0-9]* samples, [0-9]* lost' "$tmp/run.err")" ||
 	bad "samples lost around the change: $(cat "$tmp/run.err")"
-"$hwpmc" dump --json "$runlog" 2> /dev/null | python3 -c '
-import json, struct, sys
+"$hwpmc" dump --json "$runlog" 2> /dev/null | PYTHONPATH=$src/tests/integration python3 -c '
+import sys, filter_marks
 a, b = int(sys.argv[1]), int(sys.argv[2])
-recs = [json.loads(l) for l in sys.stdin]
-ud = [(r["tsc"], r["userdata"]) for r in recs if r.get("type") == "userdata"]
-marks = []
-for i, (t, w) in enumerate(ud):
-    if w == 0x48575302:
-        n = ud[i + 1][1]
-        txt = b"".join(struct.pack("<I", x) for _, x in ud[i + 2:i + 2 + (n + 3) // 4])[:n].decode()
-        marks.append((t, txt))
+recs, marks = filter_marks.load(sys.stdin)
 assert [m[1] for m in marks] == ["pid=%d" % a, "pid=%d" % b], marks
 t = marks[1][0]
 cc = [r for r in recs if r.get("type") == "callchain"]
@@ -324,27 +314,18 @@ open(ucg + "/cgroup.procs", "w").write(b)' "$root" "$ucg" "$a" "$b"
 	"$hwpmc" profiles reload > /dev/null 2>&1
 	end=$((SECONDS + 60))
 	while ((SECONDS < end)); do "$hwpmc" status "$psid" > /dev/null 2>&1 || break; sleep 0.1; done
-	for f in "$tmp"/state/profiles/unit/*.pmclog; do "$hwpmc" dump --json "$f"; done 2> /dev/null | python3 -c '
-import json, struct, sys
+	for f in "$tmp"/state/profiles/unit/*.pmclog; do "$hwpmc" dump --json "$f"; done 2> /dev/null |
+		PYTHONPATH=$src/tests/integration python3 -c '
+import sys, filter_marks
 a, b, u = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-recs = [json.loads(l) for l in sys.stdin]
-ud = [(r["tsc"], r["userdata"]) for r in recs if r.get("type") == "userdata"]
-marks = []
-for i, (t, w) in enumerate(ud):
-    if w == 0x48575302:
-        n = ud[i + 1][1]
-        txt = b"".join(struct.pack("<I", x) for _, x in ud[i + 2:i + 2 + (n + 3) // 4])[:n].decode()
-        marks.append((t, txt))
+recs, marks = filter_marks.load(sys.stdin)
 off, on = "unit=%s(not running)" % u, "unit=%s(hwpmcd-test.slice/%s)" % (u, u)
 # The fast restart may or may not have been seen as "not running" in between.
 texts = [m[1] for m in marks]
 assert texts in ([off, on, off, on, on], [off, on, off, on, off, on]), marks
-cc = [r for r in recs if r.get("type") == "callchain"]
-ep = []
-for i, (t, _) in enumerate(marks):
-    end = marks[i + 1][0] if i + 1 < len(marks) else float("inf")
-    ep.append(sorted({r["pid"] for r in cc if t <= r["tsc"] < end}))
-assert not [r for r in cc if r["tsc"] < marks[0][0]], "samples before the first mark"
+ep = filter_marks.pids_between(recs, marks)
+assert not [r for r in recs if r.get("type") == "callchain" and r["tsc"] < marks[0][0]], \
+    "samples before the first mark"
 assert ep in ([[], [b], [], [a], [b]], [[], [b], [], [a], [], [b]]), ep
 print("%d marks; pids between them: %s" % (len(marks), ep))
 ' "$a" "$b" "$u" > "$tmp/follow.check" 2>&1 &&

@@ -182,18 +182,24 @@ static void rig_run(struct rig *r, bool (*check)(int kid, uint64_t t, void *arg)
 	ck_assert_uint_ge(st.dropped, WANT);
 }
 
-static bool only_kid0(int kid, uint64_t t, void *arg)
+/* @arg: the index of the only child whose samples may pass. */
+static bool only_kid(int kid, uint64_t t, void *arg)
 {
 	(void)t;
-	(void)arg;
-	return kid == 0;
+	return kid == *(const int *)arg;
 }
 
-static bool only_kid1(int kid, uint64_t t, void *arg)
+/*
+ * Filter by @s, run until the filter kept and dropped enough, every sample being of
+ * child @kid (and at least one of them reaching the rings), then stop.
+ */
+static void rig_expect_only(struct rig *r, const struct filt_spec *s, int kid)
 {
-	(void)t;
-	(void)arg;
-	return kid == 1;
+	ck_assert_int_eq(filt__set(r->f, s), 0);
+	rig_enable(r);
+	rig_run(r, only_kid, &kid, WANT);
+	ck_assert_uint_ge(r->seen[kid], 1);
+	rig_stop(r);
 }
 
 static bool anything(int kid, uint64_t t, void *arg)
@@ -221,11 +227,7 @@ START_TEST(test_by_process)
 
 	rig_start(&r, g_names, NULL);
 	s.tgids[s.ntgids++] = r.kids[0];
-	ck_assert_int_eq(filt__set(r.f, &s), 0);
-	rig_enable(&r);
-	rig_run(&r, only_kid0, NULL, WANT);
-	ck_assert_uint_ge(r.seen[0], 1);
-	rig_stop(&r);
+	rig_expect_only(&r, &s, 0);
 }
 END_TEST
 
@@ -241,11 +243,7 @@ START_TEST(test_by_uid_and_comm)
 	s.uids[s.nuids++] = 4242; /* OR within a kind */
 	snprintf(s.comms[s.ncomms++], FILT_COMM_BYTES, "%s", g_names[1]);
 	snprintf(s.comms[s.ncomms++], FILT_COMM_BYTES, "%s", g_names[0]);
-	ck_assert_int_eq(filt__set(r.f, &s), 0);
-	rig_enable(&r);
-	rig_run(&r, only_kid1, NULL, WANT);
-	ck_assert_uint_ge(r.seen[1], 1);
-	rig_stop(&r);
+	rig_expect_only(&r, &s, 1);
 }
 END_TEST
 
@@ -275,11 +273,7 @@ START_TEST(test_owner_only)
 	g_creds = NULL;
 	s.owner_only = true;
 	s.owner = 65534;
-	ck_assert_int_eq(filt__set(r.f, &s), 0);
-	rig_enable(&r);
-	rig_run(&r, only_kid0, NULL, WANT);
-	ck_assert_uint_ge(r.seen[0], 1);
-	rig_stop(&r);
+	rig_expect_only(&r, &s, 0);
 }
 END_TEST
 
@@ -333,11 +327,7 @@ START_TEST(test_by_cgroup)
 	ck_assert_int_eq(write(fd, pid, strlen(pid)), (ssize_t)strlen(pid));
 	close(fd);
 	s.cgroups[s.ncgroups++] = st.st_ino;
-	ck_assert_int_eq(filt__set(r.f, &s), 0);
-	rig_enable(&r);
-	rig_run(&r, only_kid0, NULL, WANT);
-	ck_assert_uint_ge(r.seen[0], 1);
-	rig_stop(&r);
+	rig_expect_only(&r, &s, 0);
 	ck_assert_int_eq(rmdir(sub), 0);
 	ck_assert_int_eq(rmdir(g_cgroup), 0);
 	g_cgroup[0] = '\0';
