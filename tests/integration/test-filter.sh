@@ -103,11 +103,13 @@ for set in "$caps" "$(sed 's/,*+bpf//; s/^,//' <<< "$caps")"; do
 done
 
 # Busy processes that differ in one property each.
-cp /bin/sh "$tmp/hwpmcfiltc"
+# (The command name is this run's own: no other process on the machine has it.)
+comm=hwpmcfc-$$
+cp /bin/sh "$tmp/$comm"
 sh -c 'while :; do :; done' & a=$!
 sh -c 'while :; do :; done' & b=$!
 setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'while :; do :; done' & n=$!
-"$tmp/hwpmcfiltc" -c 'while :; do :; done' & c=$!
+"$tmp/$comm" -c 'while :; do :; done' & c=$!
 kids=($a $b $n $c)
 sleep 0.3
 
@@ -173,7 +175,7 @@ rc=$?
 got=$(pids_of "$tmp/uid.pmclog")
 [[ " $got" == *" $n:"* && " $got" != *" $a:"* && " $got" != *" $b:"* && " $got" != *" $c:"* ]] &&
 	ok "-u nobody: nobody's process sampled, root's not ($got)" || bad "-u nobody: $got (nobody's: $n)"
-"$hwpmc" record -a -F 499 --comm hwpmcfiltc -d 1.5 -o "$tmp/comm.pmclog" 2> "$tmp/comm.err"
+"$hwpmc" record -a -F 499 --comm "$comm" -d 1.5 -o "$tmp/comm.pmclog" 2> "$tmp/comm.err"
 check_only "--comm" "$tmp/comm.pmclog" "$c"
 
 # 4. The filter replaced while the session runs: from the change on, only B's
