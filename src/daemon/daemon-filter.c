@@ -163,33 +163,30 @@ int daemon_filter_resolve(struct daemon_filter *f, const char *root, bool check_
 		uint64_t id = 0;
 		size_t n = strlen(text);
 
+		bool located = true; /* a unit's directory found (a cgroup's is its path) */
+
 		if (unit) {
 			r = find_unit(rootfd, name, path, sizeof(path));
-			if (r == -ENOENT && f->missing_ok) {
-				/* Id 0 is no cgroup's: nothing matches until the unit runs. */
-				f->spec.cgroups[f->spec.ncgroups++] = 0;
-				snprintf(text + n, sizeof(text) - n, "%sunit=%s(not running)",
-					 n ? " " : "", name);
-				r = 0;
-				continue;
-			}
-			if (r < 0) {
-				snprintf(err, errlen, r == -ENOTUNIQ ? "filter: more than one cgroup "
-					 "is named '%s' below %s: name it with --cgroup PATH"
-					 : "filter: unit '%s' has no cgroup below %s (is it running?)",
-					 name, root);
-				break;
-			}
+			located = r == 0;
 		} else {
 			snprintf(path, sizeof(path), "%s", name);
 		}
-		r = cgroup_id_at(rootfd, path, check_fs, &id);
+		if (located)
+			r = cgroup_id_at(rootfd, path, check_fs, &id);
 		if (r == -ENOENT && f->missing_ok) {
+			/* Id 0 is no cgroup's: nothing matches until it is there (again). */
 			f->spec.cgroups[f->spec.ncgroups++] = 0;
 			snprintf(text + n, sizeof(text) - n, "%s%s=%s(%s)", n ? " " : "",
 				 unit ? "unit" : "cgroup", name, unit ? "not running" : "absent");
 			r = 0;
 			continue;
+		}
+		if (r < 0 && !located) {
+			snprintf(err, errlen, r == -ENOTUNIQ ? "filter: more than one cgroup "
+				 "is named '%s' below %s: name it with --cgroup PATH"
+				 : "filter: unit '%s' has no cgroup below %s (is it running?)",
+				 name, root);
+			break;
 		}
 		if (r < 0) {
 			snprintf(err, errlen, "filter: %s '%s': %s%s", unit ? "unit" : "cgroup", path,

@@ -698,17 +698,19 @@ static int filter_follow(struct session *s)
 	int r;
 
 	s->filt_follow_ms = mono_ms() + FILTER_FOLLOW_EVERY_MS;
-	if (!s->filt || !(f = malloc(sizeof(*f))))
+	if (!s->filt)
+		return 0;
+	/* A filter of pids, uids or names only has nothing to look up: no copy, no read. */
+	pthread_mutex_lock(&s->filt_lock);
+	r = (int)(s->p.filter.ncgroups + s->p.filter.nunits);
+	pthread_mutex_unlock(&s->filt_lock);
+	if (r == 0 || daemon_cgroup2_root("/proc/self/mounts", root, sizeof(root)) < 0 ||
+	    !(f = malloc(sizeof(*f))))
 		return 0;
 	pthread_mutex_lock(&s->filt_lock);
 	*f = s->p.filter;
 	gen = s->filt_gen;
 	pthread_mutex_unlock(&s->filt_lock);
-	if (f->ncgroups + f->nunits == 0 ||
-	    daemon_cgroup2_root("/proc/self/mounts", root, sizeof(root)) < 0) {
-		free(f);
-		return 0;
-	}
 	f->missing_ok = true;
 	r = daemon_filter_resolve(f, root, true, err, sizeof(err));
 	if (r < 0) {
