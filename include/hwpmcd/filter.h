@@ -44,11 +44,12 @@ struct filt_spec {
 	uint32_t ncgroups;
 	/*
 	 * Only tasks @owner could ptrace (read mode): real, effective and saved uid
-	 * all @owner, and a dumpable mm (not a setuid program, not one that made
+	 * all @owner, real, effective and saved gid all @owner_gid, and a dumpable mm (not a setuid program, not one that made
 	 * itself non-dumpable, not a kernel thread).  Checked per sample.
 	 */
 	bool owner_only;
 	uint32_t owner;
+	uint32_t owner_gid;
 };
 
 struct filt_stats {

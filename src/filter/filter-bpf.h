@@ -25,12 +25,13 @@
 #define FILT_F_UID    0x2u
 #define FILT_F_COMM   0x4u
 #define FILT_F_CGROUP 0x8u
-#define FILT_F_OWNER  0x10u /* real, effective and saved uid are owner[gen], dumpable */
+#define FILT_F_OWNER  0x10u /* real/effective/saved uid owner[gen], gids owner_gid[gen], dumpable */
 
 struct filt_bpf_cfg {
 	__u32 gen;	/* the live generation: 0 or 1 */
 	__u32 flags[2]; /* FILT_F_* of each generation: which kinds are listed */
 	__u32 owner[2]; /* FILT_F_OWNER: the uid of each generation */
+	__u32 owner_gid[2]; /* and its gid */
 };
 
 struct filt_bpf_key32 {

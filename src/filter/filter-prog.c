@@ -208,6 +208,7 @@ int filt__set(struct filt *f, const struct filt_spec *s)
 		return r;
 	c.flags[next] = flags;
 	c.owner[next] = s->owner;
+	c.owner_gid[next] = s->owner_gid;
 	if ((r = bpf_map__update_elem(k->maps.cfg, &zero, sizeof(zero), &c, sizeof(c), BPF_ANY)) < 0)
 		return r;
 	c.gen = next;

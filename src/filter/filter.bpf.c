@@ -21,7 +21,8 @@
  *   counts[0] counts kept samples, counts[1] dropped ones, per CPU.
  *   The owner check (FILT_F_OWNER) reads the task's credentials and its mm's
  *   dumpability with CO-RE (struct layouts relocated against the running
- *   kernel's BTF): the real, effective and saved uid must all be the owner's and
+ *   kernel's BTF): the real, effective and saved uid must all be the owner's, the
+ *   three gids the owner's gid (a setgid program is not the user's) and
  *   the mm dumpable by its user (SUID_DUMP_USER), as for ptrace_may_access() in
  *   read mode; a kernel thread (no mm) never passes.  mm->flags is an unsigned
  *   long before Linux 6.18 and a one-word bitmap (mm_flags_t) since: either way
@@ -69,10 +70,17 @@ typedef struct {
 	__u32 val;
 } kuid_t;
 
+typedef struct {
+	__u32 val;
+} kgid_t;
+
 struct cred {
 	kuid_t uid;
+	kgid_t gid;
 	kuid_t suid;
+	kgid_t sgid;
 	kuid_t euid;
+	kgid_t egid;
 } __attribute__((preserve_access_index));
 
 struct mm_struct___word {
@@ -96,7 +104,7 @@ struct task_struct {
 #define FILT_DUMPABLE_MASK 3ul
 #define FILT_SUID_DUMP_USER 1ul
 
-static __always_inline int owner_ok(__u32 owner)
+static __always_inline int owner_ok(__u32 owner, __u32 gid)
 {
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 	const struct cred *cr = BPF_CORE_READ(t, cred);
@@ -104,7 +112,9 @@ static __always_inline int owner_ok(__u32 owner)
 	unsigned long off, flags = 0;
 
 	if (!mm || !cr || BPF_CORE_READ(cr, uid.val) != owner ||
-	    BPF_CORE_READ(cr, euid.val) != owner || BPF_CORE_READ(cr, suid.val) != owner)
+	    BPF_CORE_READ(cr, euid.val) != owner || BPF_CORE_READ(cr, suid.val) != owner ||
+	    BPF_CORE_READ(cr, gid.val) != gid || BPF_CORE_READ(cr, egid.val) != gid ||
+	    BPF_CORE_READ(cr, sgid.val) != gid)
 		return 0;
 	if (bpf_core_field_exists(struct mm_struct___bitmap, flags))
 		off = bpf_core_field_offset(struct mm_struct___bitmap, flags);
@@ -162,7 +172,8 @@ int hwpmcd_filter(struct bpf_perf_event_data *ctx)
 	if (keep && (flags & FILT_F_CGROUP))
 		keep = in_cgroups(gen);
 	if (keep && (flags & FILT_F_OWNER))
-		keep = owner_ok(gen ? c->owner[1] : c->owner[0]);
+		keep = gen ? owner_ok(c->owner[1], c->owner_gid[1])
+			   : owner_ok(c->owner[0], c->owner_gid[0]);
 	idx = keep ? 0 : 1;
 	n = bpf_map_lookup_elem(&counts, &idx);
 	if (n)
