@@ -80,6 +80,7 @@ struct maplog_map {
 	uint64_t dev, inode;	    /* identity of the file (makedev(maj, min), ino); 0 if none */
 	const char *path; /* as in /proc/PID/maps, " (deleted)" stripped; "[vdso]"; "//anon" */
 	int32_t pid;	  /* whose /proc/PID/ opens the file (<= 0: the caller's pid) */
+	uint64_t time;	  /* of the record that mapped it (the scan's time for a scanned one) */
 };
 
 struct maplog_stats {
@@ -92,6 +93,7 @@ struct maplog_stats {
 	uint64_t path_too_long;	 /* MAP_IN skipped: path of 1024 bytes or more */
 	uint64_t anon_exec;	 /* executable anonymous/JIT/memfd mappings: no MAP_IN */
 	uint64_t tracked;	 /* processes in the model now (exited ones are forgotten) */
+	uint64_t unvouched;	 /* gated: samples whose process the model could not vouch for */
 };
 
 struct maplog;
@@ -99,6 +101,39 @@ struct maplog;
 /* maplog__new: @ops and @ctx are borrowed for the life of the maplog.  0 or -ENOMEM. */
 int maplog__new(const struct maplog_ops *ops, void *ctx, struct maplog **ret_m);
 void maplog__free(struct maplog *m);
+
+/*
+ * maplog__gate: from now on (call it before the first scan) the model still
+ * follows every process, but writes a process's bookkeeping only for samples it
+ * is told were taken of a process the log may show (maplog__vouch()): a user's
+ * system-wide session, whose in-kernel filter keeps only samples of the user's
+ * own, ptrace-able processes, while the kernel's side-band records of every
+ * process reach the rings.  See maplog__vouch().
+ */
+void maplog__gate(struct maplog *m);
+
+/*
+ * maplog__vouch: in a gated maplog, a sample of @pid taken at @taken passed the
+ * owner check in the kernel at that time.  If the model's process @pid is the
+ * one that ran at @taken (no fork, exec or scan of that pid after @taken), what
+ * the log does not show of it yet is written at @at (>= @taken, the log's time
+ * order): PROC_CREATE, then a MAP_IN per object mapped by @taken.  Otherwise
+ * nothing (counted in stats.unvouched).  A shown process's exec writes MAP_OUTs of
+ * what was shown and hides it again, its exit writes SYSEXIT; nothing else of it
+ * is written (no THR_CREATE, PROCFORK, THR_EXIT).  1 if the model's @pid is the
+ * sample's (what it says of the process may be used, e.g. to unwind), 0 if not,
+ * or the callback's -errno.  Not gated: 1, nothing written.
+ */
+int maplog__vouch(struct maplog *m, int32_t pid, uint64_t taken, uint64_t at);
+
+/*
+ * maplog__forget_all: a gated maplog after a loss of records (side-band records
+ * may be missing, so no process of the model is known to be what it says): every
+ * process leaves the model (SYSEXIT at @time for those shown).  A scan
+ * (maplog__scan_procs()) brings the live ones back, with nothing older than the
+ * scan's time applied to them.  0 or the callback's -errno.
+ */
+int maplog__forget_all(struct maplog *m, uint64_t time);
 
 /*
  * maplog__scan_kernel: MAP_IN pid -1 for the kernel ("vmlinux", pl_start = the KASLR

@@ -77,6 +77,14 @@ struct maplog_proc {
 	 */
 	struct maplog_map *old;
 	size_t nold, capold;
+	/*
+	 * Gated (maplog__gate()): shown, the log has its PROC_CREATE (objs and
+	 * vdso_announced then say which MAP_INs it has); dirty, the model has ranges
+	 * the log may not show yet; since, the time of its fork, exec or scan, before
+	 * which no sample and no record is of this process.
+	 */
+	bool shown, dirty;
+	uint64_t since;
 };
 
 /* One interned path (a chain of a hash table that lives as long as the maplog). */
@@ -105,6 +113,7 @@ struct maplog {
 	uint64_t vdso_v; /* V of the rule for the vDSO image (0 if unknown) */
 	struct maplog_stats stats;
 	struct maplog_str *strs[STR_HASH_SIZE];
+	bool gated; /* maplog__gate() */
 };
 
 int maplog__new(const struct maplog_ops *ops, void *ctx, struct maplog **ret_m)
@@ -148,6 +157,11 @@ void maplog__free(struct maplog *m)
 	}
 	free(m->procs);
 	free(m);
+}
+
+void maplog__gate(struct maplog *m)
+{
+	m->gated = true;
 }
 
 const struct maplog_stats *maplog__stats(const struct maplog *m)
@@ -387,12 +401,12 @@ static int maps_insert(struct maplog_proc *p, const struct maplog_map *nm)
 }
 
 /* Record an executable range of @pid for the unwinder. */
-static int note_range(struct maplog *m, struct maplog_proc *p, uint64_t start, uint64_t end,
-		      uint64_t pgoff, const char *path, uint64_t dev, uint64_t inode)
+static int note_range(struct maplog *m, struct maplog_proc *p, uint64_t time, uint64_t start,
+		      uint64_t end, uint64_t pgoff, const char *path, uint64_t dev, uint64_t inode)
 {
 	struct maplog_map nm = {
 		.start = start, .end = end, .pgoff = pgoff, .dev = dev, .inode = inode,
-		.pid = p->pid,
+		.pid = p->pid, .time = time,
 	};
 	int r;
 
@@ -474,6 +488,16 @@ static bool old_overlaps(const struct maplog_proc *p, uint64_t start, uint64_t e
 	return false;
 }
 
+/* Gated: whether the log has the MAP_IN of range @x's object for @p. */
+static bool shown_obj(const struct maplog_proc *p, const struct maplog_map *x)
+{
+	if (!p->shown)
+		return false;
+	if (strcmp(x->path, "[vdso]") == 0)
+		return p->vdso_announced;
+	return obj_known(p, x->dev, x->inode);
+}
+
 /*
  * The exec of @p is over: the process runs the new image (a user-mode sample, a
  * kernel-mode sample whose user registers are outside the old image, a fork or
@@ -491,6 +515,8 @@ static int exec_retire(struct maplog *m, uint64_t time, struct maplog_proc *p)
 
 		if (!has_map_in(p->old[i].path))
 			continue;
+		if (m->gated && !shown_obj(p, &p->old[i]))
+			continue; /* the log never had it */
 		/* One MAP_OUT per object: only at the object's first range. */
 		for (size_t j = 0; j < i && first; j++)
 			first = !(p->old[j].dev == p->old[i].dev &&
@@ -751,9 +777,16 @@ static int note_mapping(struct maplog *m, uint64_t time, int32_t pid, uint64_t s
 			return r;
 	}
 	clean_path(rawpath[0] ? rawpath : "//anon", path, sizeof(path));
-	r = note_range(m, p, start, end, pgoff, path, dev, inode);
+	r = note_range(m, p, time, start, end, pgoff, path, dev, inode);
 	if (r < 0)
 		return r;
+	if (m->gated) {
+		/* Written by maplog__vouch(), if ever. */
+		if (!is_file_path(path) && strcmp(path, "[vdso]") != 0)
+			m->stats.anon_exec++;
+		p->dirty = true;
+		return 0;
+	}
 	if (strcmp(path, "[vdso]") == 0) {
 		/*
 		 * The vDSO: the kernel's image, the same in every process, saved beside
@@ -847,6 +880,16 @@ int maplog__replay(struct maplog *m, uint64_t time)
 	struct replay_ref *refs = NULL;
 	size_t cap = 0;
 	int r = 0;
+
+	if (m->gated) {
+		/* A new log shows nothing yet: the next vouched sample of each writes it. */
+		for (size_t i = 0; i < m->cap; i++) {
+			m->procs[i].shown = false;
+			m->procs[i].nobjs = 0;
+			m->procs[i].vdso_announced = false;
+		}
+		return 0;
+	}
 
 	for (size_t i = 0; i < m->cap && r == 0; i++) {
 		struct maplog_proc *p = &m->procs[i];
@@ -999,15 +1042,27 @@ static int scan_one(struct maplog *m, uint64_t time, int32_t pid, uint32_t pflag
 	DIR *d;
 	struct dirent *de;
 	FILE *f;
+	bool fresh;
 	int r;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	read_comm(path, name);
+	fresh = !proc_find(m, pid);
 	r = proc_get(m, pid, &p);
 	if (r < 0)
 		return r;
 	p->flags = (pflags & PF_KTHREAD) ? MAPLOG_F_KPROC : 0;
 	set_name(p->name, name);
+	if (m->gated) {
+		/*
+		 * A process new to the model begins at the scan; one the model has
+		 * (records since a loss made it) gets the ranges it lacks added, and
+		 * the records still to come apply to it as they are.
+		 */
+		if (fresh)
+			p->since = time;
+		goto maps;
+	}
 	r = m->ops->proc_create(m->ctx, time, pid, p->flags, name);
 	if (r < 0)
 		return r;
@@ -1033,6 +1088,7 @@ static int scan_one(struct maplog *m, uint64_t time, int32_t pid, uint32_t pflag
 		}
 		closedir(d);
 	}
+maps:
 	if (p->flags & MAPLOG_F_KPROC)
 		return 0;
 
@@ -1143,12 +1199,239 @@ out:
 	return r;
 }
 
+/* Gated: find or create @pid's process; one created now begins at @time. */
+static int get_gated(struct maplog *m, int32_t pid, uint64_t time, struct maplog_proc **ret)
+{
+	struct maplog_proc *p = proc_find(m, pid);
+	int r;
+
+	if (p) {
+		*ret = p;
+		return 0;
+	}
+	r = proc_get(m, pid, ret);
+	if (r == 0)
+		(*ret)->since = time;
+	return r;
+}
+
+/*
+ * A gated maplog's side-band record: the model changes as always, the log only
+ * hears of a shown process's exec (MAP_OUTs) and exit (SYSEXIT).  A record older
+ * than its process's fork, exec or scan belongs to an earlier holder of the pid.
+ */
+static int record_gated(struct maplog *m, const struct rec *rec)
+{
+	struct maplog_proc *p, *parent;
+	int32_t pid = (int32_t)rec->pid, tid = (int32_t)rec->tid;
+	bool shown;
+	int r;
+
+	p = pid > 0 ? proc_find(m, pid) : NULL;
+	if (p && rec->time < p->since)
+		return 0;
+	switch (rec->type) {
+	case REC_MMAP:
+		if (!(rec->u.mmap.prot & 0x4 /* PROT_EXEC */))
+			return 0;
+		r = get_gated(m, pid, rec->time, &p);
+		if (r < 0)
+			return r;
+		return note_mapping(m, rec->time, pid, rec->u.mmap.addr,
+				    rec->u.mmap.addr + rec->u.mmap.len, rec->u.mmap.pgoff,
+				    rec->u.mmap.filename,
+				    makedev(rec->u.mmap.dev_major, rec->u.mmap.dev_minor),
+				    rec->u.mmap.inode);
+	case REC_COMM:
+		r = get_gated(m, pid, rec->time, &p);
+		if (r < 0)
+			return r;
+		if (rec->u.comm.exec) {
+			/*
+			 * User mode only (a gated session's events exclude the kernel): no
+			 * sample of the old image comes after its exec, so it goes now.
+			 */
+			struct maplog_map *t = p->old;
+			size_t tc = p->capold;
+
+			p->old = p->maps;
+			p->nold = p->nmaps;
+			p->capold = p->capmaps;
+			p->maps = t;
+			p->capmaps = tc;
+			p->nmaps = 0;
+			r = exec_retire(m, rec->time, p);
+			p->nobjs = 0;
+			p->vdso_announced = false;
+			p->shown = p->dirty = false;
+			p->since = rec->time;
+			if (r < 0)
+				return r;
+		}
+		if (tid == pid || rec->u.comm.exec)
+			set_name(p->name, rec->u.comm.comm);
+		return 0;
+	case REC_FORK:
+		if (pid == (int32_t)rec->u.task.ppid)
+			return get_gated(m, pid, rec->time, &p); /* a new thread */
+		shown = p && p->shown;
+		if (p)
+			proc_forget(m, p); /* a reused pid whose exit was not seen */
+		r = shown ? m->ops->sysexit(m->ctx, rec->time, pid) : 0;
+		if (r == 0)
+			r = proc_get(m, pid, &p);
+		if (r < 0)
+			return r;
+		p->since = rec->time;
+		parent = proc_find(m, (int32_t)rec->u.task.ppid);
+		if (parent) {
+			/* The parent's address space, not what the log shows of it. */
+			p->flags = parent->flags;
+			memcpy(p->name, parent->name, sizeof(p->name));
+			r = maps_reserve(p, parent->nmaps);
+			if (r < 0)
+				return r;
+			for (size_t i = 0; i < parent->nmaps; i++) {
+				p->maps[i] = parent->maps[i];
+				p->maps[i].pid = pid;
+			}
+			p->nmaps = parent->nmaps;
+		} else {
+			strcpy(p->name, "?");
+		}
+		if (m->ops->maps_changed)
+			m->ops->maps_changed(m->ctx, pid);
+		return 0;
+	case REC_EXIT:
+		if (tid != pid || !p)
+			return 0;
+		shown = p->shown;
+		proc_forget(m, p);
+		if (m->ops->maps_changed)
+			m->ops->maps_changed(m->ctx, pid);
+		return shown ? m->ops->sysexit(m->ctx, rec->time, pid) : 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Gated: write what the log may show of @p as of @taken, at @at: the MAP_IN of
+ * each object not shown yet, at its lowest range mapped by then (a range mapped
+ * later keeps @p dirty for a later sample).
+ */
+static int publish(struct maplog *m, struct maplog_proc *p, uint64_t taken, uint64_t at)
+{
+	struct replay_ref *refs;
+	size_t k = 0;
+	bool later = false;
+	int e = 0;
+
+	if (!p->nmaps) {
+		p->dirty = false;
+		return 0;
+	}
+	refs = malloc(p->nmaps * sizeof(*refs));
+	if (!refs)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nmaps; i++) {
+		const struct maplog_map *x = &p->maps[i];
+
+		if (!is_file_path(x->path) && strcmp(x->path, "[vdso]") != 0)
+			continue;
+		if (x->time > taken)
+			later = true;
+		else if (!shown_obj(p, x))
+			refs[k++].m = x;
+	}
+	if (k > 1)
+		qsort(refs, k, sizeof(*refs), replay_cmp);
+	for (size_t i = 0; i < k && e == 0; i++) {
+		const struct maplog_map *x = refs[i].m;
+		uint64_t pl;
+
+		if (i && refs[i - 1].m->dev == x->dev && refs[i - 1].m->inode == x->inode &&
+		    refs[i - 1].m->path == x->path)
+			continue;
+		if (strcmp(x->path, "[vdso]") == 0) {
+			if (p->vdso_announced)
+				continue;
+			p->vdso_announced = true;
+			e = m->ops->map_in(m->ctx, at, p->pid, x->start + m->vdso_v, "[vdso]");
+		} else if (!is_announced_path(x->path)) {
+			m->stats.path_too_long++;
+			e = obj_add(p, x->dev, x->inode);
+			continue;
+		} else {
+			pl = compute_pl_start(m, p->pid, x->start, x->end, x->pgoff, x->path, x->dev,
+					      x->inode);
+			e = m->ops->map_in(m->ctx, at, p->pid, pl, x->path);
+			if (e == 0)
+				e = obj_add(p, x->dev, x->inode);
+		}
+		if (e == 0)
+			m->stats.map_in++;
+	}
+	free(refs);
+	p->dirty = later;
+	return e;
+}
+
+int maplog__vouch(struct maplog *m, int32_t pid, uint64_t taken, uint64_t at)
+{
+	struct maplog_proc *p;
+	int r;
+
+	if (!m->gated)
+		return 1;
+	p = pid > 0 ? proc_find(m, pid) : NULL;
+	if (!p || p->since > taken || (p->flags & MAPLOG_F_KPROC)) {
+		m->stats.unvouched++;
+		return 0;
+	}
+	if (p->shown && !p->dirty)
+		return 1;
+	if (!p->shown) {
+		r = m->ops->proc_create(m->ctx, at, pid, p->flags, p->name);
+		if (r < 0)
+			return r;
+		m->stats.processes++;
+		p->shown = true;
+		p->nobjs = 0;
+		p->vdso_announced = false;
+	}
+	r = publish(m, p, taken, at);
+	return r < 0 ? r : 1;
+}
+
+int maplog__forget_all(struct maplog *m, uint64_t time)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < m->cap; i++) {
+		struct maplog_proc *p = &m->procs[i];
+		int32_t pid = p->pid;
+		bool shown = p->shown;
+
+		if (pid <= 0)
+			continue;
+		proc_forget(m, p);
+		if (m->ops->maps_changed)
+			m->ops->maps_changed(m->ctx, pid);
+		if (shown && r == 0)
+			r = m->ops->sysexit(m->ctx, time, pid);
+	}
+	return r;
+}
+
 int maplog__record(struct maplog *m, const struct rec *rec)
 {
 	struct maplog_proc *p, *parent;
 	int32_t pid = (int32_t)rec->pid, tid = (int32_t)rec->tid;
 	int r;
 
+	if (m->gated)
+		return record_gated(m, rec);
 	switch (rec->type) {
 	case REC_MMAP:
 		if (!(rec->u.mmap.prot & 0x4 /* PROT_EXEC */))

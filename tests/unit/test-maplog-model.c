@@ -791,6 +791,127 @@ START_TEST(test_scan_may_scan)
 }
 END_TEST
 
+/* Record @r, at time @t. */
+static struct rec at_time(struct rec r, uint64_t t)
+{
+	r.time = t;
+	return r;
+}
+
+/*
+ * Gated (a user's system-wide session): nothing of a process is written until a
+ * sample the kernel kept vouches for it, and then only what it had mapped by the
+ * sample's time; another user's process (never vouched), a pid's earlier holder
+ * (a record older than the fork), what a process maps after it exec'ed a setuid
+ * program (no sample of it is kept) never reach the log.
+ */
+START_TEST(test_gated)
+{
+	const int32_t a = (int32_t)NOPID, other = a + 5, re = a + 6, kid = a + 8;
+	struct maplog *m;
+	struct rec r;
+
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops, NULL, &m), 0);
+	maplog__gate(m);
+	r = mk(REC_FORK, (uint32_t)a, (uint32_t)a, 5);
+	r.u.task.ppid = 1;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = at_time(mmap_rec((uint32_t)a, 0x555500001000, 0x1000, 5, 1, "/bin/a"), 10);
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = at_time(mmap_rec((uint32_t)a, 0x7fff00000000, 0, 5, 0, "[vdso]"), 10);
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = mk(REC_FORK, (uint32_t)a, (uint32_t)a + 1, 11); /* a thread */
+	r.u.task.ppid = (uint32_t)a;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	expect(NULL, 0);
+	/* Its first kept sample: PROC_CREATE and what it maps, at the sample's time. */
+	ck_assert_int_eq(maplog__vouch(m, a, 12, 12), 1);
+	expect((const char *[]){ "proc_create 12 999999999 0 ?",
+				 "map_in 999999999 0x7fff00000000 [vdso]",
+				 "map_in 999999999 0x555500001000 /bin/a" }, 3);
+	ck_assert_int_eq(maplog__vouch(m, a, 13, 13), 1);
+	expect(NULL, 0);
+	/* A library mapped at 20 is not shown by a sample taken at 15, but by one at 25. */
+	r = at_time(mmap_rec((uint32_t)a, 0x7f0000010000, 0, 5, 2, "/lib/b"), 20);
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_int_eq(maplog__vouch(m, a, 15, 21), 1);
+	expect(NULL, 0);
+	ck_assert_int_eq(maplog__vouch(m, a, 25, 25), 1);
+	expect((const char *[]){ "map_in 999999999 0x7f0000010000 /lib/b" }, 1);
+
+	/* Another user's process: followed, never written. */
+	r = mk(REC_FORK, (uint32_t)other, (uint32_t)other, 30);
+	r.u.task.ppid = 1;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = at_time(mmap_rec((uint32_t)other, 0x600000001000, 0, 5, 9, "/bin/secret"), 31);
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = mk(REC_EXIT, (uint32_t)other, (uint32_t)other, 40);
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	expect(NULL, 0);
+
+	/* A pid taken again at 50: a sample of 45 was its earlier holder's. */
+	r = mk(REC_FORK, (uint32_t)re, (uint32_t)re, 50);
+	r.u.task.ppid = (uint32_t)a;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = at_time(mmap_rec((uint32_t)re, 0x600000001000, 0, 5, 9, "/bin/stale"), 48);
+	ck_assert_int_eq(maplog__record(m, &r), 0); /* older than the fork: not its */
+	ck_assert_int_eq(maplog__vouch(m, re, 45, 52), 0);
+	ck_assert_uint_eq(maplog__stats(m)->unvouched, 1);
+	expect(NULL, 0);
+	ck_assert_str_eq(range_at(m, re, 0x600000001000), "none");
+	/* Its own sample: it is a copy of its parent, under the parent's name. */
+	ck_assert_int_eq(maplog__vouch(m, re, 55, 55), 1);
+	expect((const char *[]){ "proc_create 55 1000000005 0 ?",
+				 "map_in 1000000005 0x7fff00000000 [vdso]",
+				 "map_in 1000000005 0x555500001000 /bin/a",
+				 "map_in 1000000005 0x7f0000010000 /lib/b" }, 4);
+
+	/*
+	 * An exec (a setuid program, say): what was shown goes out at once (user mode
+	 * only: no sample of the old image follows); the new image stays unwritten
+	 * until a sample of it is kept, which for a setuid program never happens.
+	 */
+	r = mk(REC_COMM, (uint32_t)a, (uint32_t)a, 60);
+	r.u.comm.exec = true;
+	r.u.comm.comm = "su";
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = at_time(mmap_rec((uint32_t)a, 0x560000001000, 0x1000, 5, 50, "/bin/su"), 61);
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	expect((const char *[]){ "map_out 999999999 0x555500001000 0x555500002000",
+				 "map_out 999999999 0x7f0000010000 0x7f0000011000",
+				 "map_out 999999999 0x7fff00000000 0x7fff00001000" }, 3);
+	ck_assert_int_eq(maplog__vouch(m, a, 59, 62), 0); /* taken before the exec */
+	expect(NULL, 0);
+	r = mk(REC_EXIT, (uint32_t)a, (uint32_t)a, 70);
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	expect(NULL, 0);
+
+	/* A child of a shown process; exits of shown processes. */
+	r = mk(REC_FORK, (uint32_t)kid, (uint32_t)kid, 75);
+	r.u.task.ppid = (uint32_t)re;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	expect(NULL, 0);
+	ck_assert_int_eq(maplog__vouch(m, kid, 76, 76), 1);
+	ck_assert_int_eq(ncalls, 4);
+	ck_assert_str_eq(calls[0], "proc_create 76 1000000007 0 ?");
+	ncalls = 0;
+	r = mk(REC_EXIT, (uint32_t)re, (uint32_t)re, 80);
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	expect((const char *[]){ "sysexit 1000000005" }, 1);
+
+	/* A loss: every process leaves (SYSEXIT if shown) and vouches for nothing. */
+	ck_assert_int_eq(maplog__forget_all(m, 90), 0);
+	expect((const char *[]){ "sysexit 1000000007" }, 1);
+	ck_assert_int_eq(maplog__vouch(m, kid, 95, 95), 0);
+	expect(NULL, 0);
+	/* A rotated log's replay writes nothing: the next vouched sample does. */
+	ck_assert_int_eq(maplog__replay(m, 99), 0);
+	expect(NULL, 0);
+	maplog__free(m);
+}
+END_TEST
+
 /* Whether @ifd saw an open of a watched file since the last call. */
 static bool opened(int ifd)
 {
@@ -899,6 +1020,7 @@ int main(void)
 	tcase_add_test(tc, test_ranges_many);
 	tcase_add_test(tc, test_open_mapped_by_name);
 	tcase_add_test(tc, test_scan_may_scan);
+	tcase_add_test(tc, test_gated);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
