@@ -151,6 +151,16 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 int daemon_filter_parse(json_t *obj, struct daemon_filter *f, char *err, size_t errlen);
 
 /*
+ * daemon_filter_owner_rule: the only filter under which a non-administrator @who
+ * may have a system-wide or CPU session, checked at its start and at each run-time
+ * change: it names @who's uid alone (other kinds may narrow it further).  It then
+ * gets the owner check (filt_spec.owner_only: only tasks @who could ptrace) and
+ * "owner=UID:GID" in its text.  0, or -EPERM with @err saying what is allowed.
+ */
+int daemon_filter_owner_rule(struct daemon_filter *f, const struct daemon_config *cfg,
+			     const struct daemon_who *who, char *err, size_t errlen);
+
+/*
  * daemon_filter_resolve: the cgroup ids of @f's cgroups and units, under the cgroup
  * v2 hierarchy mounted at @root: a cgroup is a path below it (leading '/' or
  * not), a unit the directory of that name, looked for under system.slice, then

@@ -369,6 +369,15 @@ struct session {
 	struct unwind_ctx *uw; /* dwarf mode only */
 	struct filt *filt;     /* the in-kernel sample filter (p.filter.on), made by the worker */
 	/*
+	 * A user's own system-wide session (!p.who.admin, no pids): the filter keeps
+	 * only the user's ptrace-able tasks' samples, and the maplog is gated
+	 * (maplog__gate()): a process enters the log only with such a sample.  After a
+	 * loss the model is forgotten and, at most once a second, scanned again.
+	 */
+	bool gated;
+	bool gate_rescan;
+	uint64_t gate_rescan_ns; /* CLOCK_MONOTONIC of the last scan */
+	/*
 	 * A filter changed by main while the session runs (the filter command):
 	 * filt_lock guards s->filt against the worker's teardown, p.filter against
 	 * the worker's reads of its text (a profile's rotated heads), and the mark

@@ -459,6 +459,8 @@ static json_t *session_json(struct session *s)
 		json_object_set_new(st, "path_too_long",
 				    json_integer((json_int_t)ms->path_too_long));
 		json_object_set_new(st, "scan_refused", json_integer((json_int_t)ms->scan_refused));
+		if (s->gated)
+			json_object_set_new(st, "unvouched", json_integer((json_int_t)ms->unvouched));
 	}
 	for (size_t i = 0; i < s->ncpus; i++) {
 		const struct session_cpu_stats *cs = &s->cstats[i];
@@ -1181,6 +1183,9 @@ static void cmd_filter(struct client *c, json_int_t id, json_t *args)
 		return;
 	}
 	r = daemon_filter_parse(fo, f, err, sizeof(err));
+	/* A user's own system-wide session keeps the owner rule, whoever changes it. */
+	if (r == 0 && !s->p.who.admin && !s->p.npids)
+		r = daemon_filter_owner_rule(f, &cfg, &s->p.who, err, sizeof(err));
 	if (r == 0)
 		r = filter_resolve(f, err, sizeof(err));
 	if (r < 0) {

@@ -187,18 +187,13 @@ static uint64_t event_rate(const struct coll_event_spec *e, const struct coll_co
 }
 
 /* What a non-administrator may not ask for, beyond the numbers. */
-static int user_rules(json_t *args, const struct daemon_config *cfg, const struct daemon_who *who,
+static int user_rules(const struct daemon_config *cfg, const struct daemon_who *who,
 		      struct session_params *p, struct daemon_start *st, char *err, size_t errlen)
 {
 	if (st->detached)
 		return fail(err, errlen, -EPERM, "detached sessions (\"output\": \"state\") are "
 			    "for root and members of group '%s'; uid %u may record through its "
 			    "own output", cfg->admin_group, (unsigned)who->uid);
-	if (json_object_get(args, "cpus") || !p->npids)
-		return fail(err, errlen, -EPERM, "system-wide and CPU sessions are for root and "
-			    "members of group '%s'; uid %u may profile its own processes "
-			    "(hwpmc record -p PID, or -- COMMAND)", cfg->admin_group,
-			    (unsigned)who->uid);
 	for (size_t i = 0; i < p->nevents; i++) {
 		struct coll_event_spec *e = &p->events[i];
 
@@ -318,7 +313,7 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 		return fail(err, errlen, -EINVAL, "a detached session cannot hold a command");
 	p->kernel = true;
 	if (!admin) {
-		r = user_rules(args, cfg, who, p, st, err, errlen);
+		r = user_rules(cfg, who, p, st, err, errlen);
 		if (r < 0)
 			return r;
 		if (cfg->user_max_freq && (!ratelim || cfg->user_max_freq < ratelim))
@@ -412,6 +407,11 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 		if (r < 0)
 			return r;
 	}
+	if (!admin && (json_object_get(args, "cpus") || !p->npids)) {
+		r = daemon_filter_owner_rule(&p->filter, cfg, who, err, errlen);
+		if (r < 0)
+			return r;
+	}
 	st->ring_bytes = daemon_ring_bytes(p->cfg.ring_pages);
 	return 0;
 }
@@ -481,6 +481,27 @@ static bool cgroup_path_ok(const char *s)
 		c += len;
 	}
 	return strstr(s, "//") == NULL;
+}
+
+int daemon_filter_owner_rule(struct daemon_filter *f, const struct daemon_config *cfg,
+			     const struct daemon_who *who, char *err, size_t errlen)
+{
+	char owner[48];
+
+	if (!f->on || f->spec.nuids != 1 || f->spec.uids[0] != (uint32_t)who->uid)
+		return fail(err, errlen, -EPERM, "system-wide and CPU sessions are for root and "
+			    "members of group '%s'; uid %u may record all of its own processes "
+			    "with a filter that names its uid alone (hwpmc record -u %u), or "
+			    "profile some of them (hwpmc record -p PID, or -- COMMAND)",
+			    cfg->admin_group, (unsigned)who->uid, (unsigned)who->uid);
+	f->spec.owner_only = true;
+	f->spec.owner = (uint32_t)who->uid;
+	f->spec.owner_gid = (uint32_t)who->gid;
+	/* The text says so (status, the log's mark), before any resolved cgroup part. */
+	snprintf(owner, sizeof(owner), "%u:%u", (unsigned)who->uid, (unsigned)who->gid);
+	text_add(f, "owner", owner);
+	f->base_len = strlen(f->text);
+	return 0;
 }
 
 int daemon_filter_parse(json_t *obj, struct daemon_filter *f, char *err, size_t errlen)

@@ -594,6 +594,7 @@ static void ks_finish(struct session *s, int r)
 static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 {
 	uint64_t pcs[PLOG_CALLCHAIN_DEPTH_MAX];
+	uint64_t taken = r->time; /* before the merge's order moves it */
 	uint32_t npc, flags;
 	int ev, k;
 
@@ -618,12 +619,20 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 			__atomic_fetch_add(&s->prof->paused_samples, 1, __ATOMIC_RELAXED);
 			return 0;
 		}
-		if (s->uw)
+		/*
+		 * Gated: the kernel kept this sample, so its process may now be shown;
+		 * if the model's process is not the sample's, nothing of it is used.
+		 */
+		k = s->gated ? maplog__vouch(s->ml, (int32_t)r->pid, taken, r->time) : 1;
+		if (k < 0)
+			return k;
+		if (s->uw && k)
 			npc = dwarf_pcs(s, r, pcs, s->p.cfg.depth);
 		else
 			npc = coll_sample_pcs(&r->u.sample, pcs,
-					      s->p.cfg.callgraph == COLL_CG_NONE ? 1
-										 : s->p.cfg.depth);
+					      s->p.cfg.callgraph == COLL_CG_NONE || s->uw
+						      ? 1 /* an unvouched dwarf sample: its PC only */
+						      : s->p.cfg.depth);
 		if (npc == 0) {
 			ST_ADD(s, no_pcs, 1);
 			return 0;
@@ -646,6 +655,13 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 		return k;
 	case REC_LOST:
 		ST_ADD(s, lost, r->u.lost.lost);
+		if (s->gated) {
+			/* Side-band records may be gone: no process is known to be what it was. */
+			k = maplog__forget_all(s->ml, r->time);
+			if (k < 0)
+				return k;
+			s->gate_rescan = true;
+		}
 		return paused(s) ? 0 : plog_writer__append_dropnotify(s->w, r->time);
 	case REC_THROTTLE:
 		ST_ADD(s, throttled, 1);
@@ -736,6 +752,22 @@ static int filter_follow(struct session *s)
 	}
 	free(f);
 	return r;
+}
+
+/*
+ * Gated, after a loss: the user's live processes into the model again (the start's
+ * scan, asking ml_may_scan of each), at most once a second; what the rings still
+ * hold from before the scan no longer applies to them.  0 or a write error.
+ */
+static int gate_rescan(struct session *s)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	if (now - s->gate_rescan_ns < 1000000000ull)
+		return 0;
+	s->gate_rescan = false;
+	s->gate_rescan_ns = now;
+	return maplog__scan_procs(s->ml, now, NULL, 0, false);
 }
 
 /* One merge round up to @w_limit.  Returns 0 or a write error. */
@@ -891,6 +923,8 @@ static void *session_worker(void *arg)
 			if (evs[i].data.u64 == UINT64_MAX)
 				stop = true;
 		r = merge_round(s, now_ns(CLOCK_MONOTONIC));
+		if (r == 0 && s->gate_rescan)
+			r = gate_rescan(s);
 		/* An output that was full gets another chance once per round, never a wait. */
 		if (r == 0 && !paused(s))
 			r = plog_writer__retry(s->w);
@@ -1745,6 +1779,17 @@ static int session_setup(struct session *s, char *err, size_t errlen)
 	r = maplog__new(&session_maplog_ops, s, &s->ml);
 	if (r < 0)
 		goto fail;
+	s->gated = !s->p.who.admin && !s->p.npids;
+	if (s->gated) {
+		if (!s->p.filter.spec.owner_only || s->p.kernel) {
+			/* main's rule (daemon_filter_owner_rule) did not run: never record so. */
+			snprintf(err, errlen, "a user's system-wide session without the owner check");
+			r = -EPERM;
+			goto fail;
+		}
+		maplog__gate(s->ml);
+		s->gate_rescan_ns = now_ns(CLOCK_MONOTONIC);
+	}
 	if (s->p.cfg.callgraph == COLL_CG_DWARF) {
 		r = unwind_ctx__new(s->p.unwind_cache_bytes, uw_find_map, s, &s->uw);
 		if (r < 0)

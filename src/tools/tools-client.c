@@ -535,7 +535,9 @@ void tools_record_usage(FILE *out)
 		"target it samples every CPU (-a); with -- CMD it starts CMD and samples it\n"
 		"and everything it starts.  Stops on Ctrl-C, after -d SECONDS, or when CMD exits.\n"
 		"Users outside the daemon's admin group (root and group hwpmc by default) may\n"
-		"record only their own processes (-p PID or -- CMD), in user mode only.\n"
+		"record only their own processes (-p PID, -- CMD, or all of them with -u USER,\n"
+		"their own name: the daemon keeps only processes they could ptrace), in user\n"
+		"mode only.\n"
 		"\n"
 		"  -e, --event EV      event(s), comma-separated or repeated (default cpu-clock):\n"
 		"                      cpu-clock, task-clock, cycles, instructions, rHEX,\n"
@@ -576,6 +578,7 @@ void tools_record_usage(FILE *out)
 		"  hwpmc record -a -d 5 -o all.pmclog\n"
 		"  hwpmc record -e cpu-clock -F 4000 -g -- ./my-program --its-args\n"
 		"  hwpmc record -a -g --unit nginx.service -d 30 -o nginx.pmclog\n"
+		"  hwpmc record -u $USER -g -d 10 -o mine.pmclog   (any user: all of their own)\n"
 		"  hwpmc dump --summary all.pmclog\n",
 		1000, 65528, 512, 128, CTL_SOCKET_ENV, CTL_SOCKET_DEFAULT);
 }

@@ -25,7 +25,8 @@
  *      is a user failure); on success: no kernel, every event user mode only
  *      and of a type users may open (software, hardware, cache, raw or the
  *      core PMU "cpu": no tracepoint, breakpoint or uncore PMU), a pid target
- *      and no CPUs, not detached,
+ *      and no CPUs or else (all of its own processes) a filter of its uid alone
+ *      with the owner check, not detached,
  *      ring_pages, stack_bytes and depth within the user_* limits, and every
  *      event's sample rate at most the kernel's limit.
  *   4. daemon_auth_admin() on ids taken from the input is root or the group.
@@ -140,7 +141,12 @@ static void check_user(const struct session_params *p, const struct daemon_start
 {
 	CHECK(!p->kernel);
 	CHECK(!st->detached);
-	CHECK(p->npids >= 1 && p->ncpus == 0);
+	if (p->npids == 0 || p->ncpus) {
+		/* All of the user's own processes: the owner check on the user alone. */
+		CHECK(p->filter.on && p->filter.spec.owner_only);
+		CHECK(p->filter.spec.owner == 1000 && p->filter.spec.owner_gid == 1000);
+		CHECK(p->filter.spec.nuids == 1 && p->filter.spec.uids[0] == 1000);
+	}
 	CHECK(p->cfg.ring_pages <= cfg.user_max_ring_pages);
 	CHECK(p->cfg.stack_bytes <= cfg.user_max_stack_bytes);
 	CHECK(p->cfg.depth <= cfg.user_max_depth);

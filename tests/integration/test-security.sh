@@ -48,11 +48,13 @@ as() { local who=$1; shift; setpriv --reuid="$who" --regid="$(id -g "$who")" --i
 # For a background process whose pid is wanted: setpriv execs, so $! is the program.
 sp() { echo setpriv --reuid="$1" --regid="$(id -g "$1")" --init-groups --; }
 
-# A busy program: --nodump makes itself non-dumpable; the setuid copy runs as root.
+# A busy program: --nodump makes itself non-dumpable, --then PROG... execs PROG
+# afterwards; the setuid copy runs as root.
 cat > "$tmp/busy.c" << 'EOF'
 #include <string.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 #include <time.h>
 static volatile unsigned long sink;
 __attribute__((noinline)) static void spin(void) { for (int i = 0; i < 100000; i++) sink += i; }
@@ -65,6 +67,8 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do { spin(); clock_gettime(CLOCK_MONOTONIC, &t); }
 	while (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+	if (argc > 3 && strcmp(argv[2], "--then") == 0) /* busy SECS --then PROG ARGS... */
+		execv(argv[3], argv + 3);
 	return 0;
 }
 EOF
@@ -129,9 +133,99 @@ matrix "hello: A (group $G) is an admin" "true" "$(echo "$a" | python3 -c 'impor
 
 # --- targets
 matrix "U: system-wide (-a)" "deny EPERM" "$(rec "$U" "$tmp/u/a.pmclog" -a -d 1)"
-grep -q "uid $(id -u "$U") may profile its own processes" "$tmp/u/a.pmclog.err" &&
+grep -q "uid $(id -u "$U") may record all of its own processes .*-u $(id -u "$U")" "$tmp/u/a.pmclog.err" &&
 	ok "U -a: the refusal says what U may do" || bad "U -a message: $(cat "$tmp/u/a.pmclog.err")"
 matrix "U: CPU session (-C 0)" "deny EPERM" "$(rec "$U" "$tmp/u/c.pmclog" -C 0 -d 1)"
+
+# --- all of U's own processes (-u U): a system-wide session whose in-kernel filter
+# keeps only samples of tasks U could ptrace, and whose log shows a process only
+# once such a sample vouched for it (docs/security.md).
+uid_u=$(id -u "$U")
+matrix "U: system-wide filtered to V's uid (-u V)" "deny EPERM" "$(rec "$U" "$tmp/u/av.pmclog" -u "$V" -d 1)"
+matrix "U: system-wide filtered to U or V (-u U -u V)" "deny EPERM" \
+	"$(rec "$U" "$tmp/u/auv.pmclog" -u "$U" -u "$V" -d 1)"
+# Its filter stays U's alone, whoever asks to change it.
+$(sp "$U") "$hwpmc" record --socket "$sock" -q -o "$tmp/u/mine0.pmclog" -u "$U" -d 30 \
+	> /dev/null 2> "$tmp/u/mine0.err" &
+mine=$!
+usid=
+for _ in $(seq 100); do
+	usid=$(as "$U" "$hwpmc" sessions --socket "$sock" --json 2> /dev/null | /usr/bin/python3 -c '
+import json, sys
+s = [x for x in json.load(sys.stdin)["sessions"] if x.get("state") == "running"]
+print(s[0]["session"] if s else "")' 2> /dev/null)
+	[[ -n $usid ]] && break
+	sleep 0.1
+done
+filter_req() { echo "{\"id\": 3, \"cmd\": \"filter\", \"args\": {\"session\": ${usid:-0}, \"filter\": $1}}"; }
+matrix "U: change its -u session's filter to V's uid" "deny EPERM" \
+	"$(as "$U" $ctl "$sock" "$(filter_req "{\"uid\": [$(id -u "$V")]}")" | verdict)"
+matrix "U: clear its -u session's filter" "deny EPERM" "$(as "$U" $ctl "$sock" "$(filter_req "{}")" | verdict)"
+matrix "root: widen U's -u session to every uid" "deny EPERM" \
+	"$($ctl "$sock" "$(filter_req "{\"uid\": [0, $uid_u]}")" | verdict)"
+matrix "U: narrow its -u session to one command" "allow" \
+	"$(as "$U" $ctl "$sock" "$(filter_req "{\"uid\": [$uid_u], \"comm\": [\"busy\"]}")" | verdict)"
+kill -INT "$mine"; wait "$mine"; rc=$?
+matrix "U: all its own processes (-u U), stopped by Ctrl-C" "allow" \
+	"$([[ $rc == 0 ]] && echo allow || echo "deny rc$rc: $(cat "$tmp/u/mine0.err")")"
+grep -q "owner=$uid_u:$(id -g "$U")" <("$hwpmc" report --top "$tmp/u/mine0.pmclog" 2>&1) &&
+	ok "U -u: the report's filter line names the owner check" ||
+	bad "U -u: no owner in the report's filter line: $("$hwpmc" report --top "$tmp/u/mine0.pmclog" 2>&1 | head -5)"
+# What the log holds.  Running meanwhile: U's busy program, U's non-dumpable and
+# setuid-root ones, V's, root's; started during the session: a new busy program of
+# U, and one of U that then execs the setuid program.  Nothing else of U runs, so
+# every pid in the log must be one of U's listed here.
+$(sp "$U") "$hwpmc" record --socket "$sock" -q -o "$tmp/u/mine.pmclog" -u "$U" -d 3 \
+	> /dev/null 2> "$tmp/u/mine.err" &
+mine=$!
+sleep 0.5
+$(sp "$U") "$tmp/busy" 1.5 & unew=$!
+$(sp "$U") "$tmp/busy" 0.5 --then "$tmp/suidbusy" 1 & uexec=$!
+wait "$mine"; rc=$?
+wait "$unew" "$uexec" 2> /dev/null
+matrix "U: all its own processes (-u U)" "allow" \
+	"$([[ $rc == 0 ]] && echo allow || echo "deny rc$rc: $(cat "$tmp/u/mine.err")")"
+"$hwpmc" dump --json "$tmp/u/mine.pmclog" > "$tmp/u/mine.json" 2> /dev/null
+n=$(/usr/bin/python3 - "$tmp/u/mine.json" "$mine" "$upid" "$unew" "$uexec" "$vpid" "$root_busy" \
+	"$unodump" "$usuid" << 'EOF'
+import json, sys
+path = sys.argv[1]
+mine, upid, unew, uexec, vpid, rpid, nodump, suid = map(int, sys.argv[2:])
+ours = {mine, upid, unew, uexec}
+recs = [json.loads(l) for l in open(path) if l.startswith("{")]
+cc = [r for r in recs if r.get("type") == "callchain"]
+sampled = {r["pid"] for r in cc}
+book = [r for r in recs if r.get("type") in ("map-in", "map-out", "proc-create", "thr-create",
+                                               "thr-exit", "sysexit", "procfork", "proc-exec")]
+bpids = {r.get(k) for r in book for k in ("pid", "tid", "oldpid", "newpid") if k in r}
+bad = []
+for p, who in ((vpid, "V's"), (rpid, "root's"), (nodump, "U's non-dumpable"), (suid, "U's setuid")):
+    if p in sampled or p in bpids:
+        bad.append("%s process %d is in the log" % (who, p))
+if not sampled <= ours or not bpids <= ours:
+    bad.append("pids not U's: %s" % sorted((sampled | bpids) - ours)[:5])
+if any("suidbusy" in (r.get("path") or "") or r.get("name") == "suidbusy" for r in book):
+    bad.append("the setuid program's name or mapping is in the log")
+outs = [r["tsc"] for r in book if r["type"] == "map-out" and r["pid"] == uexec]
+if not outs:
+    bad.append("no MAP_OUT at the exec of %d" % uexec)
+elif any(r["pid"] == uexec and r["tsc"] > max(outs) for r in cc):  # the last exec: suidbusy
+    bad.append("samples of %d after it exec'ed the setuid program" % uexec)
+if any(int(p, 16) >= 0xffff800000000000 for r in cc for p in r["pc"]) or not all(r.get("user") for r in cc):
+    bad.append("a kernel PC or a kernel-mode sample")
+if any(r.get("type") == "map-in" and r["pid"] == -1 for r in recs):
+    bad.append("a kernel MAP_IN")
+for p in (upid, unew, uexec):
+    if p not in sampled:
+        bad.append("no sample of U's process %d" % p)
+    elif not any(r.get("type") == "map-in" and r["pid"] == p and r["path"].endswith("/busy") for r in recs):
+        bad.append("no MAP_IN of busy for U's process %d" % p)
+if not any(r.get("type") == "closelog" for r in recs):
+    bad.append("no CLOSELOG")
+print("; ".join(bad) if bad else "only U's own dumpable processes")
+EOF
+)
+matrix "U: -u U log: whose samples, MAP_INs and names" "only U's own dumpable processes" "$n"
 matrix "U: own process (-p)" "allow" "$(rec "$U" "$tmp/u/own.pmclog" -p "$upid" -d 1)"
 matrix "U: own command (-- CMD)" "allow" "$(rec "$U" "$tmp/u/cmd.pmclog" -- "$tmp/busy" 0.5)"
 matrix "U: other user's process" "deny EACCES" "$(rec "$U" "$tmp/u/v.pmclog" -p "$vpid" -d 1)"

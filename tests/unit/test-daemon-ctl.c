@@ -802,6 +802,41 @@ START_TEST(test_start_user_targets)
 }
 END_TEST
 
+/*
+ * A user's own system-wide session: only with a filter naming the user's uid alone,
+ * which then carries the owner check (what the user could ptrace) and says so.
+ */
+START_TEST(test_start_user_all_mine)
+{
+	ck_assert_int_eq(USER("{'output': 'fd', 'filter': {'uid': [1000]}}"), 0);
+	ck_assert(p.filter.on && p.filter.spec.owner_only);
+	ck_assert_uint_eq(p.filter.spec.owner, 1000);
+	ck_assert_uint_eq(p.filter.spec.owner_gid, 1000);
+	ck_assert_str_eq(p.filter.text, "uid=1000 owner=1000:1000");
+	ck_assert_uint_eq(p.filter.base_len, strlen(p.filter.text));
+	ck_assert(!p.kernel);
+	ck_assert(st.user_forced && p.events[0].exclude_kernel);
+	/* Other kinds may narrow it; CPUs too. */
+	ck_assert_int_eq(USER("{'output': 'fd', 'cpus': [0], 'filter': {'uid': [1000], "
+			      "'comm': ['make']}}"), 0);
+	ck_assert(p.filter.spec.owner_only);
+	/* Never another uid, two uids, no uid, or no filter. */
+	ck_assert_int_eq(USER("{'output': 'fd', 'filter': {'uid': [0]}}"), -EPERM);
+	ck_assert_err_has("may record all of its own processes with a filter that names its "
+			  "uid alone (hwpmc record -u 1000)");
+	ck_assert_int_eq(USER("{'output': 'fd', 'filter': {'uid': [1000, 1001]}}"), -EPERM);
+	ck_assert_int_eq(USER("{'output': 'fd', 'filter': {'comm': ['make']}}"), -EPERM);
+	ck_assert_int_eq(USER("{'output': 'fd', 'filter': {}}"), -EPERM);
+	ck_assert_int_eq(USER("{'output': 'state', 'filter': {'uid': [1000]}}"), -EPERM);
+	/* A user's per-process session and an administrator's keep their filter as asked. */
+	ck_assert_int_eq(USER("{'output': 'fd', 'pids': [42], 'filter': {'uid': [0]}}"), 0);
+	ck_assert(!p.filter.spec.owner_only);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'uid': [1000]}}"), 0);
+	ck_assert(!p.filter.spec.owner_only);
+	ck_assert_str_eq(p.filter.text, "uid=1000");
+}
+END_TEST
+
 START_TEST(test_start_user_events)
 {
 	ck_assert_int_eq(USER("{'output': 'fd', 'pids': [42], 'events': ['cpu-clock:k']}"),
@@ -1436,6 +1471,7 @@ int main(void)
 	tcase_add_test(ts, test_start_kernel_rate_limit);
 	tcase_add_test(ts, test_start_user_defaults);
 	tcase_add_test(ts, test_start_user_targets);
+	tcase_add_test(ts, test_start_user_all_mine);
 	tcase_add_test(ts, test_start_user_events);
 	tcase_add_test(ts, test_start_user_freq_limit);
 	tcase_add_test(ts, test_start_user_size_limits);
