@@ -546,7 +546,8 @@ fi
 mkdir -p "$tmp/mnt"
 if mount -t tmpfs -o size=64M hwpmcd-faults "$tmp/mnt" 2> "$tmp/mount.err"; then
 	cp "$demo" "$tmp/mnt/prog"
-	"$hwpmc" record -q -g -F "$rate" -a -d 10 -o "$tmp/umount.pmclog" 2> "$tmp/umount.err" &
+	# Long enough to be running at the umount on any machine; stopped right after it.
+	"$hwpmc" record -q -g -F "$rate" -a -d 120 -o "$tmp/umount.pmclog" 2> "$tmp/umount.err" &
 	rp=$!
 	bg+=($rp)
 	sleep 0.5
@@ -557,6 +558,7 @@ if mount -t tmpfs -o size=64M hwpmcd-faults "$tmp/mnt" 2> "$tmp/mount.err"; then
 		sleep 0.1
 	done
 	kill -0 "$rp" 2> /dev/null && during=yes || during=no
+	kill -INT "$rp" 2> /dev/null
 	wait_pid "$rp" 20
 	rc=$?
 	[[ $um == unmounted && $during == yes && $rc == 0 ]] &&
