@@ -1199,6 +1199,38 @@ out:
 	return r;
 }
 
+/* An exec: @p's ranges become the old image's (p->old, which must be empty), none are new. */
+static void maps_to_old(struct maplog_proc *p)
+{
+	struct maplog_map *t = p->old;
+	size_t tc = p->capold;
+
+	p->old = p->maps;
+	p->nold = p->nmaps;
+	p->capold = p->capmaps;
+	p->maps = t;
+	p->capmaps = tc;
+	p->nmaps = 0;
+}
+
+/* A fork: child @p (pid @pid) gets @parent's flags, name and ranges.  0 or -ENOMEM. */
+static int inherit(struct maplog_proc *p, const struct maplog_proc *parent, int32_t pid)
+{
+	int r;
+
+	p->flags = parent->flags;
+	memcpy(p->name, parent->name, sizeof(p->name));
+	r = maps_reserve(p, parent->nmaps);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < parent->nmaps; i++) {
+		p->maps[i] = parent->maps[i];
+		p->maps[i].pid = pid;
+	}
+	p->nmaps = parent->nmaps;
+	return 0;
+}
+
 /* Gated: find or create @pid's process; one created now begins at @time. */
 static int get_gated(struct maplog *m, int32_t pid, uint64_t time, struct maplog_proc **ret)
 {
@@ -1251,15 +1283,7 @@ static int record_gated(struct maplog *m, const struct rec *rec)
 			 * User mode only (a gated session's events exclude the kernel): no
 			 * sample of the old image comes after its exec, so it goes now.
 			 */
-			struct maplog_map *t = p->old;
-			size_t tc = p->capold;
-
-			p->old = p->maps;
-			p->nold = p->nmaps;
-			p->capold = p->capmaps;
-			p->maps = t;
-			p->capmaps = tc;
-			p->nmaps = 0;
+			maps_to_old(p);
 			r = exec_retire(m, rec->time, p);
 			p->nobjs = 0;
 			p->vdso_announced = false;
@@ -1286,16 +1310,9 @@ static int record_gated(struct maplog *m, const struct rec *rec)
 		parent = proc_find(m, (int32_t)rec->u.task.ppid);
 		if (parent) {
 			/* The parent's address space, not what the log shows of it. */
-			p->flags = parent->flags;
-			memcpy(p->name, parent->name, sizeof(p->name));
-			r = maps_reserve(p, parent->nmaps);
+			r = inherit(p, parent, pid);
 			if (r < 0)
 				return r;
-			for (size_t i = 0; i < parent->nmaps; i++) {
-				p->maps[i] = parent->maps[i];
-				p->maps[i].pid = pid;
-			}
-			p->nmaps = parent->nmaps;
 		} else {
 			strcpy(p->name, "?");
 		}
@@ -1454,20 +1471,12 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 			 * here (for the unwinder) and in the log (no MAP_OUT yet), until
 			 * exec_retire(); the new image is announced afresh meanwhile.
 			 */
-			struct maplog_map *t = p->old;
-			size_t tc = p->capold;
-
 			if (p->nold) {
 				r = exec_retire(m, rec->time, p); /* a second exec before any sample */
 				if (r < 0)
 					return r;
 			}
-			p->old = p->maps;
-			p->nold = p->nmaps;
-			p->capold = p->capmaps;
-			p->maps = t;
-			p->capmaps = tc;
-			p->nmaps = 0;
+			maps_to_old(p);
 			p->nobjs = 0;
 			p->vdso_announced = false;
 			p->exited = false;
@@ -1510,22 +1519,15 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 				parent = proc_find(m, (int32_t)rec->u.task.ppid);
 			}
 			if (parent) {
-				p->flags = parent->flags;
 				p->vdso_announced = parent->vdso_announced; /* PROCFORK copies it */
-				memcpy(p->name, parent->name, sizeof(p->name));
 				for (size_t i = 0; i < parent->nobjs; i++) {
 					r = obj_add(p, parent->objs[i].dev, parent->objs[i].inode);
 					if (r < 0)
 						return r;
 				}
-				r = maps_reserve(p, parent->nmaps);
+				r = inherit(p, parent, pid);
 				if (r < 0)
 					return r;
-				for (size_t i = 0; i < parent->nmaps; i++) {
-					p->maps[i] = parent->maps[i];
-					p->maps[i].pid = pid;
-				}
-				p->nmaps = parent->nmaps;
 			} else {
 				strcpy(p->name, "?");
 			}
