@@ -49,6 +49,9 @@ void tools_report_usage(FILE *out)
 		"                     inferno, speedscope); alone on standard output\n"
 		"  --flame FILE.svg   write an interactive SVG flame graph (hover, click to zoom,\n"
 		"                     Ctrl-F to search; FILE.svg#s=REGEX searches on load)\n"
+		"  --pprof FILE.pb.gz write a gzip-compressed pprof profile (go tool pprof,\n"
+		"                     Pyroscope, speedscope): a sample type per event, the\n"
+		"                     process name as label 'comm'\n"
 		"  --json             the top list and call graph as JSON; alone on standard "
 		"output\n"
 		"\n"
@@ -242,6 +245,7 @@ enum {
 	OPT_CALLEES,
 	OPT_FOLDED,
 	OPT_FLAME,
+	OPT_PPROF,
 	OPT_JSON,
 	OPT_DEPTH,
 	OPT_MINPCT,
@@ -285,6 +289,7 @@ int tools_report_main(int argc, char **argv)
 		{ "callees", required_argument, NULL, OPT_CALLEES },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "flame", required_argument, NULL, OPT_FLAME },
+		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "min-percent", required_argument, NULL, OPT_MINPCT },
@@ -310,7 +315,7 @@ int tools_report_main(int argc, char **argv)
 	struct tools_report r;
 	struct tools_rep_print_opts po = { .depth = 16, .min_percent = 0.5 };
 	bool top = false, graph = false, folded = false, json = false, limit_set = false;
-	const char *flame = NULL, *callers = NULL, *callees = NULL;
+	const char *flame = NULL, *pprof = NULL, *callers = NULL, *callees = NULL;
 	unsigned long x;
 	int c, e = 0, rc = TOOLS_EXIT_USAGE;
 
@@ -335,6 +340,9 @@ int tools_report_main(int argc, char **argv)
 			break;
 		case OPT_FLAME:
 			flame = optarg;
+			break;
+		case OPT_PPROF:
+			pprof = optarg;
 			break;
 		case OPT_JSON:
 			json = true;
@@ -455,7 +463,7 @@ int tools_report_main(int argc, char **argv)
 			folded ? "--folded" : "--json");
 		goto out;
 	}
-	if (!graph && !folded && !json && !flame && !callers && !callees)
+	if (!graph && !folded && !json && !flame && !pprof && !callers && !callees)
 		top = true;
 	if (json && !callers && !callees)
 		graph = true; /* the JSON carries the top list and the call graph */
@@ -466,7 +474,7 @@ int tools_report_main(int argc, char **argv)
 	r.o.want_focus_callers = callers != NULL;
 	r.o.want_focus_callees = callees != NULL;
 	r.o.want_callers = graph;
-	r.o.want_callees = folded || flame;
+	r.o.want_callees = folded || flame || pprof;
 	if (isatty(STDOUT_FILENO)) {
 		struct winsize ws;
 
@@ -516,6 +524,23 @@ int tools_report_main(int argc, char **argv)
 			goto out;
 		}
 		fprintf(stderr, "hwpmc: wrote the flame graph %s\n", flame);
+	}
+	if (pprof) {
+		bool made;
+		int pfd = util_open_output(pprof, 0644, &made);
+
+		if (pfd < 0) {
+			log_error("--pprof: %s: %s", pprof, util_output_strerror(pfd));
+			goto out;
+		}
+		e = tools_report_write_pprof(&r, pfd);
+		if (close(pfd) != 0 && e == 0)
+			e = -errno;
+		if (e < 0) {
+			log_error("--pprof: %s: %s", pprof, strerror(-e));
+			goto out;
+		}
+		fprintf(stderr, "hwpmc: wrote the pprof profile %s\n", pprof);
 	}
 	if (json) {
 		e = tools_report_print_json(&r, stdout, &po);

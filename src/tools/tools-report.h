@@ -220,6 +220,11 @@ int tools_report_print_folded(struct tools_report *r, FILE *out);
 int tools_report_print_json(struct tools_report *r, FILE *out,
 			    const struct tools_rep_print_opts *po);
 int tools_report_write_flame(struct tools_report *r, FILE *out);
+/*
+ * tools_report_write_pprof: the selected events' call stacks (the callees trees)
+ * as a gzip-compressed pprof profile onto @fd (tools-pprof.c).  0 or -errno.
+ */
+int tools_report_write_pprof(struct tools_report *r, int fd);
 /* The single selected event for folded/flame output, or NULL with a message logged. */
 struct tools_rep_event *tools_report_single_event(struct tools_report *r, const char *what);
 

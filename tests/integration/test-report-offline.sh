@@ -83,6 +83,27 @@ else
 	bad "no libstdc++.so.6 found for the demangling check"
 fi
 
+# The pprof export, read back by its real consumer (go tool pprof): the same functions
+# and counts as the report (tests/integration/check_pprof.py).
+pprof_check() { # NAME JSON PROFILE: fold check_pprof.py's lines into ours
+	local name=$1 line rc
+	python3 "$src/tests/integration/check_pprof.py" "$2" "$3" > "$tmp/pprof.out" 2>&1; rc=$?
+	[[ $rc == 77 ]] && { echo "# $name: $(cat "$tmp/pprof.out")"; return; }
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "$name: ${line#ok - }" ;;
+		"not ok - "*) bad "$name: ${line#not ok - }" ;;
+		esac
+	done < "$tmp/pprof.out"
+	[[ $rc == 0 ]] || grep -q "^not ok" "$tmp/pprof.out" || bad "$name: check_pprof.py exit $rc: $(tail -3 "$tmp/pprof.out")"
+}
+hwpmc report --pprof "$tmp/fbsd.pb.gz" "$tmp/fbsd.pmclog" 2> "$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "wrote the pprof profile" "$tmp/err" && ok "--pprof writes the profile" ||
+	bad "--pprof: exit $rc: $(head -3 "$tmp/err")"
+[[ $(head -c 2 "$tmp/fbsd.pb.gz" | od -An -tx1 | tr -d ' ') == 1f8b ]] && ok "--pprof: gzip" || bad "--pprof: not gzip"
+hwpmc report --json --limit 0 "$tmp/fbsd.pmclog" > "$tmp/fbsd-all.json" 2> /dev/null
+pprof_check "freebsd layout --pprof" "$tmp/fbsd-all.json" "$tmp/fbsd.pb.gz"
+
 # 2. Hostile content in valid records.
 mkfifo "$tmp/fifo"
 python3 "$mk" hostile "$corpus" "$tmp/fifo" "$tmp/hostile.pmclog" > "$tmp/hostile.want"
@@ -190,6 +211,7 @@ check_usage "bad cpu range" "is not a CPU or range" --cpu 3-1 "$log"
 check_usage "bad depth" "is not a whole number" --depth -1 "$log"
 check_usage "until before since" "is before --since" --since 2 --until 1 "$log"
 check_usage "folded with top" "writes standard output alone" --folded --top "$log"
+check_usage "pprof without a file" "requires an argument" "$log" --pprof
 check_usage "kernel and user" "exclude each other" --kernel --user "$log"
 check_usage "bad map rule" "is not auto, freebsd or hwpmcd-1" --map-rule x "$log"
 hwpmc report /nonexistent.pmclog > /dev/null 2> "$tmp/err"; rc=$?
