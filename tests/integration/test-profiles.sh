@@ -108,12 +108,14 @@ demopid=$!
 ( while :; do /bin/true; done ) &
 churnpid=$!
 start_daemon "$state" "$pdir" "$tmp/daemon.log" && ok "daemon up" || { bad "daemon did not answer"; cat "$tmp/daemon.log"; exit 1; }
-if wait_for 30 'state_is churn running && state_is small running'; then
-	ok "profiles churn and small run"
+# Each profile starts in its own time (budget's 10 kHz dwarf session takes longest to
+# open on a busy machine): wait for all three, then judge their states.
+if wait_for 30 'state_is churn running && state_is small running && state_is budget running'; then
+	ok "profiles churn, small and budget run"
 else
 	bad "profiles not running: $(profiles_json)"
 fi
-[[ "$(pjq off 'p["state"]')" == disabled && "$(pjq budget 'p["state"]')" == running ]] && ok "off.conf listed as disabled, budget.conf runs" || bad "off: $(pjq off 'p')"
+[[ "$(pjq off 'p["state"]')" == disabled ]] && ok "off.conf listed as disabled" || bad "off: $(pjq off 'p')"
 grep -q "bad.conf:3: callgraph: " "$tmp/daemon.log" && ok "bad.conf refused in the journal with its line" ||
 	bad "no bad.conf:3 line in the daemon's log"
 profiles_json | grep -q 'bad.conf:3: callgraph' && ok "'hwpmc profiles' reports the refused file" ||
