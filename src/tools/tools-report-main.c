@@ -52,6 +52,8 @@ void tools_report_usage(FILE *out)
 		"  --pprof FILE.pb.gz write a gzip-compressed pprof profile (go tool pprof,\n"
 		"                     Pyroscope, speedscope): a sample type per event, the\n"
 		"                     process name as label 'comm'\n"
+		"  --calltree FILE    write the callgrind format (KCachegrind, callgrind_annotate;\n"
+		"                     pmcstat -F): self costs and call edges per function\n"
 		"  --json             the top list and call graph as JSON; alone on standard "
 		"output\n"
 		"\n"
@@ -246,6 +248,7 @@ enum {
 	OPT_FOLDED,
 	OPT_FLAME,
 	OPT_PPROF,
+	OPT_CALLTREE,
 	OPT_JSON,
 	OPT_DEPTH,
 	OPT_MINPCT,
@@ -290,6 +293,7 @@ int tools_report_main(int argc, char **argv)
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "flame", required_argument, NULL, OPT_FLAME },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "calltree", required_argument, NULL, OPT_CALLTREE },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "min-percent", required_argument, NULL, OPT_MINPCT },
@@ -315,7 +319,7 @@ int tools_report_main(int argc, char **argv)
 	struct tools_report r;
 	struct tools_rep_print_opts po = { .depth = 16, .min_percent = 0.5 };
 	bool top = false, graph = false, folded = false, json = false, limit_set = false;
-	const char *flame = NULL, *pprof = NULL, *callers = NULL, *callees = NULL;
+	const char *flame = NULL, *pprof = NULL, *calltree = NULL, *callers = NULL, *callees = NULL;
 	unsigned long x;
 	int c, e = 0, rc = TOOLS_EXIT_USAGE;
 
@@ -343,6 +347,9 @@ int tools_report_main(int argc, char **argv)
 			break;
 		case OPT_PPROF:
 			pprof = optarg;
+			break;
+		case OPT_CALLTREE:
+			calltree = optarg;
 			break;
 		case OPT_JSON:
 			json = true;
@@ -463,7 +470,7 @@ int tools_report_main(int argc, char **argv)
 			folded ? "--folded" : "--json");
 		goto out;
 	}
-	if (!graph && !folded && !json && !flame && !pprof && !callers && !callees)
+	if (!graph && !folded && !json && !flame && !pprof && !calltree && !callers && !callees)
 		top = true;
 	if (json && !callers && !callees)
 		graph = true; /* the JSON carries the top list and the call graph */
@@ -474,7 +481,7 @@ int tools_report_main(int argc, char **argv)
 	r.o.want_focus_callers = callers != NULL;
 	r.o.want_focus_callees = callees != NULL;
 	r.o.want_callers = graph;
-	r.o.want_callees = folded || flame || pprof;
+	r.o.want_callees = folded || flame || pprof || calltree;
 	if (isatty(STDOUT_FILENO)) {
 		struct winsize ws;
 
@@ -541,6 +548,27 @@ int tools_report_main(int argc, char **argv)
 			goto out;
 		}
 		fprintf(stderr, "hwpmc: wrote the pprof profile %s\n", pprof);
+	}
+	if (calltree) {
+		bool made;
+		int cfd = util_open_output(calltree, 0644, &made);
+		FILE *f = cfd < 0 ? NULL : fdopen(cfd, "we");
+
+		if (!f) {
+			log_error("--calltree: %s: %s", calltree,
+				  cfd < 0 ? util_output_strerror(cfd) : strerror(errno));
+			if (cfd >= 0)
+				close(cfd);
+			goto out;
+		}
+		e = tools_report_write_calltree(&r, f, r.file);
+		if (fclose(f) != 0 && e == 0)
+			e = -EIO;
+		if (e < 0) {
+			log_error("--calltree: %s: %s", calltree, strerror(-e));
+			goto out;
+		}
+		fprintf(stderr, "hwpmc: wrote the callgrind file %s\n", calltree);
 	}
 	if (json) {
 		e = tools_report_print_json(&r, stdout, &po);

@@ -225,6 +225,12 @@ int tools_report_write_flame(struct tools_report *r, FILE *out);
  * as a gzip-compressed pprof profile onto @fd (tools-pprof.c).  0 or -errno.
  */
 int tools_report_write_pprof(struct tools_report *r, int fd);
+/*
+ * tools_report_write_calltree: the selected events' functions, self costs and call
+ * edges in the callgrind format onto @out (KCachegrind; tools-calltree.c); @cmd
+ * names the log.  0 or -errno.
+ */
+int tools_report_write_calltree(struct tools_report *r, FILE *out, const char *cmd);
 /* The single selected event for folded/flame output, or NULL with a message logged. */
 struct tools_rep_event *tools_report_single_event(struct tools_report *r, const char *what);
 

@@ -65,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tools_report_print_focus(&r, null, &po);
 		(void)tools_report_print_json(&r, null, &po);
 		(void)tools_report_write_pprof(&r, fileno(null));
+		(void)tools_report_write_calltree(&r, null, "fuzz");
 		if (r.nev == 1) {
 			(void)tools_report_print_folded(&r, null);
 			(void)tools_report_write_flame(&r, null);

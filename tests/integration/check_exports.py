@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Read a `hwpmc report --pprof` profile with the real consumer, `go tool pprof`,
-and compare it with `hwpmc report --json` of the same log and options.
+"""Read `hwpmc report`'s exports with their real consumers and compare them with
+`hwpmc report --json` of the same log and options.
 
-usage: check_pprof.py REPORT_JSON PROFILE [EVENT_INDEX]
+usage: check_exports.py REPORT_JSON [--pprof PROFILE] [--calltree FILE]
 
-For the event at EVENT_INDEX (default 0) of the JSON report, pprof's -top must list
-exactly the report's functions with flat = self and cum = total, and pprof's
--traces must hold stacks whose counts, summed by leaf, are the report's self
-counts and sum to its samples; every trace carries the comm label.  Prints one
-'ok - ...' or 'not ok - ...' line per check; exit 77 without `go`.
+For the first event of the JSON report:
+  --pprof: `go tool pprof -top` must list exactly the report's functions with
+    flat = self and cum = total, and `-traces` must hold stacks whose counts,
+    summed by leaf, are the report's self counts and sum to its samples; every
+    trace carries the comm label.  Skipped (a '#' line) without `go`.
+  --calltree: `callgrind_annotate` (Valgrind's reader of the callgrind format that
+    KCachegrind reads) must give each function the report's self count
+    (exclusive) and total (inclusive, for every function not on a call cycle),
+    and the program total must be the samples.  Skipped without callgrind_annotate.
+Prints one 'ok - ...' or 'not ok - ...' line per check; exits 1 if any failed.
 """
 import json
 import os
@@ -39,17 +44,14 @@ def pprof(args, profile):
     return p.returncode, p.stdout, p.stderr
 
 
-def main():
+def check_pprof(ev, profile):
     if not shutil.which("go"):
-        print("# go is not installed (scripts/bootstrap installs golang-go): skipped")
-        sys.exit(77)
-    rep, profile = json.load(open(sys.argv[1])), sys.argv[2]
-    ev_index = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-    ev = rep["events"][ev_index]
+        print("# go is not installed (scripts/bootstrap installs golang-go): pprof skipped")
+        return
     want = Counter()
     for t in ev["top"]:
         want[(t["function"], t["self"], t["total"])] += 1
-    idx = ["-sample_index=%d" % ev_index]
+    idx = ["-sample_index=0"]
 
     rc, out, err = pprof(["-top", "-nodecount=1000000", "-nodefraction=0", "-edgefraction=0"]
                          + idx, profile)
@@ -90,6 +92,99 @@ def main():
     check(by_leaf == self_by, "-traces: summed by leaf, the report's self counts")
     check(traces > 0 and labelled == traces, "-traces: every trace has its comm label (%d of %d)"
           % (labelled, traces))
+
+
+def on_cycles(path):
+    """The functions on a cycle of the file's call graph (fn -> cfn edges)."""
+    graph, fn = {}, None
+    for line in open(path):
+        if line.startswith("fn="):
+            fn = line[3:].rstrip("\n")
+            graph.setdefault(fn, set())
+        elif line.startswith("cfn=") and fn is not None:
+            graph[fn].add(line[4:].rstrip("\n"))
+            graph.setdefault(line[4:].rstrip("\n"), set())
+    index, low, stack, on, out, n = {}, {}, [], set(), set(), [0]
+
+    def strong(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = n[0]
+        n[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1 or v in graph[v]:
+                out.update(comp)
+    sys.setrecursionlimit(100000)
+    for v in list(graph):
+        if v not in index:
+            strong(v)
+    return out
+
+
+def check_calltree(ev, path):
+    if not shutil.which("callgrind_annotate"):
+        print("# callgrind_annotate is not installed (valgrind): calltree skipped")
+        return
+    row = re.compile(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*?):(.*) \[.*\]$")
+    per = {}
+    for inclusive in ("no", "yes"):
+        p = subprocess.run(["callgrind_annotate", "--auto=no", "--threshold=100",
+                            "--inclusive=" + inclusive, path], capture_output=True, text=True,
+                           timeout=120)
+        check(p.returncode == 0 and "Use of uninitialized" not in p.stderr,
+              "callgrind_annotate --inclusive=%s reads it (%s)" % (inclusive, p.stderr.strip()[-200:]))
+        got = Counter()
+        for line in p.stdout.splitlines():
+            m = row.match(line)
+            if m and m.group(2) != "[process]":  # process names: the stacks' callers
+                got[m.group(3)] += int(m.group(1).replace(",", ""))
+        per[inclusive] = got
+        tot = re.search(r"^\s*([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", p.stdout, re.M)
+        if inclusive == "no":
+            check(tot and int(tot.group(1).replace(",", "")) == ev["samples"],
+                  "calltree: the program total is the %d samples" % ev["samples"])
+    cyc = on_cycles(path)
+    want_self, want_total = Counter(), Counter()
+    for t in ev["top"]:
+        if t["self"]:
+            want_self[t["function"]] += t["self"]
+        want_total[t["function"]] += t["total"]
+    # A function on a call cycle ([unknown] frames, recursion) is counted once per
+    # sample by the report but once per edge by callgrind's inclusive cost.
+    per["yes"] = Counter({f: c for f, c in per["yes"].items() if f not in cyc})
+    want_total = Counter({f: c for f, c in want_total.items() if f not in cyc})
+    check(+per["no"] == want_self, "calltree: %d functions' exclusive cost is the report's self%s"
+          % (len(want_self), "" if +per["no"] == want_self else " (%s)" % sorted(
+              (+per["no"] - want_self) + (want_self - +per["no"]))[:3]))
+    check(per["yes"] == want_total, "calltree: %d functions' inclusive cost is the report's "
+          "total (%d on call cycles not compared)%s" % (len(want_total), len(cyc), "" if per["yes"] == want_total else " (%s)" % sorted(
+              (per["yes"] - want_total) + (want_total - per["yes"]))[:3]))
+
+
+def main():
+    ev = json.load(open(sys.argv[1]))["events"][0]
+    args = sys.argv[2:]
+    while args:
+        if args[0] == "--pprof":
+            check_pprof(ev, args[1])
+        elif args[0] == "--calltree":
+            check_calltree(ev, args[1])
+        else:
+            sys.exit("check_exports.py: unknown argument " + args[0])
+        args = args[2:]
     sys.exit(0 if all(results) else 1)
 
 

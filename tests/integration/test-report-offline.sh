@@ -83,26 +83,27 @@ else
 	bad "no libstdc++.so.6 found for the demangling check"
 fi
 
-# The pprof export, read back by its real consumer (go tool pprof): the same functions
-# and counts as the report (tests/integration/check_pprof.py).
-pprof_check() { # NAME JSON PROFILE: fold check_pprof.py's lines into ours
-	local name=$1 line rc
-	python3 "$src/tests/integration/check_pprof.py" "$2" "$3" > "$tmp/pprof.out" 2>&1; rc=$?
-	[[ $rc == 77 ]] && { echo "# $name: $(cat "$tmp/pprof.out")"; return; }
+# The exports, read back by their real consumers (go tool pprof, callgrind_annotate):
+# the same functions and counts as the report (tests/integration/check_exports.py).
+export_check() { # NAME JSON ARGS...: fold check_exports.py's lines into ours
+	local name=$1 json=$2 line rc
+	shift 2
+	python3 "$src/tests/integration/check_exports.py" "$json" "$@" > "$tmp/exp.out" 2>&1; rc=$?
 	while IFS= read -r line; do
 		case $line in
 		"ok - "*) ok "$name: ${line#ok - }" ;;
 		"not ok - "*) bad "$name: ${line#not ok - }" ;;
+		"# "*) echo "$line" ;;
 		esac
-	done < "$tmp/pprof.out"
-	[[ $rc == 0 ]] || grep -q "^not ok" "$tmp/pprof.out" || bad "$name: check_pprof.py exit $rc: $(tail -3 "$tmp/pprof.out")"
+	done < "$tmp/exp.out"
+	[[ $rc == 0 ]] || grep -q "^not ok" "$tmp/exp.out" || bad "$name: check_exports.py exit $rc: $(tail -3 "$tmp/exp.out")"
 }
-hwpmc report --pprof "$tmp/fbsd.pb.gz" "$tmp/fbsd.pmclog" 2> "$tmp/err"; rc=$?
-[[ $rc == 0 ]] && grep -q "wrote the pprof profile" "$tmp/err" && ok "--pprof writes the profile" ||
-	bad "--pprof: exit $rc: $(head -3 "$tmp/err")"
+hwpmc report --pprof "$tmp/fbsd.pb.gz" --calltree "$tmp/fbsd.cg" "$tmp/fbsd.pmclog" 2> "$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "wrote the pprof profile" "$tmp/err" && grep -q "wrote the callgrind file" "$tmp/err" &&
+	ok "--pprof and --calltree write their files" || bad "--pprof --calltree: exit $rc: $(head -3 "$tmp/err")"
 [[ $(head -c 2 "$tmp/fbsd.pb.gz" | od -An -tx1 | tr -d ' ') == 1f8b ]] && ok "--pprof: gzip" || bad "--pprof: not gzip"
 hwpmc report --json --limit 0 "$tmp/fbsd.pmclog" > "$tmp/fbsd-all.json" 2> /dev/null
-pprof_check "freebsd layout --pprof" "$tmp/fbsd-all.json" "$tmp/fbsd.pb.gz"
+export_check "freebsd layout" "$tmp/fbsd-all.json" --pprof "$tmp/fbsd.pb.gz" --calltree "$tmp/fbsd.cg"
 
 # 2. Hostile content in valid records.
 mkfifo "$tmp/fifo"
@@ -212,6 +213,7 @@ check_usage "bad depth" "is not a whole number" --depth -1 "$log"
 check_usage "until before since" "is before --since" --since 2 --until 1 "$log"
 check_usage "folded with top" "writes standard output alone" --folded --top "$log"
 check_usage "pprof without a file" "requires an argument" "$log" --pprof
+check_usage "calltree without a file" "requires an argument" "$log" --calltree
 check_usage "kernel and user" "exclude each other" --kernel --user "$log"
 check_usage "bad map rule" "is not auto, freebsd or hwpmcd-1" --map-rule x "$log"
 hwpmc report /nonexistent.pmclog > /dev/null 2> "$tmp/err"; rc=$?

@@ -144,27 +144,25 @@ got=$(sed -n '/^@ /,$p' "$tmp/cxx.txt" | grep -v '^@\|^$' | head -4 | awk '{ pri
 grep -v '^#' "$tmp/cxx.txt" | grep -q ' _Z[A-Za-z0-9_]* @' && bad "C++: a mangled name is printed" ||
 	ok "C++: no mangled name printed"
 
-# The pprof export of the chain and the C++ logs (demangled names with spaces and
-# colons, the kernel's functions): go tool pprof gives the report's functions and counts.
+# The pprof and callgrind exports of the chain and the C++ logs (demangled names with
+# spaces and colons, the kernel's functions): go tool pprof and callgrind_annotate
+# give the report's functions and counts (tests/integration/check_exports.py).
 for p in chain cxx; do
 	lg=$tmp/$p.pmclog
 	[[ $p == chain ]] && lg=$chain
-	report --pprof "$tmp/$p.pb.gz" "$lg" 2> "$tmp/err" ||
-		{ bad "$p --pprof: $(head -3 "$tmp/err")"; continue; }
+	report --pprof "$tmp/$p.pb.gz" --calltree "$tmp/$p.cg" "$lg" 2> "$tmp/err" ||
+		{ bad "$p --pprof --calltree: $(head -3 "$tmp/err")"; continue; }
 	"$hwpmc_bin" report --json --limit 0 "$lg" > "$tmp/$p-all.json" 2> /dev/null
-	python3 "$src/tests/integration/check_pprof.py" "$tmp/$p-all.json" "$tmp/$p.pb.gz" \
-		> "$tmp/pprof.out" 2>&1; rc=$?
-	if [[ $rc == 77 ]]; then
-		echo "# $p --pprof: $(cat "$tmp/pprof.out")"
-		continue
-	fi
+	python3 "$src/tests/integration/check_exports.py" "$tmp/$p-all.json" \
+		--pprof "$tmp/$p.pb.gz" --calltree "$tmp/$p.cg" > "$tmp/exp.out" 2>&1; rc=$?
 	while IFS= read -r line; do
 		case $line in
-		"ok - "*) ok "$p --pprof: ${line#ok - }" ;;
-		"not ok - "*) bad "$p --pprof: ${line#not ok - }" ;;
+		"ok - "*) ok "$p: ${line#ok - }" ;;
+		"not ok - "*) bad "$p: ${line#not ok - }" ;;
+		"# "*) echo "$line" ;;
 		esac
-	done < "$tmp/pprof.out"
-	[[ $rc == 0 ]] || grep -q "^not ok" "$tmp/pprof.out" || bad "$p --pprof: check_pprof.py exit $rc"
+	done < "$tmp/exp.out"
+	[[ $rc == 0 ]] || grep -q "^not ok" "$tmp/exp.out" || bad "$p: check_exports.py exit $rc"
 done
 
 # 5. Symbols from --symfs and from a debug file found by build id.
