@@ -283,6 +283,46 @@ static void free_opts(struct tools_rep_opts *o)
 	free(o->cpus);
 }
 
+/*
+ * The file output @what (OPT_FLAME, OPT_PPROF or OPT_CALLTREE) of @r into @path,
+ * created as util_open_output() creates it.  0, or -errno with a message logged.
+ */
+static int write_output(struct tools_report *r, int what, const char *path)
+{
+	static const char *const opt[] = { "--flame", "--pprof", "--calltree" };
+	static const char *const done[] = { "the flame graph", "the pprof profile",
+					    "the callgrind file" };
+	int k = what == OPT_FLAME ? 0 : what == OPT_PPROF ? 1 : 2;
+	bool made;
+	int fd = util_open_output(path, 0644, &made), e;
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "we");
+
+	if (!f) {
+		e = fd < 0 ? fd : -errno;
+		log_error("%s: %s: %s", opt[k], path,
+			  fd < 0 ? util_output_strerror(fd) : strerror(-e));
+		if (fd >= 0)
+			close(fd);
+		return e;
+	}
+	if (k == 0)
+		e = tools_report_write_flame(r, f);
+	else if (k == 1)
+		e = tools_report_write_pprof(r, fileno(f)); /* nothing buffered in @f */
+	else
+		e = tools_report_write_calltree(r, f, r->file);
+	if (fclose(f) != 0 && e == 0)
+		e = -EIO;
+	if (e < 0) {
+		/* A flame graph's EINVAL (not one event) was said already. */
+		if (e != -EINVAL || k != 0)
+			log_error("%s: %s: %s", opt[k], path, strerror(-e));
+		return e;
+	}
+	fprintf(stderr, "hwpmc: wrote %s %s\n", done[k], path);
+	return 0;
+}
+
 int tools_report_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -510,66 +550,10 @@ int tools_report_main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (flame) {
-		bool made;
-		int ffd = util_open_output(flame, 0644, &made);
-		FILE *f = ffd < 0 ? NULL : fdopen(ffd, "we");
-
-		if (!f) {
-			log_error("--flame: %s: %s", flame,
-				  ffd < 0 ? util_output_strerror(ffd) : strerror(errno));
-			if (ffd >= 0)
-				close(ffd);
-			goto out;
-		}
-		e = tools_report_write_flame(&r, f);
-		if (fclose(f) != 0 && e == 0)
-			e = -EIO;
-		if (e < 0) {
-			if (e != -EINVAL)
-				log_error("--flame: %s: %s", flame, strerror(-e));
-			goto out;
-		}
-		fprintf(stderr, "hwpmc: wrote the flame graph %s\n", flame);
-	}
-	if (pprof) {
-		bool made;
-		int pfd = util_open_output(pprof, 0644, &made);
-
-		if (pfd < 0) {
-			log_error("--pprof: %s: %s", pprof, util_output_strerror(pfd));
-			goto out;
-		}
-		e = tools_report_write_pprof(&r, pfd);
-		if (close(pfd) != 0 && e == 0)
-			e = -errno;
-		if (e < 0) {
-			log_error("--pprof: %s: %s", pprof, strerror(-e));
-			goto out;
-		}
-		fprintf(stderr, "hwpmc: wrote the pprof profile %s\n", pprof);
-	}
-	if (calltree) {
-		bool made;
-		int cfd = util_open_output(calltree, 0644, &made);
-		FILE *f = cfd < 0 ? NULL : fdopen(cfd, "we");
-
-		if (!f) {
-			log_error("--calltree: %s: %s", calltree,
-				  cfd < 0 ? util_output_strerror(cfd) : strerror(errno));
-			if (cfd >= 0)
-				close(cfd);
-			goto out;
-		}
-		e = tools_report_write_calltree(&r, f, r.file);
-		if (fclose(f) != 0 && e == 0)
-			e = -EIO;
-		if (e < 0) {
-			log_error("--calltree: %s: %s", calltree, strerror(-e));
-			goto out;
-		}
-		fprintf(stderr, "hwpmc: wrote the callgrind file %s\n", calltree);
-	}
+	if ((flame && write_output(&r, OPT_FLAME, flame) < 0) ||
+	    (pprof && write_output(&r, OPT_PPROF, pprof) < 0) ||
+	    (calltree && write_output(&r, OPT_CALLTREE, calltree) < 0))
+		goto out;
 	if (json) {
 		e = tools_report_print_json(&r, stdout, &po);
 	} else if (folded) {
