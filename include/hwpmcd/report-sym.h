@@ -23,7 +23,8 @@
  *   byte order), so results do not depend on table order.
  *   Separate debug files: <symfs><debugdir>/.build-id/xx/rest.debug for the
  *   image's GNU build id, then .gnu_debuglink's name in the image's directory,
- *   its .debug/ subdirectory and <debugdir>/<image directory>/ (gdb's order); a
+ *   its .debug/ subdirectory and <debugdir>/<image directory>/ (gdb's order), then
+ *   (opts->debuginfod) the debuginfod servers of $DEBUGINFOD_URLS by build id; a
  *   debug file is used only if its build id (when both have one) or its CRC32
  *   (debuglink) matches.  Names are raw (mangled): demangling belongs to the
  *   report, which demangles only what it prints.  Files are hostile data: every
@@ -51,6 +52,12 @@ struct report_sym {
 struct report_sym_opts {
 	const char *symfs;    /* a root to find images and debug files under; NULL or "": "/" */
 	const char *debugdir; /* global debug directory; NULL: "/usr/lib/debug" */
+	/*
+	 * When neither the image nor a local debug file has a .symtab, ask the
+	 * debuginfod servers of $DEBUGINFOD_URLS for the debug file of its build id
+	 * (libdebuginfod, cached in its client cache); nothing without the variable.
+	 */
+	bool debuginfod;
 };
 
 /* Where a symtab's functions came from (report_symtab__source()). */
@@ -58,6 +65,7 @@ enum report_sym_source {
 	REPORT_SYM_SYMTAB = 0,	 /* the image's own .symtab (with .dynsym merged) */
 	REPORT_SYM_DEBUG_BUILDID, /* a debug file found by build id */
 	REPORT_SYM_DEBUG_LINK,	 /* a debug file found by .gnu_debuglink */
+	REPORT_SYM_DEBUGINFOD,	 /* a debug file a debuginfod server gave for the build id */
 	REPORT_SYM_DYNSYM,	 /* only .dynsym (a stripped image without debug file) */
 	REPORT_SYM_NONE,	 /* the image has no function symbols at all */
 	REPORT_SYM_KALLSYMS,	 /* a kallsyms file */
@@ -128,7 +136,10 @@ const char *report_symtab__debug_path(const struct report_symtab *t);
  */
 int report_open_regular(const char *path, uint64_t *ret_size);
 
-/* report_sym_source_name: "symtab", "debug-buildid", "debuglink", "dynsym", "none", "kallsyms". */
+/*
+ * report_sym_source_name: "symtab", "debug-buildid", "debuglink", "debuginfod", "dynsym",
+ * "none", "kallsyms".
+ */
 const char *report_sym_source_name(enum report_sym_source s);
 
 #endif /* HWPMCD_REPORT_SYM_H */

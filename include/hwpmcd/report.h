@@ -116,6 +116,7 @@ struct report_model_opts {
 	const char *kallsyms; /* kernel symbols file (NULL: beside the log, or /proc) */
 	const char *vdso;     /* vDSO image (NULL: FILE.vdso beside the log) */
 	const char *log;      /* the log's path ("-" or NULL: none beside it) */
+	bool debuginfod;      /* report_sym_opts.debuginfod: ask $DEBUGINFOD_URLS's servers */
 	enum report_map_rule rule;
 };
 

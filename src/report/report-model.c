@@ -614,7 +614,8 @@ static struct report_image *image_get(struct report_model *m, const char *path, 
 
 static void image_load_syms(struct report_model *m, struct report_image *img)
 {
-	struct report_sym_opts so = { .symfs = m->o.symfs, .debugdir = m->o.debugdir };
+	struct report_sym_opts so = { .symfs = m->o.symfs, .debugdir = m->o.debugdir,
+				      .debuginfod = m->o.debuginfod };
 	char path[4096];
 
 	img->syms_tried = true;

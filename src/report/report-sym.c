@@ -106,6 +106,7 @@
  *   -EPROTO.  Text symbols with address 0 are dropped (as ELF symbols with value 0
  *   are); if none is left, -ENODATA.  The file is limited to 256 MiB (-E2BIG).
  */
+#include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -120,6 +121,7 @@
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
+#include "hwpmcd/log.h"
 #include "hwpmcd/report-sym.h"
 
 #define DEFAULT_DEBUGDIR "/usr/lib/debug"
@@ -983,12 +985,52 @@ static int try_debug_file(const char *dpath, const struct maplog_elf_info *img,
 }
 
 /*
- * Look for the separate debug file in gdb's order (see report-sym.h).  Returns 1 with
- * *ret_source and *ret_path (malloc'ed) set if one was used, 0 if none, or -ENOMEM.
+ * Ask the debuginfod servers of $DEBUGINFOD_URLS for the debug file of @img's build
+ * id (the image @path, for the message).  1 with *ret_path (malloc'ed, the client
+ * cache's copy) if one was used, 0 if none (no servers, not found, no symbols in
+ * it), or -ENOMEM.
+ */
+static int fetch_debuginfod(const char *path, const struct maplog_elf_info *img,
+			    struct builder *b, char **ret_path)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	char hex[2 * MAPLOG_BUILD_ID_MAX + 1];
+	debuginfod_client *c;
+	char *got = NULL;
+	int fd, r;
+
+	if (!urls || !*urls || img->build_id_len < 2)
+		return 0;
+	for (size_t i = 0; i < img->build_id_len; i++)
+		(void)snprintf(hex + 2 * i, 3, "%02x", img->build_id[i]);
+	c = debuginfod_begin();
+	if (!c)
+		return 0;
+	/* A download can take a while: say what is awaited (cached afterwards). */
+	log_notice("asking debuginfod (%s) for the debug file of %s, build id %s", urls, path, hex);
+	fd = debuginfod_find_debuginfo(c, img->build_id, (int)img->build_id_len, &got);
+	debuginfod_end(c);
+	if (fd < 0) {
+		log_notice("debuginfod: no debug file for build id %s: %s", hex, strerror(-fd));
+		return 0;
+	}
+	close(fd);
+	r = try_debug_file(got, img, NULL, b);
+	if (r > 0)
+		*ret_path = got;
+	else
+		free(got);
+	return r;
+}
+
+/*
+ * Look for the separate debug file in gdb's order (see report-sym.h), then from
+ * debuginfod (@debuginfod).  Returns 1 with *ret_source and *ret_path (malloc'ed)
+ * set if one was used, 0 if none, or -ENOMEM.
  */
 static int find_debug(const struct sym_paths *sp, const struct maplog_elf_info *img,
-		      const struct debuglink *dl, struct builder *b,
-		      enum report_sym_source *ret_source, char **ret_path)
+		      const struct debuglink *dl, struct builder *b, bool debuginfod,
+		      const char *path, enum report_sym_source *ret_source, char **ret_path)
 {
 	char p[PATH_MAX];
 	int r;
@@ -1009,10 +1051,8 @@ static int find_debug(const struct sym_paths *sp, const struct maplog_elf_info *
 			}
 		}
 	}
-	if (!dl->present)
-		return 0;
 	/* The image's directory, its .debug/, then <debugdir>/<image directory>/. */
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 3 && dl->present; i++) {
 		if (i == 0)
 			r = fmt_path(p, sizeof(p), "%.*s%s%.*s/%s", sp->symfs_len, sp->symfs,
 				     sp->dir_sep, sp->dir_len, sp->dir, dl->name);
@@ -1033,7 +1073,12 @@ static int find_debug(const struct sym_paths *sp, const struct maplog_elf_info *
 			goto found;
 		}
 	}
-	return 0;
+	if (!debuginfod)
+		return 0;
+	r = fetch_debuginfod(path, img, b, ret_path);
+	if (r > 0)
+		*ret_source = REPORT_SYM_DEBUGINFOD;
+	return r;
 found:
 	*ret_path = strdup(p);
 	if (!*ret_path)
@@ -1104,7 +1149,8 @@ int report_symtab__open(const char *path, const struct report_sym_opts *opts,
 	if (has_symtab) {
 		source = REPORT_SYM_SYMTAB;
 	} else {
-		r = find_debug(&sp, &t->info, &dl, &b, &source, &dpath);
+		r = find_debug(&sp, &t->info, &dl, &b, opts && opts->debuginfod, path, &source,
+			       &dpath);
 		if (r < 0)
 			goto err;
 		if (r == 0)
@@ -1381,6 +1427,7 @@ const char *report_sym_source_name(enum report_sym_source s)
 		[REPORT_SYM_SYMTAB] = "symtab",
 		[REPORT_SYM_DEBUG_BUILDID] = "debug-buildid",
 		[REPORT_SYM_DEBUG_LINK] = "debuglink",
+		[REPORT_SYM_DEBUGINFOD] = "debuginfod",
 		[REPORT_SYM_DYNSYM] = "dynsym",
 		[REPORT_SYM_NONE] = "none",
 		[REPORT_SYM_KALLSYMS] = "kallsyms",

@@ -82,6 +82,9 @@ void tools_report_usage(FILE *out)
 		"  --symfs DIR        find images (and debug files) under DIR, like pmcstat -r\n"
 		"  --kallsyms FILE    kernel symbols of the recording machine\n"
 		"  --debug-dir DIR    global debug directory (default /usr/lib/debug)\n"
+		"  --no-debuginfod    never ask the debuginfod servers of $DEBUGINFOD_URLS for\n"
+		"                     the debug file of an image without local symbols (by\n"
+		"                     build id; asked by default when the variable is set)\n"
 		"  --vdso FILE        the vDSO image of the recording machine (default: the\n"
 		"                     FILE.vdso hwpmc record writes beside the log)\n"
 		"  --map-rule R       how MAP_IN starts place images: auto (default), freebsd\n"
@@ -266,6 +269,7 @@ enum {
 	OPT_SYMFS,
 	OPT_KALLSYMS,
 	OPT_DEBUGDIR,
+	OPT_NO_DEBUGINFOD,
 	OPT_RULE,
 	OPT_VDSO
 };
@@ -351,6 +355,7 @@ int tools_report_main(int argc, char **argv)
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUGDIR },
+		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ "map-rule", required_argument, NULL, OPT_RULE },
 		{ "vdso", required_argument, NULL, OPT_VDSO },
 		{ "help", no_argument, NULL, 'h' },
@@ -450,6 +455,9 @@ int tools_report_main(int argc, char **argv)
 			break;
 		case OPT_DEBUGDIR:
 			r.o.debugdir = optarg;
+			break;
+		case OPT_NO_DEBUGINFOD:
+			r.o.no_debuginfod = true;
 			break;
 		case OPT_VDSO:
 			r.o.vdso = optarg;

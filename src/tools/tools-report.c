@@ -976,7 +976,7 @@ int tools_report_load(struct tools_report *r)
 {
 	struct report_model_opts mo = { .symfs = r->o.symfs, .debugdir = r->o.debugdir,
 					.kallsyms = r->o.kallsyms, .vdso = r->o.vdso,
-					.rule = r->o.rule };
+					.rule = r->o.rule, .debuginfod = !r->o.no_debuginfod };
 	int e;
 
 	r->chain = malloc((PLOG_CALLCHAIN_DEPTH_MAX + 2) * sizeof(*r->chain));

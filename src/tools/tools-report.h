@@ -96,6 +96,7 @@ struct tools_rep_file {
 
 struct tools_rep_opts {
 	const char *symfs, *kallsyms, *debugdir, *vdso;
+	bool no_debuginfod; /* never ask $DEBUGINFOD_URLS's servers for debug files */
 	enum report_map_rule rule;
 	/* filters (NULL/0: everything) */
 	int32_t *pids, *tids;

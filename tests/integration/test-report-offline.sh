@@ -13,7 +13,8 @@ hwpmc_bin=$build/src/tools/hwpmc
 corpus=$build/tests/workloads/corpus/hwpmc-corpus-pie
 mk=$src/tests/integration/mkpmclog.py
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+dpid= # the debuginfod server of the debuginfod cases
+trap '[[ -n $dpid ]] && kill $dpid 2> /dev/null; rm -rf "$tmp"' EXIT
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok - $1"; }
 bad() { fail=$((fail + 1)); echo "not ok - $1"; }
@@ -104,6 +105,51 @@ hwpmc report --pprof "$tmp/fbsd.pb.gz" --calltree "$tmp/fbsd.cg" "$tmp/fbsd.pmcl
 [[ $(head -c 2 "$tmp/fbsd.pb.gz" | od -An -tx1 | tr -d ' ') == 1f8b ]] && ok "--pprof: gzip" || bad "--pprof: not gzip"
 hwpmc report --json --limit 0 "$tmp/fbsd.pmclog" > "$tmp/fbsd-all.json" 2> /dev/null
 export_check "freebsd layout" "$tmp/fbsd-all.json" --pprof "$tmp/fbsd.pb.gz" --calltree "$tmp/fbsd.cg"
+
+# debuginfod: a stripped image whose debug file only a debuginfod server has (a local
+# one, started here on 127.0.0.1).  Its functions resolve through the server by build
+# id, then from the client cache with the server gone; --no-debuginfod stays offline.
+if command -v debuginfod > /dev/null && command -v objcopy > /dev/null; then
+	mkdir -p "$tmp/di/srv"
+	cp "$corpus" "$tmp/di/prog"
+	python3 "$mk" freebsd "$tmp/di/prog" "$tmp/di/log.pmclog" > /dev/null
+	objcopy --only-keep-debug "$tmp/di/prog" "$tmp/di/srv/prog.debug"
+	strip -s "$tmp/di/prog"
+	bid=$(readelf -n "$tmp/di/prog" | awk '/Build ID/ { print $3 }')
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	debuginfod -F "$tmp/di/srv" -p "$port" -d "$tmp/di/db.sqlite" > "$tmp/di/srv.log" 2>&1 &
+	dpid=$!
+	served=no
+	for _ in $(seq 300); do
+		python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' \
+			"http://127.0.0.1:$port/buildid/$bid/debuginfo" 2> /dev/null && { served=yes; break; }
+		sleep 0.2
+	done
+	[[ $served == yes ]] && ok "debuginfod: a local server serves the debug file of build id $bid" ||
+		bad "debuginfod: the local server never served $bid: $(tail -3 "$tmp/di/srv.log")"
+	top_of() { field "$1" "j['events'][0]['top'][0]['function']"; }
+	hwpmc report --json --no-debuginfod "$tmp/di/log.pmclog" > "$tmp/di/off.json" 2> /dev/null
+	[[ $(top_of "$tmp/di/off.json") == prog+0x* ]] &&
+		ok "debuginfod: stripped, --no-debuginfod: $(top_of "$tmp/di/off.json")" ||
+		bad "debuginfod: --no-debuginfod resolved '$(top_of "$tmp/di/off.json")'"
+	DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$tmp/di/cache \
+		hwpmc report --json "$tmp/di/log.pmclog" > "$tmp/di/on.json" 2> "$tmp/di/on.err"
+	[[ $(top_of "$tmp/di/on.json") == c_leaf ]] && grep -q "asking debuginfod" "$tmp/di/on.err" &&
+		ok "debuginfod: the server's debug file names c_leaf, and the report said it asked" ||
+		bad "debuginfod: top '$(top_of "$tmp/di/on.json")', $(head -3 "$tmp/di/on.err")"
+	kill "$dpid"; wait "$dpid" 2> /dev/null; dpid=
+	DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$tmp/di/cache \
+		hwpmc report --json "$tmp/di/log.pmclog" > "$tmp/di/cached.json" 2> /dev/null
+	[[ $(top_of "$tmp/di/cached.json") == c_leaf ]] && ok "debuginfod: the server gone, the cache answers" ||
+		bad "debuginfod: cached top '$(top_of "$tmp/di/cached.json")'"
+	DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$tmp/di/cache2 \
+		hwpmc report --json "$tmp/di/log.pmclog" > "$tmp/di/gone.json" 2> "$tmp/di/gone.err"; rc=$?
+	[[ $rc == 0 && $(top_of "$tmp/di/gone.json") == prog+0x* ]] && grep -q "no debug file" "$tmp/di/gone.err" &&
+		ok "debuginfod: no server and no cache: the report goes on, and says so" ||
+		bad "debuginfod: unreachable server: exit $rc, $(head -3 "$tmp/di/gone.err")"
+else
+	echo "# debuginfod or objcopy missing (scripts/bootstrap installs them): the debuginfod cases skipped"
+fi
 
 # 2. Hostile content in valid records.
 mkfifo "$tmp/fifo"
