@@ -48,20 +48,23 @@ def check_pprof(ev, profile):
     if not shutil.which("go"):
         print("# go is not installed (scripts/bootstrap installs golang-go): pprof skipped")
         return
+    # -filefunctions: a function is its name and its file (the image), as in the
+    # report: two images' _start are two functions, not one.
     want = Counter()
     for t in ev["top"]:
-        want[(t["function"], t["self"], t["total"])] += 1
+        key = t["function"] + (" " + t["image"] if t["image"] else "")
+        want[(key, t["self"], t["total"])] += 1
     idx = ["-sample_index=0"]
 
-    rc, out, err = pprof(["-top", "-nodecount=1000000", "-nodefraction=0", "-edgefraction=0"]
-                         + idx, profile)
+    rc, out, err = pprof(["-top", "-filefunctions", "-nodecount=1000000", "-nodefraction=0",
+                          "-edgefraction=0"] + idx, profile)
     check(rc == 0, "go tool pprof -top reads the profile (%s)" % err.strip()[-200:])
     got = Counter()
     row = re.compile(r"^\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.*)$")
     for line in out.splitlines():
         m = row.match(line)
         if m:
-            got[(m.group(3), int(m.group(1)), int(m.group(2)))] += 1
+            got[(m.group(3).rstrip(), int(m.group(1)), int(m.group(2)))] += 1
     # pprof drops functions without samples anywhere; the report lists only sampled ones.
     check(got == want, "-top: %d functions, flat and cum as the report's self and total%s"
           % (sum(want.values()), "" if got == want else

@@ -48,7 +48,8 @@ as() { local who=$1; shift; setpriv --reuid="$who" --regid="$(id -g "$who")" --i
 # For a background process whose pid is wanted: setpriv execs, so $! is the program.
 sp() { echo setpriv --reuid="$1" --regid="$(id -g "$1")" --init-groups --; }
 
-# A busy program: --nodump makes itself non-dumpable, --then PROG... execs PROG
+# A busy program: spins for SECS of its own CPU time (so that it is sampled however
+# busy the machine is); --nodump makes itself non-dumpable, --then PROG... execs PROG
 # afterwards; the setuid copy runs as root.
 cat > "$tmp/busy.c" << 'EOF'
 #include <string.h>
@@ -64,8 +65,8 @@ int main(int argc, char **argv)
 	struct timespec t0, t;
 	if (argc > 2 && strcmp(argv[2], "--nodump") == 0)
 		prctl(PR_SET_DUMPABLE, 0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do { spin(); clock_gettime(CLOCK_MONOTONIC, &t); }
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+	do { spin(); clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t); }
 	while (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
 	if (argc > 3 && strcmp(argv[2], "--then") == 0) /* busy SECS --then PROG ARGS... */
 		execv(argv[3], argv + 3);
@@ -145,18 +146,23 @@ matrix "U: system-wide filtered to V's uid (-u V)" "deny EPERM" "$(rec "$U" "$tm
 matrix "U: system-wide filtered to U or V (-u U -u V)" "deny EPERM" \
 	"$(rec "$U" "$tmp/u/auv.pmclog" -u "$U" -u "$V" -d 1)"
 # Its filter stays U's alone, whoever asks to change it.
-$(sp "$U") "$hwpmc" record --socket "$sock" -q -o "$tmp/u/mine0.pmclog" -u "$U" -d 30 \
+u_session() { # the id of U's running session, once it runs (60 s at most)
+	# Asked as root: a process of U would be one of U's processes in U's log.
+	local id= end=$((SECONDS + 60))
+	while [[ -z $id ]] && ((SECONDS < end)); do
+		id=$("$hwpmc" sessions --socket "$sock" --json 2> /dev/null | /usr/bin/python3 -c '
+import json, sys
+s = [x for x in json.load(sys.stdin)["sessions"]
+     if x.get("state") == "running" and x.get("uid") == int(sys.argv[1])]
+print(s[0]["session"] if s else "")' "$(id -u "$U")" 2> /dev/null)
+		[[ -n $id ]] || sleep 0.1
+	done
+	echo "$id"
+}
+$(sp "$U") "$hwpmc" record --socket "$sock" -q -o "$tmp/u/mine0.pmclog" -u "$U" -d 600 \
 	> /dev/null 2> "$tmp/u/mine0.err" &
 mine=$!
-usid=
-for _ in $(seq 100); do
-	usid=$(as "$U" "$hwpmc" sessions --socket "$sock" --json 2> /dev/null | /usr/bin/python3 -c '
-import json, sys
-s = [x for x in json.load(sys.stdin)["sessions"] if x.get("state") == "running"]
-print(s[0]["session"] if s else "")' 2> /dev/null)
-	[[ -n $usid ]] && break
-	sleep 0.1
-done
+usid=$(u_session)
 filter_req() { echo "{\"id\": 3, \"cmd\": \"filter\", \"args\": {\"session\": ${usid:-0}, \"filter\": $1}}"; }
 matrix "U: change its -u session's filter to V's uid" "deny EPERM" \
 	"$(as "$U" $ctl "$sock" "$(filter_req "{\"uid\": [$(id -u "$V")]}")" | verdict)"
@@ -174,15 +180,16 @@ grep -q "owner=$uid_u:$(id -g "$U")" <("$hwpmc" report --top "$tmp/u/mine0.pmclo
 # What the log holds.  Running meanwhile: U's busy program, U's non-dumpable and
 # setuid-root ones, V's, root's; started during the session: a new busy program of
 # U, and one of U that then execs the setuid program.  Nothing else of U runs, so
-# every pid in the log must be one of U's listed here.
-$(sp "$U") "$hwpmc" record --socket "$sock" -q -o "$tmp/u/mine.pmclog" -u "$U" -d 3 \
+# every pid in the log must be one of U's listed here.  The session runs from before
+# they start until both have ended.
+$(sp "$U") "$hwpmc" record --socket "$sock" -q -o "$tmp/u/mine.pmclog" -u "$U" -d 600 \
 	> /dev/null 2> "$tmp/u/mine.err" &
 mine=$!
-sleep 0.5
-$(sp "$U") "$tmp/busy" 1.5 & unew=$!
-$(sp "$U") "$tmp/busy" 0.5 --then "$tmp/suidbusy" 1 & uexec=$!
-wait "$mine"; rc=$?
+[[ -n $(u_session) ]] || bad "U's -u session did not start: $(cat "$tmp/u/mine.err")"
+$(sp "$U") "$tmp/busy" 0.5 & unew=$!
+$(sp "$U") "$tmp/busy" 0.3 --then "$tmp/suidbusy" 0.3 & uexec=$!
 wait "$unew" "$uexec" 2> /dev/null
+kill -INT "$mine"; wait "$mine"; rc=$?
 matrix "U: all its own processes (-u U)" "allow" \
 	"$([[ $rc == 0 ]] && echo allow || echo "deny rc$rc: $(cat "$tmp/u/mine.err")")"
 "$hwpmc" dump --json "$tmp/u/mine.pmclog" > "$tmp/u/mine.json" 2> /dev/null
