@@ -32,8 +32,10 @@
  *   (file-backed, [vdso] and anonymous) as sorted, non-overlapping address ranges
  *   for the unwinder (maplog__find_map()): an MMAP2 over an existing range trims
  *   or splits it, a fork copies the parent's ranges, exec and exit drop them.
- *   Paths are interned for the life of the maplog, so a range's path pointer
- *   stays valid after the range itself is gone.  One thread (the session's) uses
+ *   Paths are interned, one copy each, valid until the next record: when they
+ *   grow past twice what live ranges held at the last compaction (and 1 MiB), the
+ *   table keeps only the paths live ranges hold, so a machine that runs programs
+ *   from ever new paths does not grow it without bound.  One thread (the session's) uses
  *   a maplog.
  */
 #ifndef HWPMCD_MAPLOG_H
@@ -94,6 +96,8 @@ struct maplog_stats {
 	uint64_t anon_exec;	 /* executable anonymous/JIT/memfd mappings: no MAP_IN */
 	uint64_t tracked;	 /* processes in the model now (exited ones are forgotten) */
 	uint64_t unvouched;	 /* gated: samples whose process the model could not vouch for */
+	uint64_t path_bytes;	 /* interned paths now (compacted: about the live ones) */
+	uint64_t path_compactions;
 };
 
 struct maplog;

@@ -94,6 +94,8 @@ struct maplog_str {
 };
 
 #define STR_HASH_SIZE 1024
+/* Interned paths are compacted when they exceed twice what was live, and this. */
+#define STR_COMPACT_MIN (1u << 20)
 
 struct maplog_plcache {
 	uint64_t dev, inode, pgoff;
@@ -113,8 +115,11 @@ struct maplog {
 	uint64_t vdso_v; /* V of the rule for the vDSO image (0 if unknown) */
 	struct maplog_stats stats;
 	struct maplog_str *strs[STR_HASH_SIZE];
-	bool gated; /* maplog__gate() */
+	size_t str_limit; /* compact_paths() when stats.path_bytes would pass it */
+	bool gated;	  /* maplog__gate() */
 };
+
+static void strs_free(struct maplog_str **strs);
 
 int maplog__new(const struct maplog_ops *ops, void *ctx, struct maplog **ret_m)
 {
@@ -130,6 +135,7 @@ int maplog__new(const struct maplog_ops *ops, void *ctx, struct maplog **ret_m)
 	}
 	m->ops = ops;
 	m->ctx = ctx;
+	m->str_limit = STR_COMPACT_MIN;
 	m->pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
 	(void)maplog_vdso_v(&m->vdso_v); /* none (valgrind): 0, as for x86-64's vDSO */
 	*ret_m = m;
@@ -147,14 +153,7 @@ void maplog__free(struct maplog *m)
 			free(m->procs[i].old);
 		}
 	}
-	for (size_t i = 0; i < STR_HASH_SIZE; i++) {
-		struct maplog_str *n;
-
-		for (struct maplog_str *x = m->strs[i]; x; x = n) {
-			n = x->next;
-			free(x);
-		}
-	}
+	strs_free(m->strs);
 	free(m->procs);
 	free(m);
 }
@@ -284,27 +283,111 @@ static int obj_add(struct maplog_proc *p, uint64_t dev, uint64_t inode)
 	return 0;
 }
 
-/* The one copy of @path for this maplog, or NULL (out of memory). */
-static const char *intern(struct maplog *m, const char *path)
+static size_t str_hash(const char *path)
 {
 	uint32_t h = 2166136261u;
-	struct maplog_str *x;
-	size_t n;
 
 	for (const char *c = path; *c; c++)
 		h = (h ^ (uint8_t)*c) * 16777619u;
-	h &= STR_HASH_SIZE - 1;
-	for (x = m->strs[h]; x; x = x->next)
+	return h & (STR_HASH_SIZE - 1);
+}
+
+/* The copy of @path in the table @strs (added if @add), or NULL (none, out of memory). */
+static const char *str_in(struct maplog_str **strs, const char *path, bool add, size_t *bytes)
+{
+	size_t h = str_hash(path), n;
+	struct maplog_str *x;
+
+	for (x = strs[h]; x; x = x->next)
 		if (strcmp(x->s, path) == 0)
 			return x->s;
+	if (!add)
+		return NULL;
 	n = strlen(path);
 	x = malloc(sizeof(*x) + n + 1);
 	if (!x)
 		return NULL;
 	memcpy(x->s, path, n + 1);
-	x->next = m->strs[h];
-	m->strs[h] = x;
+	x->next = strs[h];
+	strs[h] = x;
+	*bytes += sizeof(*x) + n + 1;
 	return x->s;
+}
+
+static void strs_free(struct maplog_str **strs)
+{
+	for (size_t i = 0; i < STR_HASH_SIZE; i++) {
+		struct maplog_str *n;
+
+		for (struct maplog_str *x = strs[i]; x; x = n) {
+			n = x->next;
+			free(x);
+		}
+		strs[i] = NULL;
+	}
+}
+
+/*
+ * Intern again only the paths that ranges of the model hold, and free the rest: the
+ * paths of processes long gone (a machine that runs new programs from new paths,
+ * or a user who maps files of new names, would grow the table without bound).
+ * Nothing outside the model keeps an interned path across a record (the unwinder
+ * copies what it keeps), and the only caller, intern(), runs before the range it
+ * interns for exists.  Best effort: out of memory, the table stays as it was.
+ */
+static void compact_paths(struct maplog *m)
+{
+	struct maplog_str *fresh[STR_HASH_SIZE] = { 0 };
+	size_t bytes = 0;
+
+	for (size_t i = 0; i < m->cap; i++) {
+		struct maplog_proc *p = &m->procs[i];
+
+		if (p->pid <= 0)
+			continue;
+		for (size_t k = 0; k < p->nmaps + p->nold; k++) {
+			struct maplog_map *x = k < p->nmaps ? &p->maps[k] : &p->old[k - p->nmaps];
+
+			if (!str_in(fresh, x->path, true, &bytes)) {
+				strs_free(fresh);
+				return;
+			}
+		}
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		struct maplog_proc *p = &m->procs[i];
+
+		if (p->pid <= 0)
+			continue;
+		for (size_t k = 0; k < p->nmaps + p->nold; k++) {
+			struct maplog_map *x = k < p->nmaps ? &p->maps[k] : &p->old[k - p->nmaps];
+
+			x->path = str_in(fresh, x->path, false, NULL);
+		}
+	}
+	strs_free(m->strs);
+	memcpy(m->strs, fresh, sizeof(fresh));
+	m->stats.path_bytes = bytes;
+	m->stats.path_compactions++;
+}
+
+/* The one copy of @path for this maplog, or NULL (out of memory). */
+static const char *intern(struct maplog *m, const char *path)
+{
+	const char *s = str_in(m->strs, path, false, NULL);
+	size_t bytes;
+
+	if (s)
+		return s;
+	if (m->stats.path_bytes >= m->str_limit) {
+		compact_paths(m);
+		bytes = 2 * (size_t)m->stats.path_bytes;
+		m->str_limit = bytes > STR_COMPACT_MIN ? bytes : STR_COMPACT_MIN;
+	}
+	bytes = (size_t)m->stats.path_bytes;
+	s = str_in(m->strs, path, true, &bytes);
+	m->stats.path_bytes = bytes;
+	return s;
 }
 
 static int maps_reserve(struct maplog_proc *p, size_t extra)

@@ -912,6 +912,73 @@ START_TEST(test_gated)
 }
 END_TEST
 
+static int q_proc(void *c, uint64_t t, int32_t pid, uint32_t f, const char *n)
+{
+	(void)c, (void)t, (void)pid, (void)f, (void)n;
+	return 0;
+}
+static int q_thr(void *c, uint64_t t, int32_t tid, int32_t pid, uint32_t f, const char *n)
+{
+	(void)c, (void)t, (void)tid, (void)pid, (void)f, (void)n;
+	return 0;
+}
+static int q_in(void *c, uint64_t t, int32_t pid, uint64_t start, const char *path)
+{
+	(void)c, (void)t, (void)pid, (void)start, (void)path;
+	return 0;
+}
+static int q_out(void *c, uint64_t t, int32_t pid, uint64_t s, uint64_t e)
+{
+	(void)c, (void)t, (void)pid, (void)s, (void)e;
+	return 0;
+}
+static int q_fork(void *c, uint64_t t, int32_t a, int32_t b)
+{
+	(void)c, (void)t, (void)a, (void)b;
+	return 0;
+}
+static int q_pid(void *c, uint64_t t, int32_t pid)
+{
+	(void)c, (void)t, (void)pid;
+	return 0;
+}
+
+/*
+ * Paths of processes long gone do not stay: 20,000 short-lived processes each map
+ * a file of a new 230-byte name (a build farm's test binaries, or a user naming
+ * files to grow the daemon); the table is compacted to the paths live ranges hold,
+ * and a long-lived process's path survives it.
+ */
+START_TEST(test_paths_compact)
+{
+	static const struct maplog_ops quiet = { q_proc, q_thr, q_in, q_out, q_fork, q_pid, q_pid };
+	const int32_t keep = (int32_t)NOPID, churn = keep + 1;
+	char name[300];
+	struct maplog *m;
+	struct rec r;
+
+	ck_assert_int_eq(maplog__new(&quiet, NULL, &m), 0);
+	r = mmap_rec((uint32_t)keep, 0x7f0000001000, 0, 5, 7, "/usr/lib/libkeep.so");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	for (int i = 0; i < 20000; i++) {
+		snprintf(name, sizeof(name), "/tmp/build-%06d/%0200d.test", i, 0);
+		r = mk(REC_FORK, (uint32_t)churn, (uint32_t)churn, 20 + 3 * (uint64_t)i);
+		r.u.task.ppid = 1;
+		ck_assert_int_eq(maplog__record(m, &r), 0);
+		r = mmap_rec((uint32_t)churn, 0x555500001000, 0, 5, 1000 + (uint64_t)i, name);
+		ck_assert_int_eq(maplog__record(m, &r), 0);
+		r = mk(REC_EXIT, (uint32_t)churn, (uint32_t)churn, 22 + 3 * (uint64_t)i);
+		ck_assert_int_eq(maplog__record(m, &r), 0);
+	}
+	/* 20,000 x 230 bytes is 4.6 MB; live, one path: compacted below 2 MiB. */
+	ck_assert_uint_ge(maplog__stats(m)->path_compactions, 1);
+	ck_assert_uint_lt(maplog__stats(m)->path_bytes, 2u << 20);
+	ck_assert_str_eq(range_at(m, keep, 0x7f0000001000),
+			 "7f0000001000-7f0000002000 0 7 /usr/lib/libkeep.so pid 999999999");
+	maplog__free(m);
+}
+END_TEST
+
 /* Whether @ifd saw an open of a watched file since the last call. */
 static bool opened(int ifd)
 {
@@ -1021,6 +1088,7 @@ int main(void)
 	tcase_add_test(tc, test_open_mapped_by_name);
 	tcase_add_test(tc, test_scan_may_scan);
 	tcase_add_test(tc, test_gated);
+	tcase_add_test(tc, test_paths_compact);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
