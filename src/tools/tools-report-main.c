@@ -54,6 +54,8 @@ void tools_report_usage(FILE *out)
 		"                     process name as label 'comm'\n"
 		"  --calltree FILE    write the callgrind format (KCachegrind, callgrind_annotate;\n"
 		"                     pmcstat -F): self costs and call edges per function\n"
+		"  --gprof DIR        write a gmon.out file per image into DIR (pmcstat -g), for\n"
+		"                     'gprof IMAGE DIR/IMAGE.gmon'; one event\n"
 		"  --json             the top list and call graph as JSON; alone on standard "
 		"output\n"
 		"\n"
@@ -252,6 +254,7 @@ enum {
 	OPT_FLAME,
 	OPT_PPROF,
 	OPT_CALLTREE,
+	OPT_GPROF,
 	OPT_JSON,
 	OPT_DEPTH,
 	OPT_MINPCT,
@@ -338,6 +341,7 @@ int tools_report_main(int argc, char **argv)
 		{ "flame", required_argument, NULL, OPT_FLAME },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "calltree", required_argument, NULL, OPT_CALLTREE },
+		{ "gprof", required_argument, NULL, OPT_GPROF },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "min-percent", required_argument, NULL, OPT_MINPCT },
@@ -364,7 +368,7 @@ int tools_report_main(int argc, char **argv)
 	struct tools_report r;
 	struct tools_rep_print_opts po = { .depth = 16, .min_percent = 0.5 };
 	bool top = false, graph = false, folded = false, json = false, limit_set = false;
-	const char *flame = NULL, *pprof = NULL, *calltree = NULL, *callers = NULL, *callees = NULL;
+	const char *flame = NULL, *pprof = NULL, *calltree = NULL, *gprof = NULL, *callers = NULL, *callees = NULL;
 	unsigned long x;
 	int c, e = 0, rc = TOOLS_EXIT_USAGE;
 
@@ -395,6 +399,9 @@ int tools_report_main(int argc, char **argv)
 			break;
 		case OPT_CALLTREE:
 			calltree = optarg;
+			break;
+		case OPT_GPROF:
+			gprof = optarg;
 			break;
 		case OPT_JSON:
 			json = true;
@@ -518,7 +525,8 @@ int tools_report_main(int argc, char **argv)
 			folded ? "--folded" : "--json");
 		goto out;
 	}
-	if (!graph && !folded && !json && !flame && !pprof && !calltree && !callers && !callees)
+	if (!graph && !folded && !json && !flame && !pprof && !calltree && !gprof && !callers &&
+	    !callees)
 		top = true;
 	if (json && !callers && !callees)
 		graph = true; /* the JSON carries the top list and the call graph */
@@ -529,7 +537,7 @@ int tools_report_main(int argc, char **argv)
 	r.o.want_focus_callers = callers != NULL;
 	r.o.want_focus_callees = callees != NULL;
 	r.o.want_callers = graph;
-	r.o.want_callees = folded || flame || pprof || calltree;
+	r.o.want_callees = folded || flame || pprof || calltree || gprof;
 	if (isatty(STDOUT_FILENO)) {
 		struct winsize ws;
 
@@ -560,7 +568,8 @@ int tools_report_main(int argc, char **argv)
 	}
 	if ((flame && write_output(&r, OPT_FLAME, flame) < 0) ||
 	    (pprof && write_output(&r, OPT_PPROF, pprof) < 0) ||
-	    (calltree && write_output(&r, OPT_CALLTREE, calltree) < 0))
+	    (calltree && write_output(&r, OPT_CALLTREE, calltree) < 0) ||
+	    (gprof && tools_report_write_gprof(&r, gprof) < 0))
 		goto out;
 	if (json) {
 		e = tools_report_print_json(&r, stdout, &po);

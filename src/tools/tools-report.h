@@ -232,6 +232,11 @@ int tools_report_write_pprof(struct tools_report *r, int fd);
  * names the log.  0 or -errno.
  */
 int tools_report_write_calltree(struct tools_report *r, FILE *out, const char *cmd);
+/*
+ * tools_report_write_gprof: a gmon.out file per user image with samples into @dir
+ * (made if missing), for gprof (tools-gprof.c).  0, or -errno with a message logged.
+ */
+int tools_report_write_gprof(struct tools_report *r, const char *dir);
 /* The single selected event for folded/flame output, or NULL with a message logged. */
 struct tools_rep_event *tools_report_single_event(struct tools_report *r, const char *what);
 

@@ -3,7 +3,7 @@
 """Read `hwpmc report`'s exports with their real consumers and compare them with
 `hwpmc report --json` of the same log and options.
 
-usage: check_exports.py REPORT_JSON [--pprof PROFILE] [--calltree FILE]
+usage: check_exports.py REPORT_JSON [--pprof PROFILE] [--calltree FILE] [--gprof STDERR]
 
 For the first event of the JSON report:
   --pprof: `go tool pprof -top` must list exactly the report's functions with
@@ -14,6 +14,9 @@ For the first event of the JSON report:
     KCachegrind reads) must give each function the report's self count
     (exclusive) and total (inclusive, for every function not on a call cycle),
     and the program total must be the samples.  Skipped without callgrind_annotate.
+  --gprof: STDERR is what `hwpmc report --gprof DIR` said ("hwpmc: gprof IMAGE
+    FILE" per file); for each image with a .symtab, `gprof -b -p --demangle IMAGE
+    FILE` must give its functions the report's self counts.
 Prints one 'ok - ...' or 'not ok - ...' line per check; exits 1 if any failed.
 """
 import json
@@ -177,6 +180,34 @@ def check_calltree(ev, path):
               (per["yes"] - want_total) + (want_total - per["yes"]))[:3]))
 
 
+def check_gprof(ev, said):
+    if not shutil.which("gprof"):
+        print("# gprof is not installed (binutils): gprof skipped")
+        return
+    files = [l.split()[2:4] for l in open(said) if l.startswith("hwpmc: gprof ")]
+    check(len(files) > 0, "gprof: %d files written" % len(files))
+    row = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+([\d.]+)\s+(?:\d+\s+[\d.]+\s+[\d.]+\s+)?(\S.*)$")
+    for image, path in files:
+        secs = subprocess.run(["readelf", "-S", "--wide", image], capture_output=True, text=True)
+        if " .symtab " not in secs.stdout:
+            print("# gprof: %s has no .symtab for gprof: not compared" % image)
+            continue
+        p = subprocess.run(["gprof", "-b", "-p", "--demangle", image, path],
+                           capture_output=True, text=True, timeout=120)
+        got = Counter()
+        for line in p.stdout.splitlines():
+            m = row.match(line)
+            if m and float(m.group(1)) > 0:
+                got[m.group(2).strip()] += int(float(m.group(1)))
+        want = Counter()
+        for t in ev["top"]:
+            if t["image"] == image and t["self"] and "+0x" not in t["function"]:
+                want[t["function"]] += t["self"]
+        check(p.returncode == 0 and got == want, "gprof %s: %d functions' self samples as the "
+              "report's%s" % (os.path.basename(image), len(want), "" if got == want else " (%s)"
+                              % sorted((got - want) + (want - got))[:3] + p.stderr[-200:]))
+
+
 def main():
     ev = json.load(open(sys.argv[1]))["events"][0]
     args = sys.argv[2:]
@@ -185,6 +216,8 @@ def main():
             check_pprof(ev, args[1])
         elif args[0] == "--calltree":
             check_calltree(ev, args[1])
+        elif args[0] == "--gprof":
+            check_gprof(ev, args[1])
         else:
             sys.exit("check_exports.py: unknown argument " + args[0])
         args = args[2:]

@@ -99,12 +99,16 @@ export_check() { # NAME JSON ARGS...: fold check_exports.py's lines into ours
 	done < "$tmp/exp.out"
 	[[ $rc == 0 ]] || grep -q "^not ok" "$tmp/exp.out" || bad "$name: check_exports.py exit $rc: $(tail -3 "$tmp/exp.out")"
 }
-hwpmc report --pprof "$tmp/fbsd.pb.gz" --calltree "$tmp/fbsd.cg" "$tmp/fbsd.pmclog" 2> "$tmp/err"; rc=$?
-[[ $rc == 0 ]] && grep -q "wrote the pprof profile" "$tmp/err" && grep -q "wrote the callgrind file" "$tmp/err" &&
-	ok "--pprof and --calltree write their files" || bad "--pprof --calltree: exit $rc: $(head -3 "$tmp/err")"
+hwpmc report --pprof "$tmp/fbsd.pb.gz" --calltree "$tmp/fbsd.cg" --gprof "$tmp/fbsd.gmon" \
+	"$tmp/fbsd.pmclog" 2> "$tmp/fbsd.said"; rc=$?
+[[ $rc == 0 ]] && grep -q "wrote the pprof profile" "$tmp/fbsd.said" &&
+	grep -q "wrote the callgrind file" "$tmp/fbsd.said" && grep -q "^hwpmc: gprof " "$tmp/fbsd.said" &&
+	ok "--pprof, --calltree and --gprof write their files" ||
+	bad "--pprof --calltree --gprof: exit $rc: $(head -3 "$tmp/fbsd.said")"
 [[ $(head -c 2 "$tmp/fbsd.pb.gz" | od -An -tx1 | tr -d ' ') == 1f8b ]] && ok "--pprof: gzip" || bad "--pprof: not gzip"
 hwpmc report --json --limit 0 "$tmp/fbsd.pmclog" > "$tmp/fbsd-all.json" 2> /dev/null
-export_check "freebsd layout" "$tmp/fbsd-all.json" --pprof "$tmp/fbsd.pb.gz" --calltree "$tmp/fbsd.cg"
+export_check "freebsd layout" "$tmp/fbsd-all.json" --pprof "$tmp/fbsd.pb.gz" --calltree "$tmp/fbsd.cg" \
+	--gprof "$tmp/fbsd.said"
 
 # debuginfod: a stripped image whose debug file only a debuginfod server has (a local
 # one, started here on 127.0.0.1).  Its functions resolve through the server by build
@@ -260,6 +264,7 @@ check_usage "until before since" "is before --since" --since 2 --until 1 "$log"
 check_usage "folded with top" "writes standard output alone" --folded --top "$log"
 check_usage "pprof without a file" "requires an argument" "$log" --pprof
 check_usage "calltree without a file" "requires an argument" "$log" --calltree
+check_usage "gprof without a directory" "requires an argument" "$log" --gprof
 check_usage "kernel and user" "exclude each other" --kernel --user "$log"
 check_usage "bad map rule" "is not auto, freebsd or hwpmcd-1" --map-rule x "$log"
 hwpmc report /nonexistent.pmclog > /dev/null 2> "$tmp/err"; rc=$?

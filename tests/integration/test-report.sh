@@ -144,17 +144,17 @@ got=$(sed -n '/^@ /,$p' "$tmp/cxx.txt" | grep -v '^@\|^$' | head -4 | awk '{ pri
 grep -v '^#' "$tmp/cxx.txt" | grep -q ' _Z[A-Za-z0-9_]* @' && bad "C++: a mangled name is printed" ||
 	ok "C++: no mangled name printed"
 
-# The pprof and callgrind exports of the chain and the C++ logs (demangled names with
-# spaces and colons, the kernel's functions): go tool pprof and callgrind_annotate
-# give the report's functions and counts (tests/integration/check_exports.py).
+# The pprof, callgrind and gprof exports of the chain and the C++ logs (demangled names
+# with spaces and colons, the kernel's functions): go tool pprof, callgrind_annotate and
+# gprof give the report's functions and counts (tests/integration/check_exports.py).
 for p in chain cxx; do
 	lg=$tmp/$p.pmclog
 	[[ $p == chain ]] && lg=$chain
-	report --pprof "$tmp/$p.pb.gz" --calltree "$tmp/$p.cg" "$lg" 2> "$tmp/err" ||
-		{ bad "$p --pprof --calltree: $(head -3 "$tmp/err")"; continue; }
+	report --pprof "$tmp/$p.pb.gz" --calltree "$tmp/$p.cg" --gprof "$tmp/$p.gmon" "$lg" \
+		2> "$tmp/$p.said" || { bad "$p --pprof --calltree --gprof: $(head -3 "$tmp/$p.said")"; continue; }
 	"$hwpmc_bin" report --json --limit 0 "$lg" > "$tmp/$p-all.json" 2> /dev/null
 	python3 "$src/tests/integration/check_exports.py" "$tmp/$p-all.json" \
-		--pprof "$tmp/$p.pb.gz" --calltree "$tmp/$p.cg" > "$tmp/exp.out" 2>&1; rc=$?
+		--pprof "$tmp/$p.pb.gz" --calltree "$tmp/$p.cg" --gprof "$tmp/$p.said" > "$tmp/exp.out" 2>&1; rc=$?
 	while IFS= read -r line; do
 		case $line in
 		"ok - "*) ok "$p: ${line#ok - }" ;;
