@@ -327,6 +327,27 @@ static void strs_free(struct maplog_str **strs)
 	}
 }
 
+/* Each live range's path into @fresh (@add), or onto its copy there.  0 or -ENOMEM. */
+static int paths_pass(struct maplog *m, struct maplog_str **fresh, bool add, size_t *bytes)
+{
+	for (size_t i = 0; i < m->cap; i++) {
+		struct maplog_proc *p = &m->procs[i];
+
+		if (p->pid <= 0)
+			continue;
+		for (size_t k = 0; k < p->nmaps + p->nold; k++) {
+			struct maplog_map *x = k < p->nmaps ? &p->maps[k] : &p->old[k - p->nmaps];
+			const char *s = str_in(fresh, x->path, add, bytes);
+
+			if (!s)
+				return -ENOMEM;
+			if (!add)
+				x->path = s;
+		}
+	}
+	return 0;
+}
+
 /*
  * Intern again only the paths that ranges of the model hold, and free the rest: the
  * paths of processes long gone (a machine that runs new programs from new paths,
@@ -340,31 +361,12 @@ static void compact_paths(struct maplog *m)
 	struct maplog_str *fresh[STR_HASH_SIZE] = { 0 };
 	size_t bytes = 0;
 
-	for (size_t i = 0; i < m->cap; i++) {
-		struct maplog_proc *p = &m->procs[i];
-
-		if (p->pid <= 0)
-			continue;
-		for (size_t k = 0; k < p->nmaps + p->nold; k++) {
-			struct maplog_map *x = k < p->nmaps ? &p->maps[k] : &p->old[k - p->nmaps];
-
-			if (!str_in(fresh, x->path, true, &bytes)) {
-				strs_free(fresh);
-				return;
-			}
-		}
+	/* First every live path into the new table, then every range onto its copy. */
+	if (paths_pass(m, fresh, true, &bytes) < 0) {
+		strs_free(fresh);
+		return;
 	}
-	for (size_t i = 0; i < m->cap; i++) {
-		struct maplog_proc *p = &m->procs[i];
-
-		if (p->pid <= 0)
-			continue;
-		for (size_t k = 0; k < p->nmaps + p->nold; k++) {
-			struct maplog_map *x = k < p->nmaps ? &p->maps[k] : &p->old[k - p->nmaps];
-
-			x->path = str_in(fresh, x->path, false, NULL);
-		}
-	}
+	(void)paths_pass(m, fresh, false, NULL); /* finds every one: no allocation */
 	strs_free(m->strs);
 	memcpy(m->strs, fresh, sizeof(fresh));
 	m->stats.path_bytes = bytes;
