@@ -1298,11 +1298,18 @@ static void maps_to_old(struct maplog_proc *p)
 	p->nmaps = 0;
 }
 
-/* A fork: child @p (pid @pid) gets @parent's flags, name and ranges.  0 or -ENOMEM. */
+/*
+ * A fork: child @p (pid @pid) gets @parent's flags, name and ranges; with no parent
+ * known (NULL), the name "?".  0 or -ENOMEM.
+ */
 static int inherit(struct maplog_proc *p, const struct maplog_proc *parent, int32_t pid)
 {
 	int r;
 
+	if (!parent) {
+		strcpy(p->name, "?");
+		return 0;
+	}
 	p->flags = parent->flags;
 	memcpy(p->name, parent->name, sizeof(p->name));
 	r = maps_reserve(p, parent->nmaps);
@@ -1339,7 +1346,7 @@ static int get_gated(struct maplog *m, int32_t pid, uint64_t time, struct maplog
  */
 static int record_gated(struct maplog *m, const struct rec *rec)
 {
-	struct maplog_proc *p, *parent;
+	struct maplog_proc *p;
 	int32_t pid = (int32_t)rec->pid, tid = (int32_t)rec->tid;
 	bool shown;
 	int r;
@@ -1392,15 +1399,10 @@ static int record_gated(struct maplog *m, const struct rec *rec)
 		if (r < 0)
 			return r;
 		p->since = rec->time;
-		parent = proc_find(m, (int32_t)rec->u.task.ppid);
-		if (parent) {
-			/* The parent's address space, not what the log shows of it. */
-			r = inherit(p, parent, pid);
-			if (r < 0)
-				return r;
-		} else {
-			strcpy(p->name, "?");
-		}
+		/* The parent's address space, not what the log shows of it. */
+		r = inherit(p, proc_find(m, (int32_t)rec->u.task.ppid), pid);
+		if (r < 0)
+			return r;
 		if (m->ops->maps_changed)
 			m->ops->maps_changed(m->ctx, pid);
 		return 0;
@@ -1610,12 +1612,10 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 					if (r < 0)
 						return r;
 				}
-				r = inherit(p, parent, pid);
-				if (r < 0)
-					return r;
-			} else {
-				strcpy(p->name, "?");
 			}
+			r = inherit(p, parent, pid);
+			if (r < 0)
+				return r;
 			if (m->ops->maps_changed)
 				m->ops->maps_changed(m->ctx, pid); /* a reused pid's caches go */
 			r = m->ops->procfork(m->ctx, rec->time, (int32_t)rec->u.task.ppid, pid);
