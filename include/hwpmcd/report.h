@@ -54,6 +54,7 @@
 
 #include "hwpmcd/maplog-elf.h"
 #include "hwpmcd/pmclog.h"
+#include "hwpmcd/report-dwarf.h"
 #include "hwpmcd/report-sym.h"
 
 /* PCs at or above this are kernel PCs (the x86-64 kernel half). */
@@ -65,6 +66,7 @@ enum report_func_kind {
 	REPORT_F_NOSYM,	   /* in an image, no symbol: image+0xoffset */
 	REPORT_F_UNKNOWN,  /* in no mapping: [unknown] */
 	REPORT_F_COMM,	   /* a process name (the first level of folded stacks) */
+	REPORT_F_INLINE,   /* a function inlined at the PC (--inline; DWARF name, no address) */
 	REPORT_F_KIND_MAX
 };
 
@@ -93,6 +95,8 @@ struct report_image {
 	struct maplog_elf_info info;
 	struct report_symtab *syms; /* loaded at the first PC that needs it */
 	bool syms_tried;
+	struct report_dwarf *dwarf; /* --inline/--srcline: read at the first PC that needs it */
+	bool dwarf_tried;
 	uint64_t pcs;	    /* PCs resolved into this image (report_model__finish()) */
 	uint64_t pcs_nosym; /* of them without a symbol */
 	struct report_image *hnext;
@@ -105,6 +109,9 @@ struct report_func {
 	const char *module;	  /* kallsyms module, or NULL */
 	char *module_img;	  /* "[module]", made with the function */
 	char *raw;		  /* REPORT_F_COMM: the name as logged (name points here) */
+	char *plain;		  /* the printed name without its source line (--srcline) */
+	const char *file;	  /* --srcline: the source file (borrowed from DWARF), or NULL */
+	uint32_t line;		  /* --srcline: the line in @file (0: none) */
 	uint64_t addr;		  /* symbol start, or the link address of a NOSYM PC */
 	enum report_func_kind kind;
 	uint64_t pcs; /* PCs resolved to it */
@@ -117,6 +124,8 @@ struct report_model_opts {
 	const char *vdso;     /* vDSO image (NULL: FILE.vdso beside the log) */
 	const char *log;      /* the log's path ("-" or NULL: none beside it) */
 	bool debuginfod;      /* report_sym_opts.debuginfod: ask $DEBUGINFOD_URLS's servers */
+	bool inline_frames;   /* expand a PC into the functions inlined there (DWARF) */
+	bool srcline;	      /* a function per source line: file:line of each frame (DWARF) */
 	enum report_map_rule rule;
 };
 
@@ -171,6 +180,17 @@ struct report_model {
 	/* the resolution cache */
 	struct report_pcc *pcc;
 	uint32_t gen;
+	/*
+	 * --inline/--srcline: the frames of each (image, link address) looked up in
+	 * DWARF, and the frame lists (chains) of more than one function: chains[id]
+	 * is the length n, chains[id + 1 ..] the functions, innermost first.
+	 */
+	struct report_dwc *dwc;
+	size_t ndwc, dwccap;
+	uint32_t *chains;
+	size_t nchains, chains_cap;
+	uint64_t pcs_dwarf, pcs_nodwarf; /* user PCs with a symbol: with / without DWARF lines */
+	uint64_t inline_cut;		 /* PCs whose inline chain was cut at the depth limit */
 	/* the range trees' spare nodes (report-model.c) and their priority source */
 	struct report_rnode *rfree;
 	size_t nrfree;
@@ -224,8 +244,25 @@ uint32_t report_model__resolve(struct report_model *m, struct report_proc *p, ui
 uint32_t report_model__comm_func(struct report_model *m, struct report_proc *p, int32_t pid,
 				 int32_t tid);
 
-/* The printed name of function @f (escaped; borrowed until report_model__free()). */
+/*
+ * report_model__resolve_frames: like report_model__resolve(), but with
+ * --inline/--srcline: the frames of @look, innermost first, into @out (at most
+ * @max, the innermost ones; @max >= 1): the functions inlined at @look (--inline)
+ * and the out-of-line function, each with its line (--srcline).  Without those
+ * options, or for a PC without DWARF, the one function.  Counts the PC for the
+ * out-of-line function.  Returns the number of frames (> @max: more were cut), or
+ * 0 when out of memory.
+ */
+size_t report_model__resolve_frames(struct report_model *m, struct report_proc *p,
+				    uint64_t look, uint32_t *out, size_t max);
+
+/*
+ * The printed name of function @f (escaped; borrowed until report_model__free()):
+ * with --srcline and a known line, "NAME FILE:LINE" (FILE's last component).
+ */
 const char *report_model__func_name(struct report_model *m, uint32_t f);
+/* The printed name of @f without its source line (escaped; borrowed). */
+const char *report_model__func_plain_name(struct report_model *m, uint32_t f);
 /* The printed image of function @f ("" for a comm function). */
 const char *report_model__func_image(const struct report_model *m, uint32_t f);
 

@@ -87,6 +87,14 @@ struct report_pcc {
 	uintptr_t key; /* the process (1: the kernel) */
 	uint32_t gen;  /* the model generation it was resolved in */
 	uint32_t func; /* 0: empty */
+	uint32_t chain; /* --inline: the frames (an index into chains), 0: func alone */
+};
+
+/* --inline/--srcline: what DWARF said of one (image, link address). */
+struct report_dwc {
+	const struct report_image *img; /* NULL: empty slot */
+	uint64_t link;
+	uint32_t func, chain;
 };
 
 const char *report_map_rule_name(enum report_map_rule rule)
@@ -664,20 +672,36 @@ static int image_range(struct report_image *img, uint64_t bias, struct report_ra
 
 /* Functions --------------------------------------------------------------- */
 
-static uint64_t func_key(enum report_func_kind kind, const struct report_image *img,
-			 const char *module, const char *name, uint64_t addr)
+/* Names compared by content: process names, and inlined functions (named by DWARF). */
+static bool named_kind(enum report_func_kind kind)
 {
-	/* Modules by name: two logs' kallsyms tables intern their names apart. */
-	return util_mix64(addr ^ (uint64_t)(uintptr_t)img * 31 ^
-			  (module ? util_hash_str(module) : 0) ^ (uint64_t)kind << 60 ^
-			  (kind == REPORT_F_COMM ? util_hash_str(name) : 0));
+	return kind == REPORT_F_COMM || kind == REPORT_F_INLINE;
 }
 
-static uint32_t func_intern(struct report_model *m, enum report_func_kind kind,
-			    struct report_image *img, const char *module, const char *name,
-			    uint64_t addr)
+static bool same_str(const char *a, const char *b)
 {
-	uint64_t key = func_key(kind, img, module, name, addr);
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static uint64_t func_key(enum report_func_kind kind, const struct report_image *img,
+			 const char *module, const char *name, uint64_t addr, const char *file,
+			 uint32_t line)
+{
+	/*
+	 * Modules by name: two logs' kallsyms tables intern their names apart; source
+	 * files by name, as each compilation unit of a DWARF names them apart.
+	 */
+	return util_mix64(addr ^ (uint64_t)(uintptr_t)img * 31 ^
+			  (module ? util_hash_str(module) : 0) ^ (uint64_t)kind << 60 ^
+			  (named_kind(kind) && name ? util_hash_str(name) : 0) ^
+			  (file ? util_hash_str(file) * 7 : 0) ^ (uint64_t)line << 32);
+}
+
+static uint32_t func_intern_at(struct report_model *m, enum report_func_kind kind,
+			       struct report_image *img, const char *module, const char *name,
+			       uint64_t addr, const char *file, uint32_t line)
+{
+	uint64_t key = func_key(kind, img, module, name, addr, file, line);
 	size_t slot;
 	struct report_func *f;
 
@@ -694,7 +718,8 @@ static uint32_t func_intern(struct report_model *m, enum report_func_kind kind,
 			if (!id)
 				continue;
 			g = &m->funcs[id];
-			for (slot = func_key(g->kind, g->img, g->module, g->name, g->addr) &
+			for (slot = func_key(g->kind, g->img, g->module, g->name, g->addr, g->file,
+					     g->line) &
 				    (ncap - 1);
 			     n[slot]; slot = (slot + 1) & (ncap - 1))
 				;
@@ -706,10 +731,9 @@ static uint32_t func_intern(struct report_model *m, enum report_func_kind kind,
 	}
 	for (slot = key & (m->fhtcap - 1); m->fht[slot]; slot = (slot + 1) & (m->fhtcap - 1)) {
 		f = &m->funcs[m->fht[slot]];
-		if (f->kind == kind && f->img == img && f->addr == addr &&
-		    (f->module == module ||
-		     (f->module && module && strcmp(f->module, module) == 0)) &&
-		    (kind != REPORT_F_COMM || strcmp(f->name, name) == 0))
+		if (f->kind == kind && f->img == img && f->addr == addr && f->line == line &&
+		    same_str(f->module, module) && same_str(f->file, file) &&
+		    (!named_kind(kind) || same_str(f->name, name)))
 			return m->fht[slot];
 	}
 	if (m->nfuncs + 1 >= UINT32_MAX)
@@ -729,6 +753,8 @@ static uint32_t func_intern(struct report_model *m, enum report_func_kind kind,
 	f->img = img;
 	f->module = module;
 	f->addr = addr;
+	f->file = file;
+	f->line = line;
 	if (module && kind != REPORT_F_NOSYM) {
 		char b[300];
 
@@ -753,8 +779,148 @@ static uint32_t func_intern(struct report_model *m, enum report_func_kind kind,
 	return (uint32_t)m->nfuncs++;
 }
 
-/* The function of PC @look in range @rg of a user or kernel image. */
-static uint32_t resolve_in(struct report_model *m, const struct report_range *rg, uint64_t look)
+static uint32_t func_intern(struct report_model *m, enum report_func_kind kind,
+			    struct report_image *img, const char *module, const char *name,
+			    uint64_t addr)
+{
+	return func_intern_at(m, kind, img, module, name, addr, NULL, 0);
+}
+
+/* DWARF (--inline, --srcline) ------------------------------------------------ */
+
+static void image_load_dwarf(struct report_model *m, struct report_image *img)
+{
+	const char *dpath = img->syms ? report_symtab__debug_path(img->syms) : NULL;
+	char path[4096];
+
+	img->dwarf_tried = true;
+	/* A separate debug file holds the DWARF of a stripped image; else the image. */
+	if (dpath && report_dwarf__open(dpath, &img->dwarf) == 0)
+		return;
+	image_file(m, img, path, sizeof(path));
+	if (path[0])
+		(void)report_dwarf__open(path, &img->dwarf);
+}
+
+/* A chain of @n functions (innermost first): its index in m->chains, or 0. */
+static uint32_t chain_add(struct report_model *m, const uint32_t *ids, size_t n)
+{
+	uint32_t *nc;
+	size_t at = m->nchains ? m->nchains : 1; /* index 0 means "no chain" */
+
+	if (at + n + 1 >= UINT32_MAX)
+		return 0;
+	nc = util_grow(m->chains, &m->chains_cap, at + n + 1, sizeof(*nc));
+	if (!nc)
+		return 0;
+	m->chains = nc;
+	m->chains[at] = (uint32_t)n;
+	memcpy(&m->chains[at + 1], ids, n * sizeof(*ids));
+	m->nchains = at + n + 1;
+	return (uint32_t)at;
+}
+
+static struct report_dwc *dwc_slot(struct report_model *m, const struct report_image *img,
+				   uint64_t link)
+{
+	size_t i;
+
+	if ((m->ndwc + 1) * 2 > m->dwccap) {
+		size_t ncap = m->dwccap ? m->dwccap * 2 : 4096;
+		struct report_dwc *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t k = 0; k < m->dwccap; k++) {
+			const struct report_dwc *e = &m->dwc[k];
+
+			if (!e->img)
+				continue;
+			i = util_mix64(e->link ^ (uint64_t)(uintptr_t)e->img * 31) & (ncap - 1);
+			while (n[i].img)
+				i = (i + 1) & (ncap - 1);
+			n[i] = *e;
+		}
+		free(m->dwc);
+		m->dwc = n;
+		m->dwccap = ncap;
+	}
+	i = util_mix64(link ^ (uint64_t)(uintptr_t)img * 31) & (m->dwccap - 1);
+	while (m->dwc[i].img && (m->dwc[i].img != img || m->dwc[i].link != link))
+		i = (i + 1) & (m->dwccap - 1);
+	return &m->dwc[i];
+}
+
+/*
+ * The frames of link address @link of user image @img, in function @s: the
+ * out-of-line function (with its line under --srcline), and under --inline a
+ * chain of the functions inlined there (*@ret_chain).  Looked up in DWARF once
+ * per (image, address).  0 when out of memory.
+ */
+static uint32_t dwarf_resolve(struct report_model *m, struct report_image *img,
+			      const struct report_sym *s, uint64_t link, uint32_t *ret_chain)
+{
+	struct report_dwarf_frame fr[REPORT_DWARF_DEPTH_MAX + 1];
+	uint32_t ids[REPORT_DWARF_DEPTH_MAX + 1];
+	struct report_dwc *c = dwc_slot(m, img, link);
+	size_t n = 0;
+	uint32_t f;
+
+	if (!c)
+		return 0;
+	if (c->img) {
+		*ret_chain = c->chain;
+		return c->func;
+	}
+	if (!img->dwarf_tried)
+		image_load_dwarf(m, img);
+	if (img->dwarf)
+		n = report_dwarf__frames(img->dwarf, link, fr, REPORT_DWARF_DEPTH_MAX + 1);
+	if (n > REPORT_DWARF_DEPTH_MAX) {
+		m->inline_cut++;
+		n = REPORT_DWARF_DEPTH_MAX + 1;
+	}
+	if (n == 0) {
+		m->pcs_nodwarf++;
+		f = func_intern(m, REPORT_F_USER, img, NULL, s->name, s->start);
+	} else {
+		/* The out-of-line function keeps its ELF symbol, as without DWARF. */
+		m->pcs_dwarf++;
+		f = func_intern_at(m, REPORT_F_USER, img, NULL, s->name, s->start,
+				   m->o.srcline ? fr[n - 1].file : NULL,
+				   m->o.srcline ? fr[n - 1].line : 0);
+	}
+	*ret_chain = 0;
+	if (f && n > 1 && m->o.inline_frames) {
+		for (size_t j = 0; j + 1 < n; j++) {
+			ids[j] = func_intern_at(m, REPORT_F_INLINE, img, NULL,
+						fr[j].name ? fr[j].name : "?", 0,
+						m->o.srcline ? fr[j].file : NULL,
+						m->o.srcline ? fr[j].line : 0);
+			if (!ids[j])
+				return 0;
+		}
+		ids[n - 1] = f;
+		if (!(*ret_chain = chain_add(m, ids, n)))
+			return 0;
+	}
+	if (!f)
+		return 0;
+	/* dwc_slot() may have moved the table: find the slot again. */
+	c = dwc_slot(m, img, link);
+	if (!c)
+		return 0;
+	c->img = img;
+	c->link = link;
+	c->func = f;
+	c->chain = *ret_chain;
+	m->ndwc++;
+	return f;
+}
+
+/* The function of PC @look in range @rg of a user or kernel image (and its frames). */
+static uint32_t resolve_in(struct report_model *m, const struct report_range *rg, uint64_t look,
+			   uint32_t *ret_chain)
 {
 	struct report_image *img = rg->img;
 	uint64_t link = look - rg->bias;
@@ -765,13 +931,15 @@ static uint32_t resolve_in(struct report_model *m, const struct report_range *rg
 	s = img->syms ? report_symtab__lookup(img->syms, link) : NULL;
 	if (!s)
 		return func_intern(m, REPORT_F_NOSYM, img, NULL, NULL, link);
+	if (!img->kernel && (m->o.inline_frames || m->o.srcline))
+		return dwarf_resolve(m, img, s, link, ret_chain);
 	return func_intern(m, img->kernel ? REPORT_F_KERNEL : REPORT_F_USER, img, NULL, s->name,
 			   s->start);
 }
 
 static void load_kallsyms(struct report_model *m);
 
-static uint32_t resolve_kernel(struct report_model *m, uint64_t look)
+static uint32_t resolve_kernel(struct report_model *m, uint64_t look, uint32_t *ret_chain)
 {
 	struct report_proc *k;
 	const struct report_range *rg;
@@ -789,12 +957,13 @@ static uint32_t resolve_kernel(struct report_model *m, uint64_t look)
 	}
 	k = report_model__proc(m, -1);
 	if (k && ((rg = rset_find(&k->exact, look)) != NULL))
-		return resolve_in(m, rg, look);
+		return resolve_in(m, rg, look, ret_chain);
 	return func_intern(m, REPORT_F_NOSYM, NULL, NULL, NULL,
 			   look - (m->have_kslide ? m->kslide : 0));
 }
 
-static uint32_t resolve_user(struct report_model *m, struct report_proc *p, uint64_t look)
+static uint32_t resolve_user(struct report_model *m, struct report_proc *p, uint64_t look,
+			     uint32_t *ret_chain)
 {
 	const struct report_range *rg = rset_find(&p->exact, look);
 
@@ -803,10 +972,12 @@ static uint32_t resolve_user(struct report_model *m, struct report_proc *p, uint
 		rg = rset_find(&p->approx, look);
 	if (!rg)
 		return m->unknown_func;
-	return resolve_in(m, rg, look);
+	return resolve_in(m, rg, look, ret_chain);
 }
 
-uint32_t report_model__resolve(struct report_model *m, struct report_proc *p, uint64_t look)
+/* The (outermost) function of @look, and its chain of frames (0: the function alone). */
+static uint32_t resolve_cached(struct report_model *m, struct report_proc *p, uint64_t look,
+			       uint32_t *ret_chain)
 {
 	uintptr_t key = p ? (uintptr_t)p : 1;
 	struct report_pcc *c =
@@ -814,20 +985,48 @@ uint32_t report_model__resolve(struct report_model *m, struct report_proc *p, ui
 			(REPORT_PCC_SIZE - 1)];
 	uint32_t f;
 
+	*ret_chain = 0;
 	if (c->pc == look && c->key == key && c->gen == m->gen && c->func) {
 		f = c->func;
+		*ret_chain = c->chain;
 	} else {
-		f = p ? resolve_user(m, p, look) : resolve_kernel(m, look);
+		f = p ? resolve_user(m, p, look, ret_chain) : resolve_kernel(m, look, ret_chain);
 		if (f) {
 			c->pc = look;
 			c->key = key;
 			c->gen = m->gen;
 			c->func = f;
+			c->chain = *ret_chain;
 		}
 	}
 	if (f)
 		m->funcs[f].pcs++;
 	return f;
+}
+
+uint32_t report_model__resolve(struct report_model *m, struct report_proc *p, uint64_t look)
+{
+	uint32_t chain;
+
+	return resolve_cached(m, p, look, &chain);
+}
+
+size_t report_model__resolve_frames(struct report_model *m, struct report_proc *p,
+				    uint64_t look, uint32_t *out, size_t max)
+{
+	uint32_t chain;
+	uint32_t f = resolve_cached(m, p, look, &chain);
+	size_t n;
+
+	if (!f || max == 0)
+		return 0;
+	if (!chain) {
+		out[0] = f;
+		return 1;
+	}
+	n = m->chains[chain];
+	memcpy(out, &m->chains[chain + 1], (n < max ? n : max) * sizeof(*out));
+	return n;
 }
 
 uint32_t report_model__comm_func(struct report_model *m, struct report_proc *p, int32_t pid,
@@ -885,7 +1084,31 @@ const char *report_model__func_name(struct report_model *m, uint32_t id)
 			f->pretty = esc;
 		}
 	}
+	if (f->pretty && f->file && f->line) {
+		/* --srcline: "NAME FILE:LINE", the file's last component (escaped too) */
+		const char *base = strrchr(f->file, '/') ? strrchr(f->file, '/') + 1 : f->file;
+		size_t blen = strlen(base), cap = blen * 4 + 4;
+		char *esc = malloc(cap), *full = NULL;
+
+		if (esc) {
+			util_escape(base, blen, esc, cap);
+			if (asprintf(&full, "%s %s:%u", f->pretty, esc, f->line) < 0)
+				full = NULL;
+			free(esc);
+		}
+		if (full) {
+			f->plain = f->pretty;
+			f->pretty = full;
+		}
+	}
 	return f->pretty ? f->pretty : "?";
+}
+
+const char *report_model__func_plain_name(struct report_model *m, uint32_t id)
+{
+	const char *name = report_model__func_name(m, id);
+
+	return m->funcs[id].plain ? m->funcs[id].plain : name;
 }
 
 const char *report_model__func_image(const struct report_model *m, uint32_t id)
@@ -1264,6 +1487,7 @@ void report_model__free(struct report_model *m)
 		return;
 	for (size_t i = 1; i < m->nfuncs; i++) {
 		free(m->funcs[i].pretty);
+		free(m->funcs[i].plain);
 		free(m->funcs[i].module_img);
 		free(m->funcs[i].raw);
 	}
@@ -1275,6 +1499,7 @@ void report_model__free(struct report_model *m)
 
 			m->iht[i] = img->hnext;
 			report_symtab__free(img->syms);
+			report_dwarf__free(img->dwarf);
 			free(img->shown);
 			free(img->path);
 			free(img);
@@ -1298,5 +1523,7 @@ void report_model__free(struct report_model *m)
 		report_symtab__free(m->ksyms_old[i]);
 	free(m->ksyms_old);
 	free(m->pcc);
+	free(m->dwc);
+	free(m->chains);
 	free(m);
 }

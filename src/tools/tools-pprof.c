@@ -14,7 +14,10 @@
  *   frame but a label "comm" (pprof -tagfocus).  The report works per function, so
  *   a location is a function: location id = function id = the model's function
  *   index (never 0), at the function's address in its image, with one line naming
- *   the function.  A mapping per image (its path and GNU build id in hex); the
+ *   the function.  With --srcline a function of the model is a function at one
+ *   source line: its pprof function has the source file as filename and its line
+ *   the line; with --inline the inlined functions are locations of their own
+ *   (pprof's -traces and -top see the same frames as the report).  A mapping per image (its path and GNU build id in hex); the
  *   kernel's functions have the mapping of their module ("[kernel.kallsyms]" or
  *   "[MODULE]").  Strings are interned once; entry 0 is "".  The span is the
  *   reported samples' wall clock.  Everything is built in memory from what the
@@ -175,10 +178,12 @@ static int build_funcs(struct pp *p)
 	for (size_t k = 0; k < n; k++) {
 		uint32_t f = (uint32_t)k + 1;
 		const struct report_func *fn = &m->funcs[f];
-		const char *name = tools_report_func_name(p->r, f);
+		const char *name = report_model__func_plain_name(m, f);
 		int64_t ni = str_id(&p->st, name);
 		int64_t si = str_id(&p->st, fn->name && fn->kind != REPORT_F_COMM ? fn->name : name);
-		int64_t fi = str_id(&p->st, tools_report_func_image(p->r, f));
+		/* --srcline: the source file and line; else the image is the function's file */
+		int64_t fi = str_id(&p->st, fn->file && fn->line ? fn->file
+								   : tools_report_func_image(p->r, f));
 		uint64_t mid = 0;
 
 		if (ni < 0 || si < 0 || fi < 0)
@@ -206,6 +211,7 @@ static int build_funcs(struct pp *p)
 		p->func_ptrs[k] = &p->funcs[k];
 		perftools__profiles__line__init(&p->lines[k]);
 		p->lines[k].function_id = f;
+		p->lines[k].line = fn->line;
 		p->line_ptrs[k] = &p->lines[k];
 		perftools__profiles__location__init(&p->locs[k]);
 		p->locs[k].id = f;

@@ -87,6 +87,11 @@ void tools_report_usage(FILE *out)
 		"  --no-debuginfod    never ask the debuginfod servers of $DEBUGINFOD_URLS for\n"
 		"                     the debug file of an image without local symbols (by\n"
 		"                     build id; asked by default when the variable is set)\n"
+		"  --inline           show the functions the compiler inlined at each PC as\n"
+		"                     frames of their own, inner first (DWARF of the image or\n"
+		"                     its debug file; perf report --inline)\n"
+		"  --srcline          a function per source line: 'NAME FILE:LINE' (for an\n"
+		"                     outer frame the line of the call; pprof gets the lines)\n"
 		"  --vdso FILE        the vDSO image of the recording machine (default: the\n"
 		"                     FILE.vdso hwpmc record writes beside the log)\n"
 		"  --map-rule R       how MAP_IN starts place images: auto (default), freebsd\n"
@@ -100,6 +105,7 @@ void tools_report_usage(FILE *out)
 		"  hwpmc report --callgraph --comm hwpmc-demo demo.pmclog\n"
 		"  hwpmc report --folded demo.pmclog | flamegraph.pl > demo.svg\n"
 		"  hwpmc report --flame demo.svg --since 1 --until 3 demo.pmclog\n"
+		"  hwpmc report --top --inline --srcline demo.pmclog\n"
 		"  hwpmc report --since -10min profiles/web/\n");
 }
 
@@ -273,6 +279,8 @@ enum {
 	OPT_KALLSYMS,
 	OPT_DEBUGDIR,
 	OPT_NO_DEBUGINFOD,
+	OPT_INLINE,
+	OPT_SRCLINE,
 	OPT_RULE,
 	OPT_VDSO
 };
@@ -360,6 +368,8 @@ int tools_report_main(int argc, char **argv)
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUGDIR },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "map-rule", required_argument, NULL, OPT_RULE },
 		{ "vdso", required_argument, NULL, OPT_VDSO },
 		{ "help", no_argument, NULL, 'h' },
@@ -466,6 +476,12 @@ int tools_report_main(int argc, char **argv)
 		case OPT_NO_DEBUGINFOD:
 			r.o.no_debuginfod = true;
 			break;
+		case OPT_INLINE:
+			r.o.inline_frames = true;
+			break;
+		case OPT_SRCLINE:
+			r.o.srcline = true;
+			break;
 		case OPT_VDSO:
 			r.o.vdso = optarg;
 			break;
@@ -523,6 +539,11 @@ int tools_report_main(int argc, char **argv)
 		log_error(
 			"report: %s writes standard output alone; run the other outputs separately",
 			folded ? "--folded" : "--json");
+		goto out;
+	}
+	if (gprof && r.o.inline_frames) {
+		log_error("report: --gprof writes a histogram by address, and inlined functions "
+			  "have none of their own; drop --inline (--srcline works)");
 		goto out;
 	}
 	if (!graph && !folded && !json && !flame && !pprof && !calltree && !gprof && !callers &&

@@ -184,6 +184,30 @@ void tools_report_print_header(struct tools_report *r, FILE *out)
 		" in an image without symbol (image+0xoffset), %" PRIu64 " in the kernel (%" PRIu64
 		" without symbol)\n",
 		r->pcs, r->m->pcs_unknown, r->m->pcs_nosym, r->pcs_kernel, r->m->pcs_kernel_nosym);
+	if (r->o.inline_frames || r->o.srcline) {
+		/* What DWARF covered, and one image that had none, so that the user can fetch it. */
+		const struct report_image *miss = NULL;
+		size_t nmiss = 0;
+
+		for (size_t i = 0; i < r->m->ihtcap; i++)
+			for (const struct report_image *img = r->m->iht[i]; img; img = img->hnext)
+				if (img->dwarf_tried && !img->dwarf && img->pcs > img->pcs_nosym) {
+					if (!miss || strcmp(img->shown, miss->shown) < 0)
+						miss = img;
+					nmiss++;
+				}
+		fprintf(out,
+			"# DWARF (%s): %" PRIu64 " of %" PRIu64 " user addresses with a symbol "
+			"have it; %zu sampled images have none%s%s%s; %" PRIu64
+			" inline chains cut at %d levels\n",
+			r->o.inline_frames && r->o.srcline ? "--inline --srcline"
+			: r->o.inline_frames		    ? "--inline"
+							    : "--srcline",
+			r->m->pcs_dwarf, r->m->pcs_dwarf + r->m->pcs_nodwarf, nmiss,
+			miss ? " (e.g. " : "", miss ? miss->shown : "",
+			miss ? ": its debug file, -g, or $DEBUGINFOD_URLS)" : "", r->m->inline_cut,
+			REPORT_DWARF_DEPTH_MAX);
+	}
 	if (r->m->ksyms_more)
 		fprintf(out, "# kernel symbols: %s and %zu more logs' .kallsyms%s%s\n",
 			r->m->ksyms_source, r->m->ksyms_more, r->m->ksyms_note[0] ? "; " : "",

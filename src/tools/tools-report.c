@@ -405,12 +405,20 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 
 		for (; k < npc; k++) {
 			uint64_t pc = c->u.callchain.pc[k];
+			size_t got;
 
 			r->pcs++;
-			ids[n++] = p ? report_model__resolve(r->m, p, k == first ? pc : pc - 1)
-				     : r->m->unknown_func;
-			if (!p)
+			if (!p) {
+				ids[n++] = r->m->unknown_func;
 				r->m->funcs[r->m->unknown_func].pcs++;
+				continue;
+			}
+			/* --inline: the functions inlined at the PC first (room: chain_cap) */
+			got = report_model__resolve_frames(r->m, p, k == first ? pc : pc - 1,
+							   ids + n, r->chain_cap - n - 1);
+			if (got == 0)
+				return -ENOMEM;
+			n += got < r->chain_cap - n - 1 ? got : r->chain_cap - n - 1;
 		}
 	} else {
 		r->pcs += npc - k;
@@ -976,10 +984,14 @@ int tools_report_load(struct tools_report *r)
 {
 	struct report_model_opts mo = { .symfs = r->o.symfs, .debugdir = r->o.debugdir,
 					.kallsyms = r->o.kallsyms, .vdso = r->o.vdso,
-					.rule = r->o.rule, .debuginfod = !r->o.no_debuginfod };
+					.rule = r->o.rule, .debuginfod = !r->o.no_debuginfod,
+					.inline_frames = r->o.inline_frames, .srcline = r->o.srcline };
 	int e;
 
-	r->chain = malloc((PLOG_CALLCHAIN_DEPTH_MAX + 2) * sizeof(*r->chain));
+	/* Each PC is one frame, or with --inline up to REPORT_DWARF_DEPTH_MAX + 1. */
+	r->chain_cap = (PLOG_CALLCHAIN_DEPTH_MAX + 2) *
+		       (r->o.inline_frames ? REPORT_DWARF_DEPTH_MAX + 1 : 1);
+	r->chain = malloc(r->chain_cap * sizeof(*r->chain));
 	if (!r->chain)
 		return -ENOMEM;
 	r->o.want_focus = r->o.focus != NULL;

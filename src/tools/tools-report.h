@@ -97,6 +97,8 @@ struct tools_rep_file {
 struct tools_rep_opts {
 	const char *symfs, *kallsyms, *debugdir, *vdso;
 	bool no_debuginfod; /* never ask $DEBUGINFOD_URLS's servers for debug files */
+	bool inline_frames; /* --inline: the functions inlined at each PC are frames too */
+	bool srcline;	    /* --srcline: functions per source line */
 	enum report_map_rule rule;
 	/* filters (NULL/0: everything) */
 	int32_t *pids, *tids;
@@ -177,7 +179,8 @@ struct tools_report {
 	uint64_t samples, kept, filtered, no_frames, sampled_pids;
 	uint64_t pcs, pcs_kernel;
 	/* scratch */
-	uint32_t *chain;
+	uint32_t *chain; /* a sample's functions: chain_cap entries */
+	size_t chain_cap;
 	uint32_t *stamp; /* per func: the last sample that counted it (totals) */
 	size_t stamp_cap;
 	uint64_t sample_no;

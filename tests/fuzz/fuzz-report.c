@@ -52,6 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.o.want_focus_callers = r.o.want_focus_callees = true;
 	r.o.kallsyms = "/nonexistent"; /* no dependence on this machine's kernel */
 	r.o.no_debuginfod = true;      /* nor on a network */
+	/* Half the inputs also take the DWARF paths (--inline --srcline). */
+	r.o.inline_frames = r.o.srcline = size & 1;
 	if (tools_report_load(&r) == 0) {
 		for (size_t i = 0; i < r.nev; i++) {
 			sum += r.ev[i].samples;

@@ -3,13 +3,17 @@
 """Read `hwpmc report`'s exports with their real consumers and compare them with
 `hwpmc report --json` of the same log and options.
 
-usage: check_exports.py REPORT_JSON [--pprof PROFILE] [--calltree FILE] [--gprof STDERR]
+usage: check_exports.py REPORT_JSON [--srcline] [--pprof PROFILE] [--calltree FILE]
+                        [--gprof STDERR]
 
 For the first event of the JSON report:
   --pprof: `go tool pprof -top` must list exactly the report's functions with
     flat = self and cum = total, and `-traces` must hold stacks whose counts,
     summed by leaf, are the report's self counts and sum to its samples; every
-    trace carries the comm label.  Skipped (a '#' line) without `go`.
+    trace carries the comm label.  Skipped (a '#' line) without `go`.  With
+    --srcline (before --pprof; the report ran with --srcline), `-top -lines` must
+    list the report's "NAME FILE:LINE" rows (pprof's full path cut to its last
+    component), and -traces's function names are the report's without lines.
   --calltree: `callgrind_annotate` (Valgrind's reader of the callgrind format that
     KCachegrind reads) must give each function the report's self count
     (exclusive) and total (inclusive, for every function not on a call cycle),
@@ -29,6 +33,8 @@ import tempfile
 from collections import Counter
 
 results = []
+SRCLINE = False
+LINE = re.compile(r"^(.*) (\S+):(\d+)$")
 
 
 def check(ok, what):
@@ -55,19 +61,27 @@ def check_pprof(ev, profile):
     # report: two images' _start are two functions, not one.
     want = Counter()
     for t in ev["top"]:
-        key = t["function"] + (" " + t["image"] if t["image"] else "")
+        if SRCLINE and LINE.match(t["function"]):
+            key = t["function"]  # "NAME FILE:LINE": pprof -lines prints the same
+        else:
+            key = t["function"] + (" " + t["image"] if t["image"] else "")
         want[(key, t["self"], t["total"])] += 1
     idx = ["-sample_index=0"]
 
-    rc, out, err = pprof(["-top", "-filefunctions", "-nodecount=1000000", "-nodefraction=0",
-                          "-edgefraction=0"] + idx, profile)
+    rc, out, err = pprof(["-top", "-lines" if SRCLINE else "-filefunctions",
+                          "-nodecount=1000000", "-nodefraction=0", "-edgefraction=0"] + idx,
+                         profile)
     check(rc == 0, "go tool pprof -top reads the profile (%s)" % err.strip()[-200:])
     got = Counter()
     row = re.compile(r"^\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.*)$")
     for line in out.splitlines():
         m = row.match(line)
         if m:
-            got[(m.group(3).rstrip(), int(m.group(1)), int(m.group(2)))] += 1
+            key = m.group(3).rstrip()
+            lm = LINE.match(key) if SRCLINE else None
+            if lm:
+                key = "%s %s:%s" % (lm.group(1), os.path.basename(lm.group(2)), lm.group(3))
+            got[(key, int(m.group(1)), int(m.group(2)))] += 1
     # pprof drops functions without samples anywhere; the report lists only sampled ones.
     check(got == want, "-top: %d functions, flat and cum as the report's self and total%s"
           % (sum(want.values()), "" if got == want else
@@ -92,7 +106,8 @@ def check_pprof(ev, profile):
     self_by = Counter()
     for t in ev["top"]:
         if t["self"]:
-            self_by[t["function"]] += t["self"]
+            lm = LINE.match(t["function"]) if SRCLINE else None
+            self_by[lm.group(1) if lm else t["function"]] += t["self"]
     check(total == ev["samples"], "-traces: %d traces, %d samples in all (the report: %d)"
           % (traces, total, ev["samples"]))
     check(by_leaf == self_by, "-traces: summed by leaf, the report's self counts")
@@ -209,9 +224,14 @@ def check_gprof(ev, said):
 
 
 def main():
+    global SRCLINE
     ev = json.load(open(sys.argv[1]))["events"][0]
     args = sys.argv[2:]
     while args:
+        if args[0] == "--srcline":
+            SRCLINE = True
+            args = args[1:]
+            continue
         if args[0] == "--pprof":
             check_pprof(ev, args[1])
         elif args[0] == "--calltree":

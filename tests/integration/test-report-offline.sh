@@ -146,6 +146,11 @@ if command -v debuginfod > /dev/null && command -v objcopy > /dev/null; then
 		hwpmc report --json "$tmp/di/log.pmclog" > "$tmp/di/cached.json" 2> /dev/null
 	[[ $(top_of "$tmp/di/cached.json") == c_leaf ]] && ok "debuginfod: the server gone, the cache answers" ||
 		bad "debuginfod: cached top '$(top_of "$tmp/di/cached.json")'"
+	DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$tmp/di/cache \
+		hwpmc report --json --srcline "$tmp/di/log.pmclog" > "$tmp/di/lines.json" 2> /dev/null
+	[[ $(top_of "$tmp/di/lines.json") =~ ^c_leaf\ corpus\.c:[0-9]+$ ]] &&
+		ok "debuginfod: --srcline reads the lines of the fetched debug file: $(top_of "$tmp/di/lines.json")" ||
+		bad "debuginfod: --srcline top '$(top_of "$tmp/di/lines.json")'"
 	DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$tmp/di/cache2 \
 		hwpmc report --json "$tmp/di/log.pmclog" > "$tmp/di/gone.json" 2> "$tmp/di/gone.err"; rc=$?
 	[[ $rc == 0 && $(top_of "$tmp/di/gone.json") == prog+0x* ]] && grep -q "no debug file" "$tmp/di/gone.err" &&
@@ -153,6 +158,33 @@ if command -v debuginfod > /dev/null && command -v objcopy > /dev/null; then
 		bad "debuginfod: unreachable server: exit $rc, $(head -3 "$tmp/di/gone.err")"
 else
 	echo "# debuginfod or objcopy missing (scripts/bootstrap installs them): the debuginfod cases skipped"
+fi
+
+# Inline frames and source lines (--inline --srcline), instruction by instruction
+# against llvm-symbolizer (tests/integration/check_inline.py): the -O2 -g workload
+# with functions that exist only inlined, the C++ corpus, and without valgrind the
+# corpus PIE, the static corpus (glibc without DWARF) and hwpmcd itself (-O2 -g).
+inline_check() { # BINARY [--any]
+	local wrap=
+	[[ -n "${HWPMC_VALGRIND:-}" ]] && wrap="$HWPMC_VALGRIND --quiet --error-exitcode=99 \
+--leak-check=full --errors-for-leak-kinds=definite,indirect"
+	HWPMC_WRAPPER=$wrap python3 "$src/tests/integration/check_inline.py" "$hwpmc_bin" "$1" "$tmp" "${@:2}" \
+		> "$tmp/inl.out" 2>&1; local rc=$?
+	sed -n 's/^ok /ok - --inline --srcline: /p; s/^BAD /not ok - --inline --srcline: /p' "$tmp/inl.out"
+	pass=$((pass + $(grep -c '^ok ' "$tmp/inl.out"))); fail=$((fail + $(grep -c '^BAD ' "$tmp/inl.out")))
+	[[ $rc == 0 ]] || grep -q '^BAD ' "$tmp/inl.out" || bad "check_inline.py $1: exit $rc: $(tail -3 "$tmp/inl.out")"
+}
+if [[ -x /usr/lib/llvm-14/bin/llvm-symbolizer ]]; then
+	inline_check "$build/tests/workloads/corpus/hwpmc-corpus-inline"
+	[[ -x "$build/tests/workloads/corpus/hwpmc-corpus-cxx" ]] &&
+		inline_check "$build/tests/workloads/corpus/hwpmc-corpus-cxx"
+	if [[ -z "${HWPMC_VALGRIND:-}" ]]; then
+		inline_check "$corpus"
+		inline_check "$build/tests/workloads/corpus/hwpmc-corpus-static"
+		inline_check "$build/src/daemon/hwpmcd" --any
+	fi
+else
+	bad "llvm-symbolizer (llvm-14) missing: scripts/bootstrap installs it"
 fi
 
 # 2. Hostile content in valid records.
@@ -266,6 +298,7 @@ check_usage "pprof without a file" "requires an argument" "$log" --pprof
 check_usage "calltree without a file" "requires an argument" "$log" --calltree
 check_usage "gprof without a directory" "requires an argument" "$log" --gprof
 check_usage "kernel and user" "exclude each other" --kernel --user "$log"
+check_usage "gprof with inline" "drop --inline" --inline --gprof "$tmp/g" "$log"
 check_usage "bad map rule" "is not auto, freebsd or hwpmcd-1" --map-rule x "$log"
 hwpmc report /nonexistent.pmclog > /dev/null 2> "$tmp/err"; rc=$?
 [[ $rc == 1 ]] && grep -q "No such file" "$tmp/err" && ok "a missing log: exit 1 with the reason" || bad "missing log: exit $rc"

@@ -165,6 +165,61 @@ for p in chain cxx; do
 	[[ $rc == 0 ]] || grep -q "^not ok" "$tmp/exp.out" || bad "$p: check_exports.py exit $rc"
 done
 
+# 4b. Inline frames and source lines of a recorded -O2 -g program whose hot functions
+# exist only inlined (corpus-inline.c, .h): every inl_mix frame must sit inside
+# inl_step at the line of its call, inside inl_outer at the line of that call, under
+# main, and be at a line of inl_mix's body; without --inline those functions never
+# appear.  Judged per sample, not by counts (the pprof profile is checked by
+# go tool pprof as above).
+inl=$tmp/inline.pmclog
+rec "$inl" -g -F 999 -- "$corpus/hwpmc-corpus-inline" 1
+mark() { grep -n "$1" "$src/tests/workloads/corpus/corpus-inline.$2" | cut -d: -f1; }
+report --inline --srcline --folded "$inl" > "$tmp/inl.folded" 2> /dev/null
+report --srcline --folded "$inl" > "$tmp/inl-noinl.folded" 2> /dev/null
+python3 - "$tmp/inl.folded" "$tmp/inl-noinl.folded" "$(mark INL-MIX-BEGIN h)" "$(mark INL-MIX-END h)" \
+	"$(mark INL-CALL-MIX h)" "$(mark INL-CALL-STEP c)" > "$tmp/inl.out" <<'EOF'
+import re, sys
+folded, noinl, lo, hi, call_mix, call_step = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+mix = wrong = 0
+for line in open(folded):
+    stack, n = line.rsplit(" ", 1)
+    fr = stack.split(";")
+    for i, f in enumerate(fr):
+        if not f.startswith("inl_mix "):
+            continue
+        m = re.fullmatch(r"inl_mix corpus-inline\.h:(\d+)", f)
+        ok = (m and lo <= int(m.group(1)) <= hi and i >= 3 and
+              fr[i - 1] == "inl_step corpus-inline.h:%d" % call_mix and
+              fr[i - 2] == "inl_outer corpus-inline.c:%d" % call_step and
+              fr[i - 3].startswith("main corpus-inline.c:"))
+        mix += int(n) if ok else 0
+        if not ok:
+            wrong += int(n)
+            print("# wrong: " + line.strip())
+print("mix %d wrong %d" % (mix, wrong))
+leak = sum(int(l.rsplit(" ", 1)[1]) for l in open(noinl) if re.search(r"(^|;)inl_(mix|step)\b", l))
+outer = sum(int(l.rsplit(" ", 1)[1]) for l in open(noinl) if re.search(r";inl_outer corpus-inline\.c:\d+", l))
+print("noinline_leak %d outer_lined %d" % (leak, outer))
+EOF
+got=$(grep -v '^#' "$tmp/inl.out" | tr '\n' ' ')
+[[ $got =~ ^mix\ ([0-9]+)\ wrong\ 0\  ]] && (( ${BASH_REMATCH[1]} > 0 )) &&
+	ok "--inline --srcline: every inl_mix sample is inl_mix (body line) < inl_step:$(mark INL-CALL-MIX h) < inl_outer:$(mark INL-CALL-STEP c) < main ($got)" ||
+	{ bad "--inline --srcline: $got"; grep '^#' "$tmp/inl.out" | head -5; }
+[[ $got =~ noinline_leak\ 0\ outer_lined\ ([0-9]+) ]] && (( ${BASH_REMATCH[1]} > 0 )) &&
+	ok "--srcline alone: no inlined function is a frame, inl_outer has its lines" ||
+	bad "--srcline alone: $got"
+report --inline --srcline --pprof "$tmp/inl.pb.gz" "$inl" 2> /dev/null &&
+	"$hwpmc_bin" report --inline --srcline --json --limit 0 "$inl" > "$tmp/inl-all.json" 2> /dev/null &&
+	python3 "$src/tests/integration/check_exports.py" "$tmp/inl-all.json" --srcline \
+		--pprof "$tmp/inl.pb.gz" > "$tmp/exp.out" 2>&1
+while IFS= read -r line; do
+	case $line in
+	"ok - "*) ok "inline pprof: ${line#ok - }" ;;
+	"not ok - "*) bad "inline pprof: ${line#not ok - }" ;;
+	"# "*) echo "$line" ;;
+	esac
+done < "$tmp/exp.out"
+
 # 5. Symbols from --symfs and from a debug file found by build id.
 mkdir -p "$tmp/bin" "$tmp/symfs$tmp/bin" "$tmp/debug"
 cp "$corpus/hwpmc-corpus-pie" "$tmp/bin/prog"
@@ -188,6 +243,10 @@ got=$(field "$tmp/s.json" "j['events'][0]['top'][0]['function']")
 report --json --debug-dir "$tmp/debug" "$tmp/stripped.pmclog" > "$tmp/s.json"
 got=$(field "$tmp/s.json" "j['events'][0]['top'][0]['function']")
 [[ "$got" == c_leaf ]] && ok "--debug-dir: the debug file found by build id gives c_leaf" || bad "debug by build id: top '$got'"
+report --json --srcline --debug-dir "$tmp/debug" "$tmp/stripped.pmclog" > "$tmp/s.json"
+got=$(field "$tmp/s.json" "j['events'][0]['top'][0]['function']")
+[[ "$got" =~ ^c_leaf\ corpus\.c:[0-9]+$ ]] && ok "--srcline: the lines of the debug file found by build id ($got)" ||
+	bad "--srcline with the debug file: top '$got'"
 
 # 6. The kernel: symbols saved beside the log, else /proc/kallsyms of this boot.
 rec "$tmp/dd.pmclog" -F 999 -- dd if=/dev/zero of=/dev/null bs=1M count=4000

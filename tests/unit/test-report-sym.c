@@ -32,6 +32,7 @@
 
 #include "hwpmcd/common.h"
 #include "hwpmcd/maplog-elf.h"
+#include "hwpmcd/report-dwarf.h"
 #include "hwpmcd/report-sym.h"
 
 /*
@@ -2485,6 +2486,121 @@ START_TEST(test_kallsyms_proc)
 }
 END_TEST
 
+/* ---- DWARF (report-dwarf.c): inline chains and lines ------------------------------- */
+
+static volatile int dw_sink;
+static unsigned dw_line_probe, dw_line_mid;
+
+__attribute__((noinline)) static void *dw_probe(void)
+{
+	dw_sink++;
+	return __builtin_return_address(0);
+}
+
+/* Exists only inlined into dw_outer(): the return address of dw_probe() is in it. */
+static inline __attribute__((always_inline)) void *dw_mid(void)
+{
+	dw_line_probe = __LINE__ + 1;
+	void *ra = dw_probe();
+
+	dw_sink++;
+	return ra;
+}
+
+__attribute__((noinline)) static void *dw_outer(void)
+{
+	dw_line_mid = __LINE__ + 1;
+	void *ra = dw_mid();
+
+	dw_sink++;
+	return ra;
+}
+
+static int dw_bias_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(uint64_t *)arg = info->dlpi_addr; /* the first object is the program */
+	return 1;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t a = strlen(s), b = strlen(tail);
+
+	return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+START_TEST(test_dwarf_inline)
+{
+	struct report_dwarf *d = NULL;
+	struct report_dwarf_frame fr[4];
+	uint64_t bias = 0, link;
+	size_t units, indexed;
+	void *ra = dw_outer();
+
+	(void)dl_iterate_phdr(dw_bias_cb, &bias);
+	link = (uint64_t)(uintptr_t)ra - 1 - bias; /* the call instruction, in link addresses */
+	ck_assert_int_eq(report_dwarf__open(exe_path, &d), 0);
+	report_dwarf__stats(d, &units, &indexed);
+	ck_assert_uint_ge(units, 1);
+	ck_assert_uint_eq(indexed, 0);
+	ck_assert_uint_eq(report_dwarf__frames(d, link, fr, 4), 2);
+	ck_assert_str_eq(fr[0].name, "dw_mid");
+	ck_assert_uint_eq(fr[0].line, dw_line_probe);
+	ck_assert_str_eq(fr[1].name, "dw_outer");
+	ck_assert_uint_eq(fr[1].line, dw_line_mid);
+	for (int i = 0; i < 2; i++)
+		ck_assert_msg(fr[i].file && fr[i].file[0] == '/' &&
+			      ends_with(fr[i].file, "test-report-sym.c"),
+			      "frame %d file '%s'", i, fr[i].file ? fr[i].file : "(null)");
+	/* Only the unit of the address had its functions indexed. */
+	report_dwarf__stats(d, &units, &indexed);
+	ck_assert_uint_eq(indexed, 1);
+	/* Room for one: the innermost is written, the count says there are two. */
+	memset(fr, 0, sizeof(fr));
+	ck_assert_uint_eq(report_dwarf__frames(d, link, fr, 1), 2);
+	ck_assert_str_eq(fr[0].name, "dw_mid");
+	ck_assert_ptr_null(fr[1].name);
+	/* dw_probe itself: one frame, no inlining. */
+	ck_assert_uint_eq(report_dwarf__frames(d, (uint64_t)(uintptr_t)dw_probe - bias, fr, 4), 1);
+	ck_assert_str_eq(fr[0].name, "dw_probe");
+	/* An address of no unit. */
+	ck_assert_uint_eq(report_dwarf__frames(d, 0, fr, 4), 0);
+	ck_assert_uint_eq(report_dwarf__frames(NULL, link, fr, 4), 0);
+	report_dwarf__free(d);
+	report_dwarf__free(NULL);
+}
+END_TEST
+
+START_TEST(test_dwarf_errors)
+{
+	struct report_dwarf *d = (struct report_dwarf *)&dw_line_mid; /* must become NULL */
+	char p[PATH_MAX];
+
+	tpath(p, "no-such-file");
+	ck_assert_int_eq(report_dwarf__open(p, &d), -ENOENT);
+	ck_assert_ptr_null(d);
+	/* A FIFO is never opened (nobody writes to it: it would block), nor /dev/zero. */
+	tpath(p, "dw-fifo");
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	alarm(20);
+	ck_assert_int_eq(report_dwarf__open(p, &d), -ENOEXEC);
+	alarm(0);
+	ck_assert_int_eq(report_dwarf__open("/dev/zero", &d), -ENOEXEC);
+	ck_assert_int_eq(report_dwarf__open(tmpdir, &d), -ENOEXEC);
+	tpath(p, "dw-text");
+	put_file(p, "#!/bin/sh\necho hello\n", 21);
+	ck_assert_int_eq(report_dwarf__open(p, &d), -ENOEXEC);
+	/* ELF without DWARF. */
+	if (have_tool("objcopy")) {
+		tpath(p, "dw-nodwarf");
+		ck_assert(objcopy("--strip-debug", exe_path, p));
+		ck_assert_int_eq(report_dwarf__open(p, &d), -ENODATA);
+		ck_assert_ptr_null(d);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("report-sym");
@@ -2494,6 +2610,7 @@ int main(void)
 	TCase *tc_synth = tcase_create("synthetic-elf");
 	TCase *tc_hostile = tcase_create("hostile");
 	TCase *tc_kall = tcase_create("kallsyms");
+	TCase *tc_dwarf = tcase_create("dwarf");
 	SRunner *sr;
 	ssize_t n;
 	int failed;
@@ -2525,6 +2642,10 @@ int main(void)
 	tcase_add_test(tc_debug, test_symfs);
 	tcase_set_timeout(tc_debug, 60);
 	suite_add_tcase(s, tc_debug);
+
+	tcase_add_test(tc_dwarf, test_dwarf_inline);
+	tcase_add_test(tc_dwarf, test_dwarf_errors);
+	suite_add_tcase(s, tc_dwarf);
 
 	tcase_add_test(tc_open, test_open_errors);
 	tcase_add_test(tc_open, test_api);
