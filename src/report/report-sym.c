@@ -106,6 +106,7 @@
  *   -EPROTO.  Text symbols with address 0 are dropped (as ELF symbols with value 0
  *   are); if none is left, -ENODATA.  The file is limited to 256 MiB (-E2BIG).
  */
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -985,6 +986,43 @@ static int try_debug_file(const char *dpath, const struct maplog_elf_info *img,
 }
 
 /*
+ * libdebuginfod, loaded on first use (as elfutils' own libdwfl does): it brings
+ * libcurl and some thirty libraries more, whose loading would cost every report
+ * (and every other hwpmc command) milliseconds at start-up when no server is set.
+ */
+static struct {
+	bool tried;
+	debuginfod_client *(*begin)(void);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+	void (*end)(debuginfod_client *);
+} dbgd;
+
+static bool debuginfod_load(void)
+{
+	void *h;
+
+	if (dbgd.tried)
+		return dbgd.begin != NULL;
+	dbgd.tried = true;
+	h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		log_warn("DEBUGINFOD_URLS is set, but libdebuginfod cannot be loaded (%s): "
+			 "no debug files from servers",
+			 dlerror());
+		return false;
+	}
+	*(void **)&dbgd.begin = dlsym(h, "debuginfod_begin");
+	*(void **)&dbgd.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	*(void **)&dbgd.end = dlsym(h, "debuginfod_end");
+	if (!dbgd.begin || !dbgd.find_debuginfo || !dbgd.end) {
+		log_warn("libdebuginfod.so.1 lacks its functions: no debug files from servers");
+		dbgd.begin = NULL;
+		return false;
+	}
+	return true; /* the library stays loaded for the process's life */
+}
+
+/*
  * Ask the debuginfod servers of $DEBUGINFOD_URLS for the debug file of @img's build
  * id (the image @path, for the message).  1 with *ret_path (malloc'ed, the client
  * cache's copy) if one was used, 0 if none (no servers, not found, no symbols in
@@ -1003,13 +1041,15 @@ static int fetch_debuginfod(const char *path, const struct maplog_elf_info *img,
 		return 0;
 	for (size_t i = 0; i < img->build_id_len; i++)
 		(void)snprintf(hex + 2 * i, 3, "%02x", img->build_id[i]);
-	c = debuginfod_begin();
+	if (!debuginfod_load())
+		return 0;
+	c = dbgd.begin();
 	if (!c)
 		return 0;
 	/* A download can take a while: say what is awaited (cached afterwards). */
 	log_notice("asking debuginfod (%s) for the debug file of %s, build id %s", urls, path, hex);
-	fd = debuginfod_find_debuginfo(c, img->build_id, (int)img->build_id_len, &got);
-	debuginfod_end(c);
+	fd = dbgd.find_debuginfo(c, img->build_id, (int)img->build_id_len, &got);
+	dbgd.end(c);
 	if (fd < 0) {
 		log_notice("debuginfod: no debug file for build id %s: %s", hex, strerror(-fd));
 		return 0;
