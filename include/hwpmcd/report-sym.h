@@ -35,6 +35,7 @@
 #ifndef HWPMCD_REPORT_SYM_H
 #define HWPMCD_REPORT_SYM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,6 +70,7 @@ enum report_sym_source {
 	REPORT_SYM_DYNSYM,	 /* only .dynsym (a stripped image without debug file) */
 	REPORT_SYM_NONE,	 /* the image has no function symbols at all */
 	REPORT_SYM_KALLSYMS,	 /* a kallsyms file */
+	REPORT_SYM_PERFMAP,	 /* a JIT's /tmp/perf-PID.map */
 	REPORT_SYM_SOURCE_MAX
 };
 
@@ -96,6 +98,21 @@ int report_symtab__open(const char *path, const struct report_sym_opts *opts,
  * -ENOMEM.
  */
 int report_symtab__kallsyms(const char *path, struct report_symtab **ret_t);
+
+/*
+ * report_symtab__perfmap: read a JIT's symbol map in perf's format ("START SIZE
+ * NAME" lines, hex, run-time addresses; V8's --perf-basic-prof, the JVM's
+ * perf-map-agent, Python 3.12's -X perf).  With @owner_check the file must be owned
+ * by the caller's real uid or by root, as perf requires (another user could plant
+ * one for a pid of yours): -EPERM otherwise.  Lines that are not of that form (a
+ * line the JIT was still writing) are skipped and counted in *@ret_bad (may be
+ * NULL).  Returns 0 and a new symtab (source REPORT_SYM_PERFMAP), or -ENOENT /
+ * another open(2) error, -ENOEXEC (not a regular file), -E2BIG (over 256 MiB),
+ * -ENODATA (no symbol), -ENOMEM.  Where entries overlap (code the JIT moved), the
+ * lookup rule of report_symtab__lookup() holds.
+ */
+int report_symtab__perfmap(const char *path, bool owner_check, size_t *ret_bad,
+			   struct report_symtab **ret_t);
 
 void report_symtab__free(struct report_symtab *t);
 
@@ -138,7 +155,7 @@ int report_open_regular(const char *path, uint64_t *ret_size);
 
 /*
  * report_sym_source_name: "symtab", "debug-buildid", "debuglink", "debuginfod", "dynsym",
- * "none", "kallsyms".
+ * "none", "kallsyms", "perf-map".
  */
 const char *report_sym_source_name(enum report_sym_source s);
 

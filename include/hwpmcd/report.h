@@ -67,6 +67,7 @@ enum report_func_kind {
 	REPORT_F_UNKNOWN,  /* in no mapping: [unknown] */
 	REPORT_F_COMM,	   /* a process name (the first level of folded stacks) */
 	REPORT_F_INLINE,   /* a function inlined at the PC (--inline; DWARF name, no address) */
+	REPORT_F_JIT,	   /* JIT code named by the process's perf-PID.map (name, no address) */
 	REPORT_F_KIND_MAX
 };
 
@@ -124,6 +125,8 @@ struct report_model_opts {
 	const char *vdso;     /* vDSO image (NULL: FILE.vdso beside the log) */
 	const char *log;      /* the log's path ("-" or NULL: none beside it) */
 	bool debuginfod;      /* report_sym_opts.debuginfod: ask $DEBUGINFOD_URLS's servers */
+	const char *jit_dir;  /* JIT maps (perf-PID.map) of PCs in no image; NULL: LOG.jit/
+				 beside the log, else /tmp for a log of this boot */
 	bool inline_frames;   /* expand a PC into the functions inlined there (DWARF) */
 	bool srcline;	      /* a function per source line: file:line of each frame (DWARF) */
 	enum report_map_rule rule;
@@ -191,6 +194,19 @@ struct report_model {
 	size_t nchains, chains_cap;
 	uint64_t pcs_dwarf, pcs_nodwarf; /* user PCs with a symbol: with / without DWARF lines */
 	uint64_t inline_cut;		 /* PCs whose inline chain was cut at the depth limit */
+	/*
+	 * JIT maps: per pid of the current log its perf-PID.map (NULL: none), read at
+	 * its first PC in no image, from jit_dir_used; earlier logs' tables stay in
+	 * jit_old (functions borrow their names).
+	 */
+	struct report_jit *jits;
+	size_t njits, jitscap;
+	struct report_symtab **jit_old;
+	size_t njit_old;
+	bool jit_dir_decided;
+	char jit_dir_used[1100];
+	uint64_t pcs_jit;	     /* PCs named by a JIT map (report_model__finish()) */
+	uint64_t jit_maps, jit_refused, jit_bad_lines;
 	/* the range trees' spare nodes (report-model.c) and their priority source */
 	struct report_rnode *rfree;
 	size_t nrfree;

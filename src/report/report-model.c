@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,6 +89,13 @@ struct report_pcc {
 	uint32_t gen;  /* the model generation it was resolved in */
 	uint32_t func; /* 0: empty */
 	uint32_t chain; /* --inline: the frames (an index into chains), 0: func alone */
+};
+
+/* A pid's JIT map (report.h: jits). */
+struct report_jit {
+	int32_t pid;
+	bool used;
+	struct report_symtab *t; /* NULL: none, or not readable */
 };
 
 /* --inline/--srcline: what DWARF said of one (image, link address). */
@@ -675,7 +683,7 @@ static int image_range(struct report_image *img, uint64_t bias, struct report_ra
 /* Names compared by content: process names, and inlined functions (named by DWARF). */
 static bool named_kind(enum report_func_kind kind)
 {
-	return kind == REPORT_F_COMM || kind == REPORT_F_INLINE;
+	return kind == REPORT_F_COMM || kind == REPORT_F_INLINE || kind == REPORT_F_JIT;
 }
 
 static bool same_str(const char *a, const char *b)
@@ -962,11 +970,127 @@ static uint32_t resolve_kernel(struct report_model *m, uint64_t look, uint32_t *
 			   look - (m->have_kslide ? m->kslide : 0));
 }
 
+/*
+ * Where the JIT maps of this log are: --jit-maps, else LOG.jit/ beside the log, else
+ * /tmp when the log was written during this boot (its INITIALIZE is after the boot
+ * time): what a JIT wrote there is still there, for a process that is gone too.
+ */
+static void jit_dir_decide(struct report_model *m)
+{
+	char path[1100];
+	struct stat st;
+	FILE *f;
+
+	m->jit_dir_decided = true;
+	m->jit_dir_used[0] = '\0';
+	if (m->o.jit_dir) {
+		snprintf(m->jit_dir_used, sizeof(m->jit_dir_used), "%s", m->o.jit_dir);
+		return;
+	}
+	if (m->o.log && strcmp(m->o.log, "-") != 0 &&
+	    snprintf(path, sizeof(path), "%s.jit", m->o.log) < (int)sizeof(path) &&
+	    stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(m->jit_dir_used, sizeof(m->jit_dir_used), "%s", path);
+		return;
+	}
+	f = m->have_init ? fopen("/proc/stat", "re") : NULL;
+	if (f) {
+		char line[256];
+		long long btime = -1;
+
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "btime %lld", &btime) == 1)
+				break;
+		fclose(f);
+		if (btime > 0 && m->ts_sec >= btime)
+			snprintf(m->jit_dir_used, sizeof(m->jit_dir_used), "/tmp");
+	}
+}
+
+/* The JIT map of @pid (read at the first PC that needs it), or NULL. */
+static const struct report_symtab *jit_table(struct report_model *m, int32_t pid)
+{
+	char path[1200];
+	size_t i, bad = 0;
+	int r;
+
+	if (!m->jit_dir_decided)
+		jit_dir_decide(m);
+	if (!m->jit_dir_used[0] || pid <= 0)
+		return NULL;
+	if ((m->njits + 1) * 2 > m->jitscap) {
+		size_t ncap = m->jitscap ? m->jitscap * 2 : 64;
+		struct report_jit *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t k = 0; k < m->jitscap; k++) {
+			if (!m->jits[k].used)
+				continue;
+			for (i = util_mix64((uint64_t)(uint32_t)m->jits[k].pid) & (ncap - 1); n[i].used;
+			     i = (i + 1) & (ncap - 1))
+				;
+			n[i] = m->jits[k];
+		}
+		free(m->jits);
+		m->jits = n;
+		m->jitscap = ncap;
+	}
+	for (i = util_mix64((uint64_t)(uint32_t)pid) & (m->jitscap - 1); m->jits[i].used;
+	     i = (i + 1) & (m->jitscap - 1))
+		if (m->jits[i].pid == pid)
+			return m->jits[i].t;
+	m->jits[i].used = true;
+	m->jits[i].pid = pid;
+	m->njits++;
+	snprintf(path, sizeof(path), "%s/perf-%d.map", m->jit_dir_used, (int)pid);
+	/* As perf: only a map of the user who reports, or of root (report-sym.h). */
+	r = report_symtab__perfmap(path, true, &bad, &m->jits[i].t);
+	if (r == -EPERM) {
+		m->jit_refused++;
+		log_warn("%s: not owned by you or root: ignored (anyone can write to %s)", path,
+			 m->jit_dir_used);
+	} else if (r == 0) {
+		m->jit_maps++;
+		m->jit_bad_lines += bad;
+	}
+	return m->jits[i].t;
+}
+
+/* Forget the JIT maps of the log read so far; their tables stay for the names. */
+static int jits_forget(struct report_model *m)
+{
+	for (size_t i = 0; i < m->jitscap; i++) {
+		struct report_symtab **n;
+
+		if (!m->jits[i].t)
+			continue;
+		n = realloc(m->jit_old, (m->njit_old + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		m->jit_old = n;
+		m->jit_old[m->njit_old++] = m->jits[i].t;
+	}
+	free(m->jits);
+	m->jits = NULL;
+	m->njits = m->jitscap = 0;
+	m->jit_dir_decided = false;
+	return 0;
+}
+
 static uint32_t resolve_user(struct report_model *m, struct report_proc *p, uint64_t look,
 			     uint32_t *ret_chain)
 {
 	const struct report_range *rg = rset_find(&p->exact, look);
 
+	if (!rg) {
+		/* In no image: JIT code its perf-PID.map names? */
+		const struct report_symtab *jt = jit_table(m, p->pid);
+		const struct report_sym *s = jt ? report_symtab__lookup(jt, look) : NULL;
+
+		if (s)
+			return func_intern(m, REPORT_F_JIT, NULL, NULL, s->name, 0);
+	}
 	/* Fallback ranges: the nearest one below, within its span. */
 	if (!rg)
 		rg = rset_find(&p->approx, look);
@@ -1119,6 +1243,8 @@ const char *report_model__func_image(const struct report_model *m, uint32_t id)
 		return "";
 	if (f->kind == REPORT_F_UNKNOWN)
 		return "[unknown]";
+	if (f->kind == REPORT_F_JIT)
+		return "[jit]";
 	if (f->img)
 		return f->img->shown;
 	if (f->module)
@@ -1363,6 +1489,8 @@ void report_model__finish(struct report_model *m)
 
 		if (fn->img)
 			fn->img->pcs += fn->pcs;
+		if (fn->kind == REPORT_F_JIT)
+			m->pcs_jit += fn->pcs;
 		if (fn->kind == REPORT_F_UNKNOWN) {
 			m->pcs_unknown += fn->pcs;
 		} else if (fn->kind == REPORT_F_NOSYM) {
@@ -1418,6 +1546,8 @@ int report_model__next_log(struct report_model *m, const char *log)
 	 */
 	procs_forget(m);
 	threads_forget(m);
+	if (jits_forget(m) < 0)
+		return -ENOMEM;
 	m->gen++;
 	m->o.log = log;
 	m->have_init = false;
@@ -1525,5 +1655,11 @@ void report_model__free(struct report_model *m)
 	free(m->pcc);
 	free(m->dwc);
 	free(m->chains);
+	for (size_t i = 0; i < m->jitscap; i++)
+		report_symtab__free(m->jits[i].t);
+	free(m->jits);
+	for (size_t i = 0; i < m->njit_old; i++)
+		report_symtab__free(m->jit_old[i]);
+	free(m->jit_old);
 	free(m);
 }

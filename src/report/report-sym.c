@@ -1411,6 +1411,111 @@ err:
 	return r;
 }
 
+/* ---- JIT maps (perf-PID.map) -------------------------------------------------------- */
+
+/* A hex number (an optional 0x) at *@p, ended by a space; false if there is none. */
+static bool perfmap_hex(char **p, const char *end, uint64_t *ret)
+{
+	uint64_t x = 0;
+	int digits = 0, v;
+
+	if (end - *p > 2 && (*p)[0] == '0' && ((*p)[1] == 'x' || (*p)[1] == 'X'))
+		*p += 2;
+	while (*p < end && (v = util_hex_digit((unsigned char)**p)) >= 0) {
+		if (++digits > 16)
+			return false;
+		x = x << 4 | (uint64_t)v;
+		(*p)++;
+	}
+	if (digits == 0 || *p == end || **p != ' ')
+		return false;
+	(*p)++;
+	*ret = x;
+	return true;
+}
+
+static int parse_perfmap(char *buf, size_t len, struct builder *b, size_t *ret_bad)
+{
+	char *p = buf, *end = buf + len;
+	size_t kept = 0, bad = 0;
+	int r;
+
+	while (p < end) {
+		char *eol = memchr(p, '\n', (size_t)(end - p)), *name;
+		uint64_t start, size;
+
+		if (!eol)
+			eol = end;
+		*eol = '\0'; /* a name is the rest of its line, spaces and all */
+		if (!perfmap_hex(&p, eol, &start) || !perfmap_hex(&p, eol, &size) || p == eol ||
+		    size == 0 || start + size < start) {
+			bad++;
+		} else {
+			name = p;
+			r = builder_push(b, start, size, 0, (size_t)(name - buf), strlen(name), NO_MODULE,
+					 RANK_GLOBAL, KIND_FUNC);
+			if (r < 0)
+				return r;
+			kept++;
+		}
+		p = eol + 1;
+	}
+	if (ret_bad)
+		*ret_bad = bad;
+	return kept > 0 ? 0 : -ENODATA;
+}
+
+int report_symtab__perfmap(const char *path, bool owner_check, size_t *ret_bad,
+			   struct report_symtab **ret_t)
+{
+	struct report_symtab *t = NULL;
+	struct builder b = { 0 };
+	struct stat st;
+	off_t size = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd = -1;
+	int r;
+
+	if (ret_bad)
+		*ret_bad = 0;
+	if (!path || !ret_t)
+		return -EINVAL;
+	r = open_regular(path, &fd, &size);
+	if (r < 0)
+		return r;
+	if (owner_check && (fstat(fd, &st) < 0 || (st.st_uid != getuid() && st.st_uid != 0))) {
+		(void)close(fd);
+		return -EPERM;
+	}
+	r = read_all(fd, size, &buf, &len);
+	(void)close(fd);
+	if (r < 0)
+		return r;
+	b.pool = buf;
+	b.pool_len = len + 1;
+	b.pool_cap = len + 1;
+	r = parse_perfmap(buf, len, &b, ret_bad);
+	if (r < 0)
+		goto err;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		r = -ENOMEM;
+		goto err;
+	}
+	r = symtab_build(t, &b);
+	if (r < 0)
+		goto err;
+	t->source = REPORT_SYM_PERFMAP;
+	builder_exit(&b);
+	*ret_t = t;
+	return 0;
+err:
+	builder_exit(&b);
+	report_symtab__free(t);
+	return r;
+}
+
 /* ---- accessors ---------------------------------------------------------------------- */
 
 void report_symtab__free(struct report_symtab *t)
@@ -1471,6 +1576,7 @@ const char *report_sym_source_name(enum report_sym_source s)
 		[REPORT_SYM_DYNSYM] = "dynsym",
 		[REPORT_SYM_NONE] = "none",
 		[REPORT_SYM_KALLSYMS] = "kallsyms",
+		[REPORT_SYM_PERFMAP] = "perf-map",
 	};
 
 	if ((unsigned)s >= REPORT_SYM_SOURCE_MAX)

@@ -92,6 +92,11 @@ void tools_report_usage(FILE *out)
 		"                     its debug file; perf report --inline)\n"
 		"  --srcline          a function per source line: 'NAME FILE:LINE' (for an\n"
 		"                     outer frame the line of the call; pprof gets the lines)\n"
+		"  --jit-maps DIR     JIT code (PCs in no image) named by DIR/perf-PID.map, as\n"
+		"                     V8 (node --perf-basic-prof), the JVM's perf-map-agent and\n"
+		"                     python -X perf write them (default: LOG.jit/ beside the\n"
+		"                     log, else /tmp for a log of this boot); only maps owned\n"
+		"                     by you or root are read\n"
 		"  --vdso FILE        the vDSO image of the recording machine (default: the\n"
 		"                     FILE.vdso hwpmc record writes beside the log)\n"
 		"  --map-rule R       how MAP_IN starts place images: auto (default), freebsd\n"
@@ -281,6 +286,7 @@ enum {
 	OPT_NO_DEBUGINFOD,
 	OPT_INLINE,
 	OPT_SRCLINE,
+	OPT_JIT_MAPS,
 	OPT_RULE,
 	OPT_VDSO
 };
@@ -370,6 +376,7 @@ int tools_report_main(int argc, char **argv)
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "srcline", no_argument, NULL, OPT_SRCLINE },
+		{ "jit-maps", required_argument, NULL, OPT_JIT_MAPS },
 		{ "map-rule", required_argument, NULL, OPT_RULE },
 		{ "vdso", required_argument, NULL, OPT_VDSO },
 		{ "help", no_argument, NULL, 'h' },
@@ -481,6 +488,9 @@ int tools_report_main(int argc, char **argv)
 			break;
 		case OPT_SRCLINE:
 			r.o.srcline = true;
+			break;
+		case OPT_JIT_MAPS:
+			r.o.jit_dir = optarg;
 			break;
 		case OPT_VDSO:
 			r.o.vdso = optarg;

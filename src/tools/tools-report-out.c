@@ -208,6 +208,13 @@ void tools_report_print_header(struct tools_report *r, FILE *out)
 			miss ? ": its debug file, -g, or $DEBUGINFOD_URLS)" : "", r->m->inline_cut,
 			REPORT_DWARF_DEPTH_MAX);
 	}
+	if (r->m->jit_maps || r->m->jit_refused || r->m->pcs_jit)
+		fprintf(out,
+			"# JIT: %" PRIu64 " PCs named by %" PRIu64 " perf-PID.map files (%s)%s%" PRIu64
+			" ignored (not yours or root's), %" PRIu64 " malformed lines skipped\n",
+			r->m->pcs_jit, r->m->jit_maps,
+			r->m->jit_dir_used[0] ? r->m->jit_dir_used : "none", "; ", r->m->jit_refused,
+			r->m->jit_bad_lines);
 	if (r->m->ksyms_more)
 		fprintf(out, "# kernel symbols: %s and %zu more logs' .kallsyms%s%s\n",
 			r->m->ksyms_source, r->m->ksyms_more, r->m->ksyms_note[0] ? "; " : "",
@@ -649,7 +656,7 @@ int tools_report_print_json(struct tools_report *r, FILE *out,
 	json_t *root, *evs = json_array(), *hdr, *files, *span;
 	int err = 0;
 
-	hdr = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+	hdr = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
 			"s:f, s:I, s:s?}",
 			"file", r->file, "status", r->status_msg, "samples", (json_int_t)r->samples,
 			"reported", (json_int_t)r->kept, "filtered", (json_int_t)r->filtered,
@@ -658,7 +665,7 @@ int tools_report_print_json(struct tools_report *r, FILE *out,
 			"processes", (json_int_t)r->m->nprocs, "images", (json_int_t)r->m->nimages,
 			"images_unreadable", (json_int_t)r->m->images_missing, "pcs",
 			(json_int_t)r->pcs, "pcs_unknown", (json_int_t)r->m->pcs_unknown, "pcs_nosym",
-			(json_int_t)r->m->pcs_nosym, "duration_s",
+			(json_int_t)r->m->pcs_nosym, "pcs_jit", (json_int_t)r->m->pcs_jit, "duration_s",
 			r->m->tsc_freq ? (double)(r->last_tsc - r->first_tsc) / (double)r->m->tsc_freq
 				    : 0.0,
 			"start_unix_s",

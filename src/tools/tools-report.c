@@ -985,7 +985,8 @@ int tools_report_load(struct tools_report *r)
 	struct report_model_opts mo = { .symfs = r->o.symfs, .debugdir = r->o.debugdir,
 					.kallsyms = r->o.kallsyms, .vdso = r->o.vdso,
 					.rule = r->o.rule, .debuginfod = !r->o.no_debuginfod,
-					.inline_frames = r->o.inline_frames, .srcline = r->o.srcline };
+					.inline_frames = r->o.inline_frames, .srcline = r->o.srcline,
+					.jit_dir = r->o.jit_dir };
 	int e;
 
 	/* Each PC is one frame, or with --inline up to REPORT_DWARF_DEPTH_MAX + 1. */

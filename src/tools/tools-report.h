@@ -95,7 +95,7 @@ struct tools_rep_file {
 };
 
 struct tools_rep_opts {
-	const char *symfs, *kallsyms, *debugdir, *vdso;
+	const char *symfs, *kallsyms, *debugdir, *vdso, *jit_dir;
 	bool no_debuginfod; /* never ask $DEBUGINFOD_URLS's servers for debug files */
 	bool inline_frames; /* --inline: the functions inlined at each PC are frames too */
 	bool srcline;	    /* --srcline: functions per source line */

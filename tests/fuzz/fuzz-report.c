@@ -51,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.o.want_callers = r.o.want_callees = true;
 	r.o.want_focus_callers = r.o.want_focus_callees = true;
 	r.o.kallsyms = "/nonexistent"; /* no dependence on this machine's kernel */
+	r.o.jit_dir = "/nonexistent";  /* nor on its /tmp/perf-PID.map files */
 	r.o.no_debuginfod = true;      /* nor on a network */
 	/* Half the inputs also take the DWARF paths (--inline --srcline). */
 	r.o.inline_frames = r.o.srcline = size & 1;

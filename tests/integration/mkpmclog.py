@@ -27,6 +27,10 @@ usage: mkpmclog.py freebsd BINARY OUT     a log in FreeBSD's own conventions: cp
        mkpmclog.py filters BINARY OUT     filter marks (pmclog-format.md 11.10) good and
                                           bad: a repeat, a control byte, a length past
                                           4 KiB, a mark cut short by a sample
+       mkpmclog.py jit DIR OUT            process 4242 with no image, sampled in JIT code:
+                                          DIR/perf-4242.map names two functions (one
+                                          with spaces), has a malformed and a cut-off
+                                          line; 30 samples in each, 10 in no function
 Prints the expected counts as 'key value' lines on standard output.
 """
 import struct
@@ -279,7 +283,31 @@ def manymaps(binary, out):
     print("unknown_pcs %d" % (len(cut) * len(CHAIN)))
 
 
+def jit(d, out):
+    """A JIT's map (perf-PID.map) and a log whose PCs are only in its code."""
+    base = 0x7F0000000000
+    open("%s/perf-4242.map" % d, "w").write(
+        "%x 100 JS:*hotLoop /srv/app.js:10:3\n" % (base + 0x1000) +
+        "not a line\n" +
+        "0x%x 0x80 LazyCompile:~handle request /srv/app.js:42\n" % (base + 0x2000) +
+        "%x" % (base + 0x4000))
+    b = [initialize(0x400), userdata(HWPMCD_RULE_FREEBSD), allocdyn(PMCID, b"cpu-clock"),
+         proc_create(4242, b"node")]
+    for i in range(30):
+        b.append(callchain(4242, 4242, [base + 0x1010 + i, base + 0x2040], tsc=1000 + i))
+    for i in range(30):
+        b.append(callchain(4242, 4242, [base + 0x2010], tsc=2000 + i))
+    for i in range(10):
+        b.append(callchain(4242, 4242, [base + 0x3000], tsc=3000 + i))
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("samples 70")
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "jit":
+        jit(sys.argv[2], sys.argv[3])
+        sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "forks":
         forks(sys.argv[2], sys.argv[3])
         sys.exit(0)

@@ -187,6 +187,35 @@ else
 	bad "llvm-symbolizer (llvm-14) missing: scripts/bootstrap installs it"
 fi
 
+# JIT maps (perf-PID.map, --jit-maps): a process with no image, sampled in JIT code.
+mkdir -p "$tmp/jit/maps" "$tmp/jit/fifo"
+python3 "$mk" jit "$tmp/jit/maps" "$tmp/jit/j.pmclog" > /dev/null
+jit_json() { hwpmc report --json --limit 0 "$@" > "$tmp/jit/out.json" 2> "$tmp/jit/err" &&
+	field "$tmp/jit/out.json" "sorted((t['function'], t['image'], t['self'], t['total']) for t in j['events'][0]['top']), j['header']['pcs_jit'], j['header']['pcs_unknown']"; }
+want="[('JS:*hotLoop /srv/app.js:10:3', '[jit]', 30, 30), ('LazyCompile:~handle request /srv/app.js:42', '[jit]', 30, 60), ('[unknown]', '[unknown]', 10, 10)] 90 10"
+got=$(jit_json --jit-maps "$tmp/jit/maps" "$tmp/jit/j.pmclog")
+[[ $got == "$want" ]] && ok "--jit-maps: JIT PCs named by perf-PID.map (a name with spaces; a malformed and a cut-off line skipped)" ||
+	bad "--jit-maps: $got"
+hwpmc report --jit-maps "$tmp/jit/maps" "$tmp/jit/j.pmclog" 2> /dev/null | grep -q "^# JIT: 90 PCs named by 1 perf-PID.map files .*, 2 malformed lines skipped" &&
+	ok "--jit-maps: the header counts the named PCs and the skipped lines" || bad "--jit-maps: header"
+cp -r "$tmp/jit/maps" "$tmp/jit/j.pmclog.jit"
+got=$(jit_json "$tmp/jit/j.pmclog")
+[[ $got == "$want" ]] && ok "JIT maps: LOG.jit/ beside the log is read by default" || bad "LOG.jit default: $got"
+rm -rf "$tmp/jit/j.pmclog.jit"
+mkfifo "$tmp/jit/fifo/perf-4242.map"
+got=$(timeout 30 "$hwpmc_bin" report --json --jit-maps "$tmp/jit/fifo" "$tmp/jit/j.pmclog" 2> /dev/null |
+	python3 -c "import json,sys; j=json.load(sys.stdin); print(j['header']['pcs_jit'], j['header']['pcs_unknown'])")
+[[ $got == "0 100" ]] && ok "JIT maps: a FIFO named perf-PID.map is never opened (all 100 PCs [unknown])" ||
+	bad "JIT map FIFO: '$got'"
+if [[ $(id -u) == 0 ]]; then
+	chown 65534 "$tmp/jit/maps/perf-4242.map"
+	got=$(jit_json --jit-maps "$tmp/jit/maps" "$tmp/jit/j.pmclog")
+	[[ ${got##*] } == "0 100" ]] && grep -q "not owned by you or root: ignored" "$tmp/jit/err" &&
+		ok "JIT maps: a map owned by another user is ignored, and said (as perf)" ||
+		bad "JIT map of another user: $got; $(head -2 "$tmp/jit/err")"
+	chown 0 "$tmp/jit/maps/perf-4242.map"
+fi
+
 # 2. Hostile content in valid records.
 mkfifo "$tmp/fifo"
 python3 "$mk" hostile "$corpus" "$tmp/fifo" "$tmp/hostile.pmclog" > "$tmp/hostile.want"

@@ -220,6 +220,44 @@ while IFS= read -r line; do
 	esac
 done < "$tmp/exp.out"
 
+# 4c. JIT code: node --perf-basic-prof writes /tmp/perf-PID.map; the report names the
+# JavaScript functions of PCs in no image by it ([jit]), and frame-pointer call chains
+# go through the JIT frames (V8 keeps frame pointers) down to node::Start: counted per
+# sample.  The map is removed afterwards.
+if command -v node > /dev/null; then
+	jit=$tmp/jit.pmclog
+	rec "$jit" -F 999 -- node --perf-basic-prof "$src/tests/workloads/jit-hot.js" 1
+	jpid=$("$hwpmc_bin" dump --json "$jit" | python3 -c "
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if r.get('type') == 'proc-create' and r.get('name', '').startswith('node'):
+        print(r['pid']); break")
+	report --json --limit 0 "$jit" > "$tmp/jit.json" 2> /dev/null
+	got=$(field "$tmp/jit.json" "j['header']['pcs_jit'], sorted(t['function'].split(' ')[0] for t in j['events'][0]['top'] if t['image'] == '[jit]' and 'hwpmcJit' in t['function'])[:2]")
+	[[ $got =~ ^[1-9][0-9]*\ .*hwpmcJit ]] &&
+		ok "node --perf-basic-prof: JavaScript functions named from /tmp/perf-$jpid.map ($got)" ||
+		bad "node JIT: pcs_jit and JS functions: '$got'"
+	report --folded "$jit" 2> /dev/null | python3 -c "
+import re, sys
+js = through = 0
+for line in sys.stdin:
+    stack, n = line.rsplit(' ', 1)
+    fr = stack.split(';')
+    at = [i for i, f in enumerate(fr) if re.match(r'JS:\S*hwpmcJit', f)]
+    if at:
+        js += int(n)
+        through += int(n) if any(f.startswith('node::Start(') for f in fr[:at[0]]) else 0
+print(js, through)" > "$tmp/jit.count"
+	read -r js through < "$tmp/jit.count"
+	(( js > 0 && through * 2 > js )) &&
+		ok "node JIT: $through of $js samples in JavaScript unwound through the JIT frames to node::Start (frame pointers)" ||
+		bad "node JIT: $through of $js JavaScript samples reach node::Start"
+	[[ -n $jpid ]] && rm -f "/tmp/perf-$jpid.map"
+else
+	bad "node is missing (scripts/bootstrap installs nodejs): the JIT case cannot run"
+fi
+
 # 5. Symbols from --symfs and from a debug file found by build id.
 mkdir -p "$tmp/bin" "$tmp/symfs$tmp/bin" "$tmp/debug"
 cp "$corpus/hwpmc-corpus-pie" "$tmp/bin/prog"

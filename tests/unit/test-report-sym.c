@@ -2601,6 +2601,57 @@ START_TEST(test_dwarf_errors)
 }
 END_TEST
 
+/* ---- JIT maps (perf-PID.map) ---------------------------------------------------------- */
+
+START_TEST(test_perfmap)
+{
+	static const char map[] = "7f0000001000 100 JS:*hot /a.js:1\n"
+				  "junk\n"
+				  "0x7f0000002000 0x20 LazyCompile:~with spaces /b.js:2\n"
+				  "7f0000003000 0 zero-size\n"
+				  "7f0000004000 10";
+	struct report_symtab *t = NULL;
+	const struct report_sym *s;
+	char p[PATH_MAX];
+	size_t bad = 99;
+
+	tpath(p, "perf-1.map");
+	put_file(p, map, sizeof(map) - 1);
+	ck_assert_int_eq(report_symtab__perfmap(p, true, &bad, &t), 0);
+	ck_assert_uint_eq(bad, 3); /* junk, the size-0 line and the cut-off last line */
+	ck_assert_uint_eq(report_symtab__nsyms(t), 2);
+	ck_assert_int_eq(report_symtab__source(t), REPORT_SYM_PERFMAP);
+	s = report_symtab__lookup(t, 0x7f00000010ff);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s->name, "JS:*hot /a.js:1");
+	s = report_symtab__lookup(t, 0x7f0000002010);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s->name, "LazyCompile:~with spaces /b.js:2");
+	ck_assert_ptr_null(report_symtab__lookup(t, 0x7f0000001100)); /* past its size */
+	ck_assert_ptr_null(report_symtab__lookup(t, 0x7f0000002020));
+	report_symtab__free(t);
+	/* Nothing usable; not a regular file; missing. */
+	tpath(p, "perf-2.map");
+	put_file(p, "x y z\n", 6);
+	ck_assert_int_eq(report_symtab__perfmap(p, true, NULL, &t), -ENODATA);
+	tpath(p, "perf-3.map");
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	alarm(20);
+	ck_assert_int_eq(report_symtab__perfmap(p, true, NULL, &t), -ENOEXEC);
+	alarm(0);
+	tpath(p, "perf-4.map");
+	ck_assert_int_eq(report_symtab__perfmap(p, true, NULL, &t), -ENOENT);
+	/* Owned by another user: refused with the check, read without it (root only). */
+	if (geteuid() == 0) {
+		tpath(p, "perf-1.map");
+		ck_assert_int_eq(chown(p, 65534, 65534), 0);
+		ck_assert_int_eq(report_symtab__perfmap(p, true, NULL, &t), -EPERM);
+		ck_assert_int_eq(report_symtab__perfmap(p, false, NULL, &t), 0);
+		report_symtab__free(t);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("report-sym");
@@ -2610,7 +2661,7 @@ int main(void)
 	TCase *tc_synth = tcase_create("synthetic-elf");
 	TCase *tc_hostile = tcase_create("hostile");
 	TCase *tc_kall = tcase_create("kallsyms");
-	TCase *tc_dwarf = tcase_create("dwarf");
+	TCase *tc_dwarf = tcase_create("dwarf-and-jit-maps");
 	SRunner *sr;
 	ssize_t n;
 	int failed;
@@ -2644,6 +2695,7 @@ int main(void)
 	suite_add_tcase(s, tc_debug);
 
 	tcase_add_test(tc_dwarf, test_dwarf_inline);
+	tcase_add_test(tc_dwarf, test_perfmap);
 	tcase_add_test(tc_dwarf, test_dwarf_errors);
 	suite_add_tcase(s, tc_dwarf);
 
