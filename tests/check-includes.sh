@@ -12,11 +12,11 @@ declare -A allowed=(
 	[common]="log.h common.h"
 	[pmclog]="pmclog.h pmclog-format.h"
 	[collector]="collector.h collector-event.h record.h"
-	[maplog]="maplog.h maplog-elf.h maplog-proc.h record.h"
+	[maplog]="maplog.h maplog-elf.h maplog-proc.h maplog-jit.h record.h"
 	[report]="report.h report-sym.h report-dwarf.h maplog-elf.h pmclog.h pmclog-format.h"
 	[unwind]="unwind.h record.h maplog.h"
 	[filter]="filter.h"
-	[tools]="pmclog.h pmclog-format.h maplog.h maplog-elf.h report.h report-sym.h record.h ctl-protocol.h"
+	[tools]="pmclog.h pmclog-format.h maplog.h maplog-elf.h maplog-jit.h report.h report-sym.h record.h ctl-protocol.h"
 	[daemon]="*"
 )
 # Foreign headers that only some modules may include.

@@ -44,6 +44,7 @@
 #include "hwpmcd/maplog-elf.h"
 #include "hwpmcd/maplog-proc.h"
 #include "hwpmcd/maplog.h"
+#include "maplog-int.h"
 
 #define PF_KTHREAD 0x00200000u
 /*
@@ -699,7 +700,7 @@ static int walk_nofollow(int root, const char *path)
  * /proc magic link.  An O_PATH open reads nothing and opens no device or FIFO, so
  * nothing happens until the fd is checked.
  */
-static int open_path_nofollow(int dirfd, const char *path, bool in_root)
+int maplog_open_path_nofollow(int dirfd, const char *path, bool in_root)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC,
@@ -778,7 +779,7 @@ int maplog_open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *pa
 		if (rootfd < 0) {
 			pfd = -errno;
 		} else {
-			pfd = open_path_nofollow(rootfd, path, true);
+			pfd = maplog_open_path_nofollow(rootfd, path, true);
 			close(rootfd);
 		}
 	}
@@ -789,7 +790,7 @@ int maplog_open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *pa
 		 * our own file system, which reopen_mapped() accepts only if it is
 		 * still the very file that was mapped.
 		 */
-		pfd = open_path_nofollow(AT_FDCWD, path, false);
+		pfd = maplog_open_path_nofollow(AT_FDCWD, path, false);
 	}
 	if (pfd < 0)
 		return pfd;

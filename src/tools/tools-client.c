@@ -47,6 +47,7 @@
 #include "hwpmcd/common.h"
 #include "hwpmcd/ctl-protocol.h"
 #include "hwpmcd/log.h"
+#include "hwpmcd/maplog-jit.h"
 #include "hwpmcd/maplog.h"
 #include "tools-int.h"
 
@@ -571,6 +572,10 @@ void tools_record_usage(FILE *out)
 		"                      only way to get them with -o -)\n"
 		"                      (FILE.vdso, the kernel's vDSO image, is written beside\n"
 		"                      the log too, for the report to name [vdso] frames)\n"
+		"      --no-jit-maps   do not save the JIT symbol maps (/tmp/perf-PID.map of\n"
+		"                      node --perf-basic-prof, the JVM's perf-map-agent, python\n"
+		"                      -X perf) of the recorded processes into FILE.jit/, where\n"
+		"                      hwpmc report finds them after the processes are gone\n"
 		"  -q, --quiet         no progress line and no summary\n"
 		"      --socket PATH   the daemon's socket (default $%s or %s)\n"
 		"\n"
@@ -623,7 +628,103 @@ enum {
 	OPT_FILTER_PID,
 	OPT_COMM,
 	OPT_CLEAR,
+	OPT_NO_JIT,
 };
+
+/*
+ * JIT maps beside the log (FILE.jit/perf-PID.map): hwpmc record keeps the
+ * perf-PID.map of each recorded process open while it runs (maplog-jit.h) and
+ * copies it at its exit and at the end, so that the report names JIT code even
+ * when the file is gone.  It runs as the user: it reads only what the user may.
+ */
+struct jit_save {
+	struct maplog_jit *j;
+	int dirfd;
+	char *dir;
+	bool created;
+	struct timespec last;
+};
+
+static void jit_poll(struct jit_save *js);
+
+static void jit_begin(struct jit_save *js, const char *out, json_t *pids)
+{
+	struct maplog_jit_opts o = { 0 };
+	pid_t *targets = NULL;
+	size_t k;
+	json_t *pv;
+	int r;
+
+	if (asprintf(&js->dir, "%s.jit", out) < 0) {
+		js->dir = NULL;
+		return;
+	}
+	js->created = mkdir(js->dir, 0755) == 0;
+	js->dirfd = open(js->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (js->dirfd < 0) {
+		log_warn("record: %s: %s: JIT maps are not saved", js->dir, strerror(errno));
+		return;
+	}
+	if (pids && json_array_size(pids)) {
+		targets = calloc(json_array_size(pids), sizeof(*targets));
+		if (!targets)
+			return;
+		json_array_foreach(pids, k, pv)
+			targets[k] = (pid_t)json_integer_value(pv);
+		o.pids = targets;
+		o.npids = json_array_size(pids);
+	}
+	r = maplog_jit__new(js->dirfd, &o, &js->j);
+	free(targets);
+	if (r == 0)
+		jit_poll(js);
+}
+
+/* At most twice a second: a walk of /proc. */
+static void jit_poll(struct jit_save *js)
+{
+	struct timespec now;
+
+	if (!js->j)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (js->last.tv_sec &&
+	    (now.tv_sec - js->last.tv_sec) * 1000 + (now.tv_nsec - js->last.tv_nsec) / 1000000 < 500)
+		return;
+	js->last = now;
+	(void)maplog_jit__poll(js->j);
+}
+
+static void jit_end(struct jit_save *js, bool quiet)
+{
+	struct maplog_jit_stats st = { 0 };
+
+	if (js->j) {
+		(void)maplog_jit__finish(js->j);
+		maplog_jit__stats(js->j, &st);
+		maplog_jit__free(js->j);
+		js->j = NULL;
+		if (st.saved && !quiet)
+			fprintf(stderr, "hwpmc: JIT maps: %" PRIu64 " processes' perf-PID.map saved in "
+				"%s/ (%.1f kB)\n", st.saved, js->dir, (double)st.bytes / 1e3);
+		if (st.refused)
+			log_warn("record: JIT maps: %" PRIu64 " not owned by their process's user or "
+				 "root: not saved", st.refused);
+		if (st.over_open || st.truncated)
+			log_warn("record: JIT maps: %" PRIu64 " not kept (more than 256 open at once), "
+				 "%" PRIu64 " cut at 256 MiB (or 1 GiB in all)", st.over_open, st.truncated);
+		if (st.errors)
+			log_warn("record: JIT maps: %" PRIu64 " could not be saved: %s", st.errors,
+				 strerror(st.last_error));
+	}
+	if (js->dirfd >= 0)
+		close(js->dirfd);
+	js->dirfd = -1;
+	if (js->created && st.saved == 0)
+		(void)rmdir(js->dir); /* nothing in it: no empty directory beside the log */
+	free(js->dir);
+	js->dir = NULL;
+}
 
 /* Add @v (stolen) to the array @key of the filter object @f. */
 static void filter_add(json_t *f, const char *key, json_t *v)
@@ -711,9 +812,12 @@ int tools_record_main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 'S' },
 		{ "no-kallsyms", no_argument, NULL, 'K' },
 		{ "kallsyms-out", required_argument, NULL, 'O' },
+		{ "no-jit-maps", no_argument, NULL, OPT_NO_JIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct jit_save jit = { .dirfd = -1 };
+	bool no_jit = false;
 	json_t *args = json_object(), *events = json_array(), *rep = NULL, *cpus = NULL, *pids = NULL;
 	json_t *filter = json_object();
 	const char *out = "hwpmc.pmclog", *sock = NULL, *ks_out = NULL;
@@ -822,6 +926,9 @@ int tools_record_main(int argc, char **argv)
 			break;
 		case 'K':
 			no_ks = true;
+			break;
+		case OPT_NO_JIT:
+			no_jit = true;
 			break;
 		case 'O':
 			ks_out = optarg;
@@ -981,6 +1088,8 @@ int tools_record_main(int argc, char **argv)
 	}
 	if (strcmp(out, "-") != 0)
 		write_vdso_beside(out);
+	if (strcmp(out, "-") != 0 && !no_jit)
+		jit_begin(&jit, out, pids);
 	if (ks_fd >= 0 && !json_is_true(json_object_get(rep, "kallsyms"))) {
 		/* The session cannot use kernel symbols (the reply says why): no empty file. */
 		const char *why = json_string_value(json_object_get(rep, "kallsyms_reason"));
@@ -1047,6 +1156,7 @@ int tools_record_main(int argc, char **argv)
 			break;
 		}
 		json_decref(ev);
+		jit_poll(&jit);
 		/* A target's pidfd said it exited: look now, not at the next tick. */
 		watch_reap(&watch);
 		if (child > 0 && !child_done && waitpid(child, &status, WNOHANG) == child)
@@ -1112,6 +1222,7 @@ usage:
 	fprintf(stderr, "Try 'hwpmc record --help'.\n");
 	ret = TOOLS_EXIT_USAGE;
 done:
+	jit_end(&jit, quiet);
 	if (child > 0 && !child_done && session < 0) {
 		(void)kill(child, SIGKILL);
 		(void)waitpid(child, NULL, 0);

@@ -220,23 +220,29 @@ while IFS= read -r line; do
 	esac
 done < "$tmp/exp.out"
 
-# 4c. JIT code: node --perf-basic-prof writes /tmp/perf-PID.map; the report names the
-# JavaScript functions of PCs in no image by it ([jit]), and frame-pointer call chains
-# go through the JIT frames (V8 keeps frame pointers) down to node::Start: counted per
-# sample.  The map is removed afterwards.
+# 4c. JIT code: node --perf-basic-prof writes /tmp/perf-PID.map; hwpmc record keeps it
+# open while node runs and saves it as LOG.jit/perf-PID.map when node exits (here the
+# shell removes the /tmp file as soon as node has exited, before the report); the
+# report names the JavaScript functions of PCs in no image by it ([jit]), and
+# frame-pointer call chains go through the JIT frames (V8 keeps frame pointers) down
+# to node::Start: counted per sample.
 if command -v node > /dev/null; then
-	jit=$tmp/jit.pmclog
-	rec "$jit" -F 999 -- node --perf-basic-prof "$src/tests/workloads/jit-hot.js" 1
+	jit=$tmp/jit.pmclog js_file=$(realpath "$src/tests/workloads/jit-hot.js")
+	rec "$jit" -F 999 -- sh -c "cd '$tmp' && node --perf-basic-prof '$js_file' 2 & p=\$!; wait \$p; rm -f /tmp/perf-\$p.map; sleep 1"
 	jpid=$("$hwpmc_bin" dump --json "$jit" | python3 -c "
 import json, sys
 for l in sys.stdin:
     r = json.loads(l)
     if r.get('type') == 'proc-create' and r.get('name', '').startswith('node'):
         print(r['pid']); break")
+	[[ -n $jpid && -s $tmp/jit.pmclog.jit/perf-$jpid.map && ! -e /tmp/perf-$jpid.map ]] &&
+		grep -q "JIT maps: 1 processes' perf-PID.map saved in $tmp/jit.pmclog.jit/" "$jit.rec" &&
+		ok "record: node's perf-$jpid.map saved beside the log though it was removed from /tmp at node's exit" ||
+		bad "record: no saved JIT map for node ($jpid): $(ls "$tmp/jit.pmclog.jit" 2>&1 | head -2); $(tail -2 "$jit.rec")"
 	report --json --limit 0 "$jit" > "$tmp/jit.json" 2> /dev/null
 	got=$(field "$tmp/jit.json" "j['header']['pcs_jit'], sorted(t['function'].split(' ')[0] for t in j['events'][0]['top'] if t['image'] == '[jit]' and 'hwpmcJit' in t['function'])[:2]")
 	[[ $got =~ ^[1-9][0-9]*\ .*hwpmcJit ]] &&
-		ok "node --perf-basic-prof: JavaScript functions named from /tmp/perf-$jpid.map ($got)" ||
+		ok "node --perf-basic-prof: JavaScript functions named from LOG.jit ($got)" ||
 		bad "node JIT: pcs_jit and JS functions: '$got'"
 	report --folded "$jit" 2> /dev/null | python3 -c "
 import re, sys
@@ -253,10 +259,25 @@ print(js, through)" > "$tmp/jit.count"
 	(( js > 0 && through * 2 > js )) &&
 		ok "node JIT: $through of $js samples in JavaScript unwound through the JIT frames to node::Start (frame pointers)" ||
 		bad "node JIT: $through of $js JavaScript samples reach node::Start"
-	[[ -n $jpid ]] && rm -f "/tmp/perf-$jpid.map"
+	rm -f "$tmp"/isolate-*.log
 else
 	bad "node is missing (scripts/bootstrap installs nodejs): the JIT case cannot run"
 fi
+# Planted maps are not saved: a user's process whose /tmp/perf-PID.map is a symbolic
+# link to /etc/shadow, and one whose map belongs to another user (anyone can write to
+# /tmp), recorded system-wide by root.
+setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 & p1=$!
+setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 & p2=$!
+ln -s /etc/shadow "/tmp/perf-$p1.map"
+echo "7f0000000000 10 planted" > "/tmp/perf-$p2.map"
+chown 2:2 "/tmp/perf-$p2.map"
+rec "$tmp/plant.pmclog" -a -d 1.5
+[[ ! -e $tmp/plant.pmclog.jit/perf-$p1.map && ! -e $tmp/plant.pmclog.jit/perf-$p2.map ]] &&
+	grep -q "not owned by their process's user or root" "$tmp/plant.pmclog.rec" &&
+	ok "record -a: a map that links to /etc/shadow and one of another user are not saved, and said" ||
+	bad "record -a: planted maps: $(ls "$tmp/plant.pmclog.jit" 2>&1 | head -3); $(tail -2 "$tmp/plant.pmclog.rec")"
+kill $p1 $p2 2> /dev/null; wait $p1 $p2 2> /dev/null
+rm -f "/tmp/perf-$p1.map" "/tmp/perf-$p2.map"
 
 # 5. Symbols from --symfs and from a debug file found by build id.
 mkdir -p "$tmp/bin" "$tmp/symfs$tmp/bin" "$tmp/debug"

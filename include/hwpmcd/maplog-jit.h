@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * maplog-jit.h: keep the JIT symbol maps (perf-PID.map) of a session's processes,
+ * so that they can be saved beside the log even when the process (and its /tmp
+ * file) is gone by the time anyone reports (module maplog).
+ * PUBLIC INTERFACES
+ *   struct maplog_jit_opts, struct maplog_jit_stats
+ *   struct maplog_jit: maplog_jit__new(), __poll(), __finish(), __stats(), __free()
+ * IMPLEMENTATION NOTES
+ *   __poll() (call it about once a second) walks /proc: for each process in scope
+ *   (the target pids and their descendants, or every process) it looks for
+ *   /tmp/perf-NSPID.map inside the process's own root (NSPID: its pid in its own
+ *   pid namespace), opened with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
+ *   as O_PATH first, then reopened for reading only if it is a regular file owned
+ *   by the process's owner or root (as perf requires: another user could plant a
+ *   map for your pid in a shared /tmp), and only while the process is the one whose
+ *   start time was read before (pid reuse).  The open fd is kept: the file can be
+ *   deleted, and the process exit, without loss.  Once the process has exited, and
+ *   for every process at __finish(), the whole file (at most max_map_bytes) is
+ *   copied to DIR/perf-PID.map (PID as the log names the process), appended to it
+ *   if a process before with that pid saved one.  At most max_open maps are kept
+ *   at once and max_bytes copied in all; what is left out is counted.  Whoever
+ *   calls this reads only what its own credentials may read (the /proc/PID/root of
+ *   a process one may not ptrace is refused by the kernel).  The reads are of
+ *   files the profiled processes control: a map on FUSE can make them wait, so
+ *   the caller must be a thread that may wait (hwpmc record, not a daemon's main
+ *   loop).  One thread uses a maplog_jit.
+ */
+#ifndef HWPMCD_MAPLOG_JIT_H
+#define HWPMCD_MAPLOG_JIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct maplog_jit_opts {
+	const pid_t *pids; /* the targets (their descendants too); NULL/0: every process */
+	size_t npids;
+	size_t max_open;	/* maps kept open at once; 0: 256 */
+	uint64_t max_map_bytes; /* bytes copied of one map; 0: 256 MiB */
+	uint64_t max_bytes;	/* bytes copied in all; 0: 1 GiB */
+};
+
+struct maplog_jit_stats {
+	uint64_t saved;	     /* maps written to the directory */
+	uint64_t bytes;	     /* bytes written */
+	uint64_t refused;    /* maps not owned by their process's owner or root */
+	uint64_t over_open;  /* maps not kept: max_open were open */
+	uint64_t truncated;  /* maps cut at max_map_bytes or max_bytes */
+	uint64_t errors;     /* maps that could not be read or written */
+	int last_error;	     /* the errno of the last error (0: none) */
+};
+
+struct maplog_jit;
+
+/*
+ * maplog_jit__new: a collector writing into the directory @dirfd (borrowed; it
+ * must stay open until __free()).  0 or -ENOMEM / -EINVAL.
+ */
+int maplog_jit__new(int dirfd, const struct maplog_jit_opts *o, struct maplog_jit **ret_j);
+
+/* maplog_jit__poll: find new maps, save those of processes that exited.  0 or -ENOMEM. */
+int maplog_jit__poll(struct maplog_jit *j);
+
+/* maplog_jit__finish: one last __poll(), then save every map kept.  0 or -ENOMEM. */
+int maplog_jit__finish(struct maplog_jit *j);
+
+void maplog_jit__stats(const struct maplog_jit *j, struct maplog_jit_stats *ret);
+
+/* maplog_jit__free: close what is still open (without saving it). */
+void maplog_jit__free(struct maplog_jit *j);
+
+#endif /* HWPMCD_MAPLOG_JIT_H */

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * maplog-jit.c: the JIT symbol maps (perf-PID.map) of a session's processes, kept
+ * open while they run and saved when they exit; see include/hwpmcd/maplog-jit.h.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hwpmcd/common.h"
+#include "hwpmcd/maplog-jit.h"
+#include "maplog-int.h"
+
+#define JIT_MAX_OPEN 256
+#define JIT_MAX_MAP_BYTES ((uint64_t)256 << 20)
+#define JIT_MAX_BYTES ((uint64_t)1 << 30)
+#define JIT_ANCESTRY_MAX 64 /* parents followed to find a target */
+
+/* A process with a map: kept open (fd >= 0), or one not to try again (fd -1). */
+struct jit_ent {
+	pid_t pid;
+	uint64_t start; /* its start time (/proc/PID/stat field 22): the process, not the pid */
+	int fd;
+};
+
+struct maplog_jit {
+	int dirfd;
+	pid_t *targets;
+	size_t ntargets;
+	size_t max_open, nopen;
+	uint64_t max_map, max_bytes;
+	struct jit_ent *v;
+	size_t n, cap;
+	struct maplog_jit_stats st;
+};
+
+int maplog_jit__new(int dirfd, const struct maplog_jit_opts *o, struct maplog_jit **ret_j)
+{
+	struct maplog_jit *j;
+
+	if (dirfd < 0 || !ret_j)
+		return -EINVAL;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->dirfd = dirfd;
+	j->max_open = o && o->max_open ? o->max_open : JIT_MAX_OPEN;
+	j->max_map = o && o->max_map_bytes ? o->max_map_bytes : JIT_MAX_MAP_BYTES;
+	j->max_bytes = o && o->max_bytes ? o->max_bytes : JIT_MAX_BYTES;
+	if (o && o->npids) {
+		j->targets = calloc(o->npids, sizeof(*j->targets));
+		if (!j->targets) {
+			free(j);
+			return -ENOMEM;
+		}
+		memcpy(j->targets, o->pids, o->npids * sizeof(*j->targets));
+		j->ntargets = o->npids;
+	}
+	*ret_j = j;
+	return 0;
+}
+
+void maplog_jit__free(struct maplog_jit *j)
+{
+	if (!j)
+		return;
+	for (size_t i = 0; i < j->n; i++)
+		if (j->v[i].fd >= 0)
+			close(j->v[i].fd);
+	free(j->v);
+	free(j->targets);
+	free(j);
+}
+
+void maplog_jit__stats(const struct maplog_jit *j, struct maplog_jit_stats *ret)
+{
+	*ret = j->st;
+}
+
+/* Start time and parent of @pid from /proc/PID/stat; false if it is gone. */
+static bool proc_stat(pid_t pid, uint64_t *ret_start, pid_t *ret_ppid)
+{
+	char path[64], buf[1024];
+	unsigned long long start = 0;
+	int ppid = 0;
+	const char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (util_read_small(path, buf, sizeof(buf)) < 0)
+		return false;
+	/* The name may hold spaces and parentheses: fields count from the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+				"%*d %*d %llu",
+			 &ppid, &start) != 2)
+		return false;
+	*ret_start = start;
+	if (ret_ppid)
+		*ret_ppid = ppid;
+	return true;
+}
+
+/* @pid's pid in its own pid namespace (the last NSpid field), or @pid. */
+static pid_t ns_pid(pid_t pid)
+{
+	char path[64], buf[4096];
+	const char *p;
+	long v = pid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (util_read_small(path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, "\nNSpid:")))
+		return pid;
+	for (p += 7; *p && *p != '\n';) {
+		char *end;
+		long x = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		v = x;
+		p = end;
+	}
+	return v > 0 ? (pid_t)v : pid;
+}
+
+/* Is @pid a target or a descendant of one (or is every process in scope)? */
+static bool in_scope(const struct maplog_jit *j, pid_t pid)
+{
+	uint64_t start;
+
+	if (j->ntargets == 0)
+		return true;
+	for (int depth = 0; depth < JIT_ANCESTRY_MAX && pid > 1; depth++) {
+		for (size_t i = 0; i < j->ntargets; i++)
+			if (j->targets[i] == pid)
+				return true;
+		if (!proc_stat(pid, &start, &pid))
+			return false;
+	}
+	return false;
+}
+
+static struct jit_ent *ent_find(struct maplog_jit *j, pid_t pid)
+{
+	for (size_t i = 0; i < j->n; i++)
+		if (j->v[i].pid == pid)
+			return &j->v[i];
+	return NULL;
+}
+
+static int ent_add(struct maplog_jit *j, pid_t pid, uint64_t start, int fd)
+{
+	struct jit_ent *nv = util_grow(j->v, &j->cap, j->n + 1, sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	j->v = nv;
+	j->v[j->n++] = (struct jit_ent){ .pid = pid, .start = start, .fd = fd };
+	if (fd >= 0)
+		j->nopen++;
+	return 0;
+}
+
+/*
+ * Open the map of process @pid (start time @start) if it has one we may keep:
+ * the fd, -1 (none now: try again later), or -2 (one not to take: remembered).
+ */
+static int map_open(struct maplog_jit *j, pid_t pid, uint64_t start)
+{
+	char path[96];
+	struct stat pst, st, st2;
+	uint64_t start2;
+	int procfd, rootfd, pfd, fd;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	procfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (procfd < 0)
+		return -1;
+	/* The owner of /proc/PID is the process's effective uid (root if not dumpable). */
+	if (fstat(procfd, &pst) < 0) {
+		close(procfd);
+		return -1;
+	}
+	rootfd = openat(procfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	close(procfd);
+	if (rootfd < 0)
+		return errno == EACCES || errno == EPERM ? -2 : -1; /* not ours to look into */
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)ns_pid(pid));
+	pfd = maplog_open_path_nofollow(rootfd, path, true);
+	close(rootfd);
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(pfd);
+		return -2; /* a FIFO, a device, a directory: never opened */
+	}
+	if (st.st_uid != pst.st_uid && st.st_uid != 0) {
+		close(pfd);
+		j->st.refused++;
+		return -2;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	close(pfd);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st2) < 0 || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino ||
+	    !proc_stat(pid, &start2, NULL) || start2 != start) {
+		/* Another file, or the pid is another process's now. */
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Copy the map of @e into DIR/perf-PID.map and close it. */
+static void map_save(struct maplog_jit *j, struct jit_ent *e)
+{
+	char name[64], buf[65536];
+	uint64_t off = 0, room;
+	int out;
+
+	if (e->fd < 0)
+		return;
+	snprintf(name, sizeof(name), "perf-%d.map", (int)e->pid);
+	/* A process before it with the same pid saved one: this one's lines follow. */
+	out = openat(j->dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+	room = j->max_bytes - j->st.bytes < j->max_map ? j->max_bytes - j->st.bytes : j->max_map;
+	if (room == 0) {
+		j->st.truncated++; /* max_bytes reached: not even a file for it */
+		close(e->fd);
+		e->fd = -1;
+		j->nopen--;
+		return;
+	}
+	while (out >= 0) {
+		size_t want = room - off < sizeof(buf) ? (size_t)(room - off) : sizeof(buf);
+		ssize_t r = want ? pread(e->fd, buf, want, (off_t)off) : 0;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || (r > 0 && util_write_all(out, buf, (size_t)r, NULL) < 0)) {
+			j->st.errors++;
+			j->st.last_error = errno;
+			break;
+		}
+		if (r == 0) {
+			if (off == room && pread(e->fd, buf, 1, (off_t)off) == 1)
+				j->st.truncated++;
+			j->st.saved++;
+			break;
+		}
+		off += (uint64_t)r;
+	}
+	if (out < 0) {
+		j->st.errors++;
+		j->st.last_error = errno;
+	} else {
+		close(out);
+	}
+	j->st.bytes += off;
+	close(e->fd);
+	e->fd = -1;
+	j->nopen--;
+}
+
+int maplog_jit__poll(struct maplog_jit *j)
+{
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	/* Those that exited (or whose pid is another process's now): saved, forgotten. */
+	for (size_t i = 0; i < j->n;) {
+		uint64_t start;
+
+		if (proc_stat(j->v[i].pid, &start, NULL) && start == j->v[i].start) {
+			i++;
+			continue;
+		}
+		map_save(j, &j->v[i]);
+		j->v[i] = j->v[--j->n];
+	}
+	d = opendir("/proc");
+	if (!d)
+		return 0;
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+		pid_t pid = (pid_t)v;
+		uint64_t start;
+		int fd;
+
+		if (*end || v <= 0 || v > INT32_MAX || pid == getpid() || ent_find(j, pid) ||
+		    !in_scope(j, pid) || !proc_stat(pid, &start, NULL))
+			continue;
+		fd = map_open(j, pid, start);
+		if (fd == -1)
+			continue;
+		if (fd >= 0 && j->nopen >= j->max_open) {
+			close(fd);
+			j->st.over_open++;
+			fd = -2;
+		}
+		r = ent_add(j, pid, start, fd < 0 ? -1 : fd);
+		if (r < 0 && fd >= 0)
+			close(fd);
+	}
+	closedir(d);
+	return r;
+}
+
+int maplog_jit__finish(struct maplog_jit *j)
+{
+	int r = maplog_jit__poll(j);
+
+	for (size_t i = 0; i < j->n; i++)
+		map_save(j, &j->v[i]);
+	j->n = 0;
+	return r;
+}
