@@ -74,6 +74,15 @@ struct maplog_ops {
 	 * and it stays out of the model (its descendants are asked for themselves).
 	 */
 	bool (*may_scan)(void *ctx, int32_t pid);
+	/*
+	 * Optional (NULL: not called): the file of the MAP_IN that follows has GNU
+	 * build id @id (@len bytes, 1..20), at the same time.  Said before a MAP_IN of
+	 * a file whenever it is not what was last said for that path in this log
+	 * (per path, so a reader keeps the last id per path; since __replay() starts a
+	 * new log, it says it again): a container's file at a path the host also has
+	 * is told apart (pmclog-format.md 11.11).
+	 */
+	int (*build_id)(void *ctx, uint64_t time, const uint8_t *id, size_t len);
 };
 
 /* One executable mapping of a process (the unwinder's view of its address space). */

@@ -109,6 +109,13 @@ enum plog_type {
  * took effect.  N = 0: no filter (every sample kept) from then on.
  */
 #define PLOG_USERDATA_HWPMCD_FILTER 0x48575302u
+/*
+ * The GNU build id of the file of the MAP_IN that follows (pmclog-format.md 11.11):
+ * this word, then one whose value is the id's length N in bytes (1..20), then
+ * (N + 3) / 4 words holding its bytes, little-endian, zero-padded; all with the
+ * MAP_IN's time.  Holds for that path until another id is said for it.
+ */
+#define PLOG_USERDATA_HWPMCD_BUILDID 0x48575303u
 
 /* CALLCHAIN pl_cpuflags: CPU in bits 31..16, flags in 15..0. */
 #define PLOG_CC_F_USERSPACE 0x0001u

@@ -92,7 +92,12 @@ struct report_image {
 	char *shown;	  /* the path escaped for printing */
 	const char *base; /* the last component of shown */
 	bool kernel;	  /* announced for pid -1 */
-	int info_err;	  /* 0: info is valid; else why the file could not be read */
+	/* the GNU build id the log says the file has (pmclog-format.md 11.11), if it does */
+	uint8_t want_id[MAPLOG_BUILD_ID_MAX];
+	size_t want_id_len;
+	char *file;	  /* the file read for it when not the path (found by build id) */
+	int info_err;	  /* 0: info is valid; else why the file could not be read (-ESTALE:
+			     the file at the path is another build, and none was found) */
 	struct maplog_elf_info info;
 	struct report_symtab *syms; /* loaded at the first PC that needs it */
 	bool syms_tried;
@@ -160,6 +165,18 @@ struct report_model {
 	/* images */
 	struct report_image **iht;
 	size_t ihtcap, nimages, images_missing;
+	size_t images_other_build; /* of the missing: the file at the path is another build */
+	size_t images_by_id;	   /* found by build id (the file at the path missing or other) */
+	/*
+	 * Build id marks (pmclog-format.md 11.11): the run being read (bid_state 1: its
+	 * length is next, 2: its bytes, 3: complete, for the next MAP_IN), and per path
+	 * the last id the log said (path_ids, this log's).
+	 */
+	int bid_state;
+	uint8_t bid[MAPLOG_BUILD_ID_MAX];
+	size_t bid_len, bid_got;
+	struct report_pathid *path_ids;
+	size_t npath_ids, path_ids_cap;
 	/* kernel symbols */
 	struct report_symtab *ksyms;
 	bool ksyms_tried;

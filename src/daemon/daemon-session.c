@@ -193,6 +193,28 @@ static int ml_map_in(void *ctx, uint64_t t, int32_t pid, uint64_t start, const c
 	return plog_writer__append_map_in(s->w, t, pid, start, path);
 }
 
+/* The build id of the next MAP_IN's file (pmclog-format.md 11.11). */
+static int ml_build_id(void *ctx, uint64_t t, const uint8_t *id, size_t len)
+{
+	struct session *s = ctx;
+	int r;
+
+	if (paused(s))
+		return 0;
+	r = plog_writer__append_userdata(s->w, t, PLOG_USERDATA_HWPMCD_BUILDID);
+	if (r == 0)
+		r = plog_writer__append_userdata(s->w, t, (uint32_t)len);
+	for (size_t i = 0; r == 0 && i < len; i += 4) {
+		uint8_t b[4] = { 0 };
+
+		memcpy(b, id + i, len - i < 4 ? len - i : 4);
+		r = plog_writer__append_userdata(s->w, t, (uint32_t)b[0] | (uint32_t)b[1] << 8 |
+								  (uint32_t)b[2] << 16 |
+								  (uint32_t)b[3] << 24);
+	}
+	return r;
+}
+
 static int ml_map_out(void *ctx, uint64_t t, int32_t pid, uint64_t start, uint64_t end)
 {
 	struct session *s = ctx;
@@ -275,6 +297,7 @@ static const struct maplog_ops session_maplog_ops = {
 	.thr_exit = ml_thr_exit,
 	.maps_changed = ml_maps_changed,
 	.may_scan = ml_may_scan,
+	.build_id = ml_build_id,
 };
 
 /*

@@ -102,9 +102,18 @@ struct maplog_plcache {
 	uint64_t dev, inode, pgoff;
 	uint64_t k; /* addr - pl_start */
 	bool used;
+	uint8_t build_id_len; /* 0: none */
+	uint8_t build_id[MAPLOG_BUILD_ID_MAX];
 };
 
 #define PLCACHE_SIZE 1024
+
+/* Per path (a slot of its hash): the build id last said for it in this log (ops->build_id). */
+struct maplog_bidsaid {
+	uint64_t path_hash, id_hash; /* path_hash 0: empty */
+};
+
+#define BIDSAID_SIZE 4096
 
 struct maplog {
 	const struct maplog_ops *ops;
@@ -112,6 +121,7 @@ struct maplog {
 	struct maplog_proc *procs;
 	size_t cap, used; /* used counts live and dead slots (the probe length) */
 	struct maplog_plcache plcache[PLCACHE_SIZE];
+	struct maplog_bidsaid bidsaid[BIDSAID_SIZE];
 	uint64_t pagesize;
 	uint64_t vdso_v; /* V of the rule for the vDSO image (0 if unknown) */
 	struct maplog_stats stats;
@@ -797,19 +807,36 @@ int maplog_open_mapped(int32_t pid, uint64_t start, uint64_t end, const char *pa
 	return reopen_mapped(pfd, dev, inode, ret_size);
 }
 
+/*
+ * pl_start of a mapping of a file, and (*@ret_c, NULL if the file could not be
+ * read) the cache entry that holds its build id.
+ */
 static uint64_t compute_pl_start(struct maplog *m, int32_t pid, uint64_t start, uint64_t end,
-				 uint64_t pgoff, const char *path, uint64_t dev, uint64_t inode)
+				 uint64_t pgoff, const char *path, uint64_t dev, uint64_t inode,
+				 const struct maplog_plcache **ret_c)
 {
 	size_t h = (size_t)((dev * 31 + inode * 131 + pgoff) % PLCACHE_SIZE);
 	struct maplog_plcache *c = &m->plcache[h];
+	struct maplog_elf_info info;
 	uint64_t pl = 0, bias = 0;
 	int fd, r = -ENOENT;
 
-	if (c->used && c->dev == dev && c->inode == inode && c->pgoff == pgoff)
+	*ret_c = NULL;
+	if (c->used && c->dev == dev && c->inode == inode && c->pgoff == pgoff) {
+		*ret_c = c;
 		return start - c->k;
+	}
 	fd = maplog_open_mapped(pid, start, end, path, dev, inode, NULL);
 	if (fd >= 0) {
 		r = maplog_elf_pl_start(fd, start, pgoff, m->pagesize, true, &pl, &bias);
+		/* The build id only if the log wants it: one more read of the headers. */
+		if (r == 0 && m->ops->build_id && maplog_elf_info_fd(fd, &info) == 0 &&
+		    info.build_id_len <= MAPLOG_BUILD_ID_MAX) {
+			c->build_id_len = (uint8_t)info.build_id_len;
+			memcpy(c->build_id, info.build_id, info.build_id_len);
+		} else {
+			c->build_id_len = 0;
+		}
 		close(fd);
 	}
 	if (r < 0) {
@@ -825,7 +852,33 @@ static uint64_t compute_pl_start(struct maplog *m, int32_t pid, uint64_t start, 
 	c->inode = inode;
 	c->pgoff = pgoff;
 	c->k = start - pl;
+	*ret_c = c;
 	return pl;
+}
+
+/*
+ * The MAP_IN of a file at @pl, after its build id (ops->build_id) when the log has
+ * not said that one last for @path.
+ */
+static int file_map_in(struct maplog *m, uint64_t time, int32_t pid, uint64_t pl,
+		       const char *path, const struct maplog_plcache *c)
+{
+	if (m->ops->build_id && c && c->build_id_len) {
+		uint64_t ph = util_hash_str(path) | 1, ih = 1469598103934665603ull;
+		struct maplog_bidsaid *b = &m->bidsaid[util_mix64(ph) & (BIDSAID_SIZE - 1)];
+		int r;
+
+		for (size_t i = 0; i < c->build_id_len; i++)
+			ih = (ih ^ c->build_id[i]) * 1099511628211ull;
+		if (b->path_hash != ph || b->id_hash != ih) {
+			r = m->ops->build_id(m->ctx, time, c->build_id, c->build_id_len);
+			if (r < 0)
+				return r;
+			b->path_hash = ph;
+			b->id_hash = ih;
+		}
+	}
+	return m->ops->map_in(m->ctx, time, pid, pl, path);
 }
 
 /* Strip " (deleted)" (11.6): the file is identified by device and inode anyway. */
@@ -850,6 +903,7 @@ static int note_mapping(struct maplog *m, uint64_t time, int32_t pid, uint64_t s
 {
 	struct maplog_proc *p;
 	char path[4096];
+	const struct maplog_plcache *pc;
 	uint64_t pl;
 	int r;
 
@@ -897,8 +951,8 @@ static int note_mapping(struct maplog *m, uint64_t time, int32_t pid, uint64_t s
 		m->stats.path_too_long++;
 		return obj_add(p, dev, inode);
 	}
-	pl = compute_pl_start(m, pid, start, end, pgoff, path, dev, inode);
-	r = m->ops->map_in(m->ctx, time, pid, pl, path);
+	pl = compute_pl_start(m, pid, start, end, pgoff, path, dev, inode, &pc);
+	r = file_map_in(m, time, pid, pl, path, pc);
 	if (r < 0)
 		return r;
 	m->stats.map_in++;
@@ -939,6 +993,7 @@ static int replay_ranges(struct maplog *m, uint64_t time, struct maplog_proc *p,
 		qsort(refs, k, sizeof(*refs), replay_cmp);
 	for (size_t i = 0; i < k; i++) {
 		const struct maplog_map *x = refs[i].m;
+		const struct maplog_plcache *pc = NULL;
 		uint64_t pl;
 
 		if (i && refs[i - 1].m->dev == x->dev && refs[i - 1].m->inode == x->inode &&
@@ -951,9 +1006,10 @@ static int replay_ranges(struct maplog *m, uint64_t time, struct maplog_proc *p,
 			pl = x->start + m->vdso_v;
 		} else {
 			pl = compute_pl_start(m, p->pid, x->start, x->end, x->pgoff, x->path, x->dev,
-					      x->inode);
+					      x->inode, &pc);
 		}
-		e = m->ops->map_in(m->ctx, time, p->pid, pl, x->path);
+		e = pc ? file_map_in(m, time, p->pid, pl, x->path, pc)
+		       : m->ops->map_in(m->ctx, time, p->pid, pl, x->path);
 		if (e < 0)
 			return e;
 		m->stats.map_in++;
@@ -967,6 +1023,8 @@ int maplog__replay(struct maplog *m, uint64_t time)
 	size_t cap = 0;
 	int r = 0;
 
+	/* A new log: it has said no build id yet. */
+	memset(m->bidsaid, 0, sizeof(m->bidsaid));
 	if (m->gated) {
 		/* A new log shows nothing yet: the next vouched sample of each writes it. */
 		for (size_t i = 0; i < m->cap; i++) {
@@ -1468,9 +1526,11 @@ static int publish(struct maplog *m, struct maplog_proc *p, uint64_t taken, uint
 			e = obj_add(p, x->dev, x->inode);
 			continue;
 		} else {
+			const struct maplog_plcache *pc;
+
 			pl = compute_pl_start(m, p->pid, x->start, x->end, x->pgoff, x->path, x->dev,
-					      x->inode);
-			e = m->ops->map_in(m->ctx, at, p->pid, pl, x->path);
+					      x->inode, &pc);
+			e = file_map_in(m, at, p->pid, pl, x->path, pc);
 			if (e == 0)
 				e = obj_add(p, x->dev, x->inode);
 		}

@@ -91,6 +91,13 @@ struct report_pcc {
 	uint32_t chain; /* --inline: the frames (an index into chains), 0: func alone */
 };
 
+/* The build id a log said last for a path (report.h: path_ids). */
+struct report_pathid {
+	char *path; /* NULL: empty slot */
+	uint8_t id[MAPLOG_BUILD_ID_MAX];
+	size_t len;
+};
+
 /* A pid's JIT map (report.h: jits). */
 struct report_jit {
 	int32_t pid;
@@ -545,7 +552,9 @@ static void image_file(const struct report_model *m, const struct report_image *
 	const char *symfs = m->o.symfs ? m->o.symfs : "";
 
 	out[0] = '\0';
-	if (!img->kernel && strcmp(img->path, "[vdso]") == 0) {
+	if (img->file) {
+		snprintf(out, outsize, "%s", img->file);
+	} else if (!img->kernel && strcmp(img->path, "[vdso]") == 0) {
 		if (m->o.vdso)
 			snprintf(out, outsize, "%s", m->o.vdso);
 		else if (m->o.log && strcmp(m->o.log, "-") != 0)
@@ -577,12 +586,47 @@ static void image_open_info(struct report_model *m, struct report_image *img)
 	close(fd);
 }
 
-static struct report_image *image_get(struct report_model *m, const char *path, bool kernel)
+/*
+ * The file at @img's path is not the build the log names (or is missing): look for
+ * that build by its id, as a debug file of the debug directory holds it (its program
+ * headers and symbols are the image's).  0 with img->file and img->info set, or < 0.
+ */
+static int image_by_id(struct report_model *m, struct report_image *img)
+{
+	char hex[2 * MAPLOG_BUILD_ID_MAX + 1], path[4096];
+	struct maplog_elf_info in;
+	int fd, r;
+
+	for (size_t i = 0; i < img->want_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", img->want_id[i]);
+	snprintf(path, sizeof(path), "%s%s/.build-id/%.2s/%s.debug", m->o.symfs ? m->o.symfs : "",
+		 m->o.debugdir ? m->o.debugdir : "/usr/lib/debug", hex, hex + 2);
+	fd = report_open_regular(path, NULL);
+	if (fd < 0)
+		return fd;
+	r = maplog_elf_info_fd(fd, &in);
+	close(fd);
+	if (r < 0)
+		return r;
+	if (in.build_id_len != img->want_id_len ||
+	    memcmp(in.build_id, img->want_id, img->want_id_len) != 0)
+		return -ESTALE;
+	img->file = strdup(path);
+	if (!img->file)
+		return -ENOMEM;
+	img->info = in;
+	return 0;
+}
+
+static struct report_image *image_get(struct report_model *m, const char *path, bool kernel,
+				      const uint8_t *id, size_t idlen)
 {
 	struct report_image *img;
 	uint64_t h = util_hash_str(path) ^ (kernel ? 0x9e3779b97f4a7c15ull : 0);
 	size_t b;
 
+	for (size_t i = 0; i < idlen; i++)
+		h = (h ^ id[i]) * 1099511628211ull;
 	if (!m->iht) {
 		m->ihtcap = 4096;
 		m->iht = calloc(m->ihtcap, sizeof(*m->iht));
@@ -591,7 +635,8 @@ static struct report_image *image_get(struct report_model *m, const char *path, 
 	}
 	b = util_mix64(h) & (m->ihtcap - 1);
 	for (img = m->iht[b]; img; img = img->hnext)
-		if (img->kernel == kernel && strcmp(img->path, path) == 0)
+		if (img->kernel == kernel && strcmp(img->path, path) == 0 &&
+		    img->want_id_len == idlen && memcmp(img->want_id, id, idlen) == 0)
 			return img;
 	img = calloc(1, sizeof(*img));
 	if (!img || !(img->path = strdup(path))) {
@@ -599,6 +644,8 @@ static struct report_image *image_get(struct report_model *m, const char *path, 
 		return NULL;
 	}
 	img->kernel = kernel;
+	img->want_id_len = idlen;
+	memcpy(img->want_id, id, idlen);
 	{
 		/* Paths from the log are hostile: printed only escaped. */
 		size_t len = strlen(path), cap = len * 4 + 4;
@@ -619,6 +666,19 @@ static struct report_image *image_get(struct report_model *m, const char *path, 
 		img->info_err = -ENOENT;
 	} else {
 		image_open_info(m, img);
+		if (idlen && (img->info_err || img->info.build_id_len != idlen ||
+			      memcmp(img->info.build_id, id, idlen) != 0)) {
+			/* Not the build the log names (a container's file, a rebuilt one). */
+			bool other = !img->info_err;
+
+			if (image_by_id(m, img) == 0) {
+				img->info_err = 0;
+				m->images_by_id++;
+			} else if (other) {
+				img->info_err = -ESTALE; /* never resolve through another build */
+				m->images_other_build++;
+			}
+		}
 		if (img->info_err)
 			m->images_missing++;
 	}
@@ -645,6 +705,10 @@ static void image_load_syms(struct report_model *m, struct report_image *img)
 	} else if (img->kernel && !strchr(img->path, '/')) {
 		snprintf(path, sizeof(path), "/boot/kernel/%s", img->path);
 		(void)report_symtab__open(path, &so, &img->syms);
+	} else if (img->file) {
+		/* Found by build id: the file itself, not under the symfs. */
+		so.symfs = NULL;
+		(void)report_symtab__open(img->file, &so, &img->syms);
 	} else {
 		(void)report_symtab__open(img->path, &so, &img->syms);
 	}
@@ -1348,12 +1412,91 @@ static void note_pmcid(struct report_model *m, uint32_t pmcid)
 		m->hwpmcd_pmcids = false;
 }
 
+/* The build id the log said last for @path (set: @id of @len bytes), or NULL. */
+static struct report_pathid *path_id(struct report_model *m, const char *path, const uint8_t *id,
+				     size_t len)
+{
+	size_t i;
+
+	if (len && (m->npath_ids + 1) * 2 > m->path_ids_cap) {
+		size_t ncap = m->path_ids_cap ? m->path_ids_cap * 2 : 256;
+		struct report_pathid *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t k = 0; k < m->path_ids_cap; k++) {
+			if (!m->path_ids[k].path)
+				continue;
+			for (i = util_hash_str(m->path_ids[k].path) & (ncap - 1); n[i].path;
+			     i = (i + 1) & (ncap - 1))
+				;
+			n[i] = m->path_ids[k];
+		}
+		free(m->path_ids);
+		m->path_ids = n;
+		m->path_ids_cap = ncap;
+	}
+	if (!m->path_ids_cap)
+		return NULL;
+	for (i = util_hash_str(path) & (m->path_ids_cap - 1); m->path_ids[i].path;
+	     i = (i + 1) & (m->path_ids_cap - 1))
+		if (strcmp(m->path_ids[i].path, path) == 0)
+			break;
+	if (len) {
+		if (!m->path_ids[i].path) {
+			if (!(m->path_ids[i].path = strdup(path)))
+				return NULL;
+			m->npath_ids++;
+		}
+		memcpy(m->path_ids[i].id, id, len);
+		m->path_ids[i].len = len;
+	}
+	return m->path_ids[i].path ? &m->path_ids[i] : NULL;
+}
+
+static void path_ids_forget(struct report_model *m)
+{
+	for (size_t i = 0; i < m->path_ids_cap; i++)
+		free(m->path_ids[i].path);
+	free(m->path_ids);
+	m->path_ids = NULL;
+	m->npath_ids = m->path_ids_cap = 0;
+	m->bid_state = 0;
+}
+
+/* One USERDATA word of a build id mark (pmclog-format.md 11.11); false if not one. */
+static bool bid_word(struct report_model *m, uint32_t w)
+{
+	switch (m->bid_state) {
+	case 1:
+		m->bid_state = w >= 1 && w <= MAPLOG_BUILD_ID_MAX ? 2 : 0;
+		m->bid_len = w;
+		m->bid_got = 0;
+		return true;
+	case 2:
+		for (int k = 0; k < 4 && m->bid_got < m->bid_len; k++)
+			m->bid[m->bid_got++] = (uint8_t)(w >> (8 * k));
+		if (m->bid_got == m->bid_len)
+			m->bid_state = 3;
+		return true;
+	default:
+		if (w != PLOG_USERDATA_HWPMCD_BUILDID)
+			return false;
+		m->bid_state = 1;
+		return true;
+	}
+}
+
 static int on_map_in(struct report_model *m, const struct plog_record *rec)
 {
 	struct report_proc *p = proc_get(m, rec->u.map_in.pid);
-	struct report_image *img = image_get(m, rec->u.map_in.path, rec->u.map_in.pid == -1);
+	const struct report_pathid *said =
+		path_id(m, rec->u.map_in.path, m->bid, m->bid_state == 3 ? m->bid_len : 0);
+	struct report_image *img = image_get(m, rec->u.map_in.path, rec->u.map_in.pid == -1,
+					     said ? said->id : NULL, said ? said->len : 0);
 	struct report_range rg;
 
+	m->bid_state = 0;
 	if (!p || !img)
 		return -ENOMEM;
 	rule_decide(m);
@@ -1401,6 +1544,9 @@ int report_model__record(struct report_model *m, const struct plog_record *rec)
 	struct report_range rg;
 	int e;
 
+	/* A build id mark holds for the MAP_IN right after it: any other record ends it. */
+	if (m->bid_state && rec->type != PLOG_TYPE_USERDATA && rec->type != PLOG_TYPE_MAP_IN)
+		m->bid_state = 0;
 	switch (rec->type) {
 	case PLOG_TYPE_MAP_IN:
 	case PLOG_TYPE_MAP_OUT:
@@ -1424,6 +1570,8 @@ int report_model__record(struct report_model *m, const struct plog_record *rec)
 		m->ts_nsec = rec->u.initialize.ts_nsec;
 		break;
 	case PLOG_TYPE_USERDATA:
+		if (bid_word(m, rec->u.userdata.userdata))
+			break;
 		if ((rec->u.userdata.userdata & PLOG_USERDATA_HWPMCD_MASK) == PLOG_USERDATA_HWPMCD_RULE)
 			m->marked = true;
 		break;
@@ -1453,7 +1601,7 @@ int report_model__record(struct report_model *m, const struct plog_record *rec)
 		return e;
 	case PLOG_TYPE_PROCEXEC:
 		p = proc_get(m, rec->u.procexec.pid);
-		img = image_get(m, rec->u.procexec.path, false);
+		img = image_get(m, rec->u.procexec.path, false, NULL, 0);
 		if (!p || !img)
 			return -ENOMEM;
 		rule_decide(m);
@@ -1546,6 +1694,7 @@ int report_model__next_log(struct report_model *m, const char *log)
 	 */
 	procs_forget(m);
 	threads_forget(m);
+	path_ids_forget(m);
 	if (jits_forget(m) < 0)
 		return -ENOMEM;
 	m->gen++;
@@ -1630,6 +1779,7 @@ void report_model__free(struct report_model *m)
 			m->iht[i] = img->hnext;
 			report_symtab__free(img->syms);
 			report_dwarf__free(img->dwarf);
+			free(img->file);
 			free(img->shown);
 			free(img->path);
 			free(img);
@@ -1655,6 +1805,7 @@ void report_model__free(struct report_model *m)
 	free(m->pcc);
 	free(m->dwc);
 	free(m->chains);
+	path_ids_forget(m);
 	for (size_t i = 0; i < m->jitscap; i++)
 		report_symtab__free(m->jits[i].t);
 	free(m->jits);

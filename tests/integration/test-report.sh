@@ -307,6 +307,31 @@ got=$(field "$tmp/s.json" "j['events'][0]['top'][0]['function']")
 [[ "$got" =~ ^c_leaf\ corpus\.c:[0-9]+$ ]] && ok "--srcline: the lines of the debug file found by build id ($got)" ||
 	bad "--srcline with the debug file: top '$got'"
 
+# 5b. A container: a process in its own mount namespace and root (unshare --root) runs
+# a static program at a path where the host has another file.  The log says the build
+# id of each MAP_IN's file (pmclog-format.md 11.11), so the report never names the
+# container's PCs by the host's file; it finds the right one under --symfs (the
+# container's root) or by build id in a debug directory.
+ctr=$tmp/ctr
+mkdir -p "$ctr$tmp/app" "$tmp/app" "$tmp/ctrdbg"
+cp "$corpus/hwpmc-corpus-static" "$ctr$tmp/app/prog"
+cp "$corpus/hwpmc-corpus-pie" "$tmp/app/prog" # the host's file at that path: another build
+rec "$tmp/ctr.pmclog" -g -F 999 -- unshare --mount --root="$ctr" "$tmp/app/prog" chain 1
+ctr_top() { report --json "$@" "$tmp/ctr.pmclog" 2> /dev/null > "$tmp/ctr.json" &&
+	field "$tmp/ctr.json" "j['events'][0]['top'][0]['function'], j['header']['images_other_build'], j['header']['images_by_build_id']"; }
+got=$(ctr_top)
+[[ $got =~ ^prog\+0x[0-9a-f]+\ 1\ 0$ ]] &&
+	ok "container: the host's file at the container's path is another build: not used ($got)" ||
+	bad "container: without help: $got"
+got=$(ctr_top --symfs "$ctr")
+[[ $got == "c_leaf 0 0" ]] && ok "container: --symfs ROOT: c_leaf" || bad "container: --symfs: $got"
+bid=$(readelf -n "$ctr$tmp/app/prog" | sed -n 's/.*Build ID: //p')
+mkdir -p "$tmp/ctrdbg/.build-id/${bid:0:2}"
+cp "$ctr$tmp/app/prog" "$tmp/ctrdbg/.build-id/${bid:0:2}/${bid:2}.debug"
+got=$(ctr_top --debug-dir "$tmp/ctrdbg")
+[[ $got == "c_leaf 0 1" ]] && ok "container: found by build id in --debug-dir: c_leaf" ||
+	bad "container: by build id: $got"
+
 # 6. The kernel: symbols saved beside the log, else /proc/kallsyms of this boot.
 rec "$tmp/dd.pmclog" -F 999 -- dd if=/dev/zero of=/dev/null bs=1M count=4000
 if [[ -s "$tmp/dd.pmclog.kallsyms" ]]; then

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hwpmcd/maplog-elf.h"
 #include "hwpmcd/maplog.h"
 
 static char calls[64][1200];
@@ -298,6 +299,100 @@ START_TEST(test_real_mapping)
 		ck_assert(saw_thr);
 		ck_assert(saw_self);
 	}
+	maplog__free(m);
+}
+END_TEST
+
+/* Build ids (ops->build_id): said before a MAP_IN, once per path and id, again after a replay. */
+static int o_bid(void *c, uint64_t t, const uint8_t *id, size_t len)
+{
+	char hex[41] = "";
+
+	(void)c;
+	(void)t;
+	for (size_t i = 0; i < len && i < 20; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	add("build_id %s", hex);
+	return 0;
+}
+
+static const struct maplog_ops ops_bid = { .proc_create = o_proc, .thr_create = o_thr,
+					   .map_in = o_in, .map_out = o_out, .procfork = o_fork,
+					   .sysexit = o_sysexit, .thr_exit = o_threxit,
+					   .build_id = o_bid };
+
+START_TEST(test_build_id)
+{
+	struct maplog *m;
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[8200], self[4096], want[200], hex[41] = "";
+	unsigned long long start = 0, off = 0, ino = 0;
+	unsigned maj = 0, min = 0;
+	struct maplog_elf_info info;
+	struct rec r;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int fd;
+
+	ck_assert_int_gt(n, 0);
+	self[n] = '\0';
+	fd = open(self, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(maplog_elf_info_fd(fd, &info), 0);
+	close(fd);
+	ck_assert_uint_gt(info.build_id_len, 0); /* the test is linked with --build-id */
+	for (size_t i = 0; i < info.build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", info.build_id[i]);
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, o, in;
+		unsigned a, b;
+		char perms[8], path[4096] = "";
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &o, &a, &b,
+			   &in, path) >= 7 &&
+		    strcmp(path, self) == 0 && perms[2] == 'x' && !start) {
+			start = s;
+			off = o;
+			maj = a;
+			min = b;
+			ino = in;
+		}
+	}
+	fclose(f);
+	ck_assert_uint_ne(start, 0);
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops_bid, NULL, &m), 0);
+	r = mmap_rec((uint32_t)getpid(), start, off, 5, ino, self);
+	r.u.mmap.dev_major = maj;
+	r.u.mmap.dev_minor = min;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_int_eq(ncalls, 2);
+	snprintf(want, sizeof(want), "build_id %s", hex);
+	ck_assert_str_eq(calls[0], want);
+	ck_assert_str_eq(calls[1] + strlen(calls[1]) - strlen(self), self);
+	/* The same file in another process: its id was said for this path already. */
+	ncalls = 0;
+	r.pid = r.tid = (uint32_t)getpid() + 100000;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_int_eq(ncalls, 1);
+	ck_assert_int_eq(strncmp(calls[0], "map_in ", 7), 0);
+	/* A new log (replay): said again before the first MAP_IN of the path. */
+	ncalls = 0;
+	ck_assert_int_eq(maplog__replay(m, 20), 0);
+	{
+		int i = 0;
+
+		while (i < ncalls && strcmp(calls[i], want) != 0)
+			i++;
+		ck_assert_int_lt(i + 1, ncalls);
+		ck_assert_str_eq(calls[i + 1] + strlen(calls[i + 1]) - strlen(self), self);
+	}
+	/* A file that cannot be read (no such pid, no such path): no id to say. */
+	ncalls = 0;
+	r = mmap_rec(NOPID, 0x400000, 0, 5, 4242, "/nonexistent/prog");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_int_eq(ncalls, 1);
+	ck_assert_int_eq(strncmp(calls[0], "map_in ", 7), 0);
 	maplog__free(m);
 }
 END_TEST
@@ -1079,6 +1174,7 @@ int main(void)
 
 	tcase_add_test(tc, test_lifecycle);
 	tcase_add_test(tc, test_real_mapping);
+	tcase_add_test(tc, test_build_id);
 	tcase_add_test(tc, test_kernel_maps);
 	tcase_add_test(tc, test_storm_forgets);
 	tcase_add_test(tc, test_ranges);
