@@ -193,26 +193,38 @@ static int ml_map_in(void *ctx, uint64_t t, int32_t pid, uint64_t start, const c
 	return plog_writer__append_map_in(s->w, t, pid, start, path);
 }
 
-/* The build id of the next MAP_IN's file (pmclog-format.md 11.11). */
-static int ml_build_id(void *ctx, uint64_t t, const uint8_t *id, size_t len)
+/*
+ * A mark of hwpmcd's that carries bytes (pmclog-format.md 11.10, 11.11): the word
+ * @mark, the length @n, then the @n bytes four to a word, little-endian,
+ * zero-padded; all at time @t.
+ */
+static int write_bytes_mark(struct session *s, uint64_t t, uint32_t mark, const void *bytes,
+			    size_t n)
 {
-	struct session *s = ctx;
-	int r;
+	const uint8_t *p = bytes;
+	int r = plog_writer__append_userdata(s->w, t, mark);
 
-	if (paused(s))
-		return 0;
-	r = plog_writer__append_userdata(s->w, t, PLOG_USERDATA_HWPMCD_BUILDID);
 	if (r == 0)
-		r = plog_writer__append_userdata(s->w, t, (uint32_t)len);
-	for (size_t i = 0; r == 0 && i < len; i += 4) {
+		r = plog_writer__append_userdata(s->w, t, (uint32_t)n);
+	for (size_t i = 0; r == 0 && i < n; i += 4) {
 		uint8_t b[4] = { 0 };
 
-		memcpy(b, id + i, len - i < 4 ? len - i : 4);
+		memcpy(b, p + i, n - i < 4 ? n - i : 4);
 		r = plog_writer__append_userdata(s->w, t, (uint32_t)b[0] | (uint32_t)b[1] << 8 |
 								  (uint32_t)b[2] << 16 |
 								  (uint32_t)b[3] << 24);
 	}
 	return r;
+}
+
+/* The build id of the next MAP_IN's file (pmclog-format.md 11.11). */
+static int ml_build_id(void *ctx, uint64_t t, const uint8_t *id, size_t len)
+{
+	struct session *s = ctx;
+
+	if (paused(s))
+		return 0;
+	return write_bytes_mark(s, t, PLOG_USERDATA_HWPMCD_BUILDID, id, len);
 }
 
 static int ml_map_out(void *ctx, uint64_t t, int32_t pid, uint64_t start, uint64_t end)
@@ -700,20 +712,7 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 /* The filter in effect from @t (pmclog-format.md 11.10): its text in USERDATA words. */
 static int write_filter_mark(struct session *s, uint64_t t, const char *text)
 {
-	size_t n = strlen(text);
-	int r = plog_writer__append_userdata(s->w, t, PLOG_USERDATA_HWPMCD_FILTER);
-
-	if (r == 0)
-		r = plog_writer__append_userdata(s->w, t, (uint32_t)n);
-	for (size_t i = 0; r == 0 && i < n; i += 4) {
-		uint8_t b[4] = { 0 };
-
-		memcpy(b, text + i, n - i < 4 ? n - i : 4);
-		r = plog_writer__append_userdata(s->w, t, (uint32_t)b[0] | (uint32_t)b[1] << 8 |
-								  (uint32_t)b[2] << 16 |
-								  (uint32_t)b[3] << 24);
-	}
-	return r;
+	return write_bytes_mark(s, t, PLOG_USERDATA_HWPMCD_FILTER, text, strlen(text));
 }
 
 static uint64_t session_stamp(struct session *s);

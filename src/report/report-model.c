@@ -636,7 +636,7 @@ static struct report_image *image_get(struct report_model *m, const char *path, 
 	b = util_mix64(h) & (m->ihtcap - 1);
 	for (img = m->iht[b]; img; img = img->hnext)
 		if (img->kernel == kernel && strcmp(img->path, path) == 0 &&
-		    img->want_id_len == idlen && memcmp(img->want_id, id, idlen) == 0)
+		    img->want_id_len == idlen && (!idlen || memcmp(img->want_id, id, idlen) == 0))
 			return img;
 	img = calloc(1, sizeof(*img));
 	if (!img || !(img->path = strdup(path))) {
@@ -645,7 +645,8 @@ static struct report_image *image_get(struct report_model *m, const char *path, 
 	}
 	img->kernel = kernel;
 	img->want_id_len = idlen;
-	memcpy(img->want_id, id, idlen);
+	if (idlen)
+		memcpy(img->want_id, id, idlen);
 	{
 		/* Paths from the log are hostile: printed only escaped. */
 		size_t len = strlen(path), cap = len * 4 + 4;

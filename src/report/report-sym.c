@@ -1367,10 +1367,20 @@ static int parse_kallsyms(char *buf, size_t len, struct builder *b)
 	return kept > 0 ? 0 : -ENODATA;
 }
 
-int report_symtab__kallsyms(const char *path, struct report_symtab **ret_t)
+/*
+ * A symtab from a text file (kallsyms, a JIT map): read whole (regular files only;
+ * with @owner_check only one of the caller's real uid or of root, else -EPERM),
+ * the buffer handed to the builder as its pool, parsed by @parse (which may count
+ * skipped lines in *@ret_bad), built.
+ */
+static int symtab_from_text(const char *path, bool owner_check,
+			    int (*parse)(char *buf, size_t len, struct builder *b, size_t *ret_bad),
+			    size_t *ret_bad, enum report_sym_source source,
+			    struct report_symtab **ret_t)
 {
 	struct report_symtab *t = NULL;
 	struct builder b = { 0 };
+	struct stat st;
 	off_t size = 0;
 	char *buf = NULL;
 	size_t len = 0;
@@ -1382,6 +1392,10 @@ int report_symtab__kallsyms(const char *path, struct report_symtab **ret_t)
 	r = open_regular(path, &fd, &size);
 	if (r < 0)
 		return r;
+	if (owner_check && (fstat(fd, &st) < 0 || (st.st_uid != getuid() && st.st_uid != 0))) {
+		(void)close(fd);
+		return -EPERM;
+	}
 	r = read_all(fd, size, &buf, &len);
 	(void)close(fd);
 	if (r < 0)
@@ -1390,7 +1404,7 @@ int report_symtab__kallsyms(const char *path, struct report_symtab **ret_t)
 	b.pool = buf;
 	b.pool_len = len + 1;
 	b.pool_cap = len + 1;
-	r = parse_kallsyms(buf, len, &b);
+	r = parse(buf, len, &b, ret_bad);
 	if (r < 0)
 		goto err;
 	t = calloc(1, sizeof(*t));
@@ -1401,7 +1415,7 @@ int report_symtab__kallsyms(const char *path, struct report_symtab **ret_t)
 	r = symtab_build(t, &b);
 	if (r < 0)
 		goto err;
-	t->source = REPORT_SYM_KALLSYMS;
+	t->source = source;
 	builder_exit(&b);
 	*ret_t = t;
 	return 0;
@@ -1409,6 +1423,17 @@ err:
 	builder_exit(&b);
 	report_symtab__free(t);
 	return r;
+}
+
+static int parse_kallsyms_text(char *buf, size_t len, struct builder *b, size_t *ret_bad)
+{
+	(void)ret_bad; /* a malformed kallsyms line refuses the file */
+	return parse_kallsyms(buf, len, b);
+}
+
+int report_symtab__kallsyms(const char *path, struct report_symtab **ret_t)
+{
+	return symtab_from_text(path, false, parse_kallsyms_text, NULL, REPORT_SYM_KALLSYMS, ret_t);
 }
 
 /* ---- JIT maps (perf-PID.map) -------------------------------------------------------- */
@@ -1468,52 +1493,10 @@ static int parse_perfmap(char *buf, size_t len, struct builder *b, size_t *ret_b
 int report_symtab__perfmap(const char *path, bool owner_check, size_t *ret_bad,
 			   struct report_symtab **ret_t)
 {
-	struct report_symtab *t = NULL;
-	struct builder b = { 0 };
-	struct stat st;
-	off_t size = 0;
-	char *buf = NULL;
-	size_t len = 0;
-	int fd = -1;
-	int r;
-
 	if (ret_bad)
 		*ret_bad = 0;
-	if (!path || !ret_t)
-		return -EINVAL;
-	r = open_regular(path, &fd, &size);
-	if (r < 0)
-		return r;
-	if (owner_check && (fstat(fd, &st) < 0 || (st.st_uid != getuid() && st.st_uid != 0))) {
-		(void)close(fd);
-		return -EPERM;
-	}
-	r = read_all(fd, size, &buf, &len);
-	(void)close(fd);
-	if (r < 0)
-		return r;
-	b.pool = buf;
-	b.pool_len = len + 1;
-	b.pool_cap = len + 1;
-	r = parse_perfmap(buf, len, &b, ret_bad);
-	if (r < 0)
-		goto err;
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		r = -ENOMEM;
-		goto err;
-	}
-	r = symtab_build(t, &b);
-	if (r < 0)
-		goto err;
-	t->source = REPORT_SYM_PERFMAP;
-	builder_exit(&b);
-	*ret_t = t;
-	return 0;
-err:
-	builder_exit(&b);
-	report_symtab__free(t);
-	return r;
+	return symtab_from_text(path, owner_check, parse_perfmap, ret_bad, REPORT_SYM_PERFMAP,
+				ret_t);
 }
 
 /* ---- accessors ---------------------------------------------------------------------- */

@@ -179,13 +179,19 @@ logged = []
 for f in sys.argv[2:]:
     out = subprocess.run(["$hwpmc", "dump", "--json", f], capture_output=True, text=True).stdout
     recs = [json.loads(l) for l in out.splitlines()][:-1]
-    ud = [r for r in recs if r["type"] == "userdata"]
+    ud = [r["userdata"] for r in recs if r["type"] == "userdata"]
     # head: the rule mark, then the rate mark and the rate the file begins with
-    assert len(ud) >= 3 and ud[1]["userdata"] == 0x48575301, (f, ud[:3])
-    logged.append(("head", ud[2]["userdata"]))
-    for a, b in zip(ud[3::2], ud[4::2]):
-        assert a["userdata"] == 0x48575301, (f, a)
-        logged.append(("change", b["userdata"]))
+    assert len(ud) >= 3 and ud[1] == 0x48575301, (f, ud[:3])
+    logged.append(("head", ud[2]))
+    # then rate pairs, between the build id runs of MAP_INs (mark, length, words)
+    i = 3
+    while i < len(ud):
+        if ud[i] == 0x48575303:
+            i += 2 + (ud[i + 1] + 3) // 4
+            continue
+        assert ud[i] == 0x48575301, (f, i, hex(ud[i]))
+        logged.append(("change", ud[i + 1]))
+        i += 2
 changes = [v for k, v in logged if k == "change"]
 assert changes == said, (changes, said)
 assert logged[0] == ("head", int(start.group(1))), (logged[0], start.group(1))

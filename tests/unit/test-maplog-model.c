@@ -225,18 +225,21 @@ START_TEST(test_lifecycle)
 END_TEST
 
 /* The test's own executable: pl_start from the real file through the ELF rule. */
-START_TEST(test_real_mapping)
+/*
+ * Our executable's path (@self) and its first executable mapping in
+ * /proc/self/maps: start, file offset, device and inode; *@ret_lo: its first mapping.
+ */
+static void self_exec_mapping(char self[4096], unsigned long long *ret_lo,
+			      unsigned long long *ret_start, unsigned long long *ret_off,
+			      unsigned *ret_maj, unsigned *ret_min, unsigned long long *ret_ino)
 {
-	struct maplog *m;
 	FILE *f = fopen("/proc/self/maps", "re");
-	char line[8200], self[4096];
-	unsigned long long lo = 0, start = 0, off = 0, ino = 0;
-	unsigned maj = 0, min = 0;
-	struct rec r;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char line[8200];
+	ssize_t n = readlink("/proc/self/exe", self, 4095);
 
 	ck_assert_int_gt(n, 0);
 	self[n] = '\0';
+	*ret_lo = *ret_start = 0;
 	ck_assert_ptr_nonnull(f);
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long s, e, o, in;
@@ -246,18 +249,29 @@ START_TEST(test_real_mapping)
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &o, &a, &b,
 			   &in, path) < 7 || strcmp(path, self) != 0)
 			continue;
-		if (!lo)
-			lo = s;
-		if (perms[2] == 'x' && !start) {
-			start = s;
-			off = o;
-			maj = a;
-			min = b;
-			ino = in;
+		if (!*ret_lo)
+			*ret_lo = s;
+		if (perms[2] == 'x' && !*ret_start) {
+			*ret_start = s;
+			*ret_off = o;
+			*ret_maj = a;
+			*ret_min = b;
+			*ret_ino = in;
 		}
 	}
 	fclose(f);
-	ck_assert_uint_ne(start, 0);
+	ck_assert_uint_ne(*ret_start, 0);
+}
+
+START_TEST(test_real_mapping)
+{
+	struct maplog *m;
+	char line[8200], self[4096];
+	unsigned long long lo = 0, start = 0, off = 0, ino = 0;
+	unsigned maj = 0, min = 0;
+	struct rec r;
+
+	self_exec_mapping(self, &lo, &start, &off, &maj, &min, &ino);
 	ncalls = 0;
 	ck_assert_int_eq(maplog__new(&ops, NULL, &m), 0);
 	r = mmap_rec((uint32_t)getpid(), start, off, 5, ino, self);
@@ -324,17 +338,14 @@ static const struct maplog_ops ops_bid = { .proc_create = o_proc, .thr_create = 
 START_TEST(test_build_id)
 {
 	struct maplog *m;
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[8200], self[4096], want[200], hex[41] = "";
-	unsigned long long start = 0, off = 0, ino = 0;
+	char self[4096], want[200], hex[41] = "";
+	unsigned long long lo = 0, start = 0, off = 0, ino = 0;
 	unsigned maj = 0, min = 0;
 	struct maplog_elf_info info;
 	struct rec r;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	int fd;
 
-	ck_assert_int_gt(n, 0);
-	self[n] = '\0';
+	self_exec_mapping(self, &lo, &start, &off, &maj, &min, &ino);
 	fd = open(self, O_RDONLY | O_CLOEXEC);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(maplog_elf_info_fd(fd, &info), 0);
@@ -342,24 +353,6 @@ START_TEST(test_build_id)
 	ck_assert_uint_gt(info.build_id_len, 0); /* the test is linked with --build-id */
 	for (size_t i = 0; i < info.build_id_len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", info.build_id[i]);
-	ck_assert_ptr_nonnull(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long s, e, o, in;
-		unsigned a, b;
-		char perms[8], path[4096] = "";
-
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &o, &a, &b,
-			   &in, path) >= 7 &&
-		    strcmp(path, self) == 0 && perms[2] == 'x' && !start) {
-			start = s;
-			off = o;
-			maj = a;
-			min = b;
-			ino = in;
-		}
-	}
-	fclose(f);
-	ck_assert_uint_ne(start, 0);
 	ncalls = 0;
 	ck_assert_int_eq(maplog__new(&ops_bid, NULL, &m), 0);
 	r = mmap_rec((uint32_t)getpid(), start, off, 5, ino, self);
