@@ -432,7 +432,9 @@ int tools_report_write_pprof(struct tools_report *r, int fd)
 	}
 	if (r->have_span) {
 		p.prof.time_nanos = r->span_lo;
-		p.prof.duration_nanos = r->span_hi - r->span_lo;
+		/* A hostile log's times can be far apart: saturate, never overflow. */
+		if (__builtin_sub_overflow(r->span_hi, r->span_lo, &p.prof.duration_nanos))
+			p.prof.duration_nanos = INT64_MAX;
 	}
 	p.prof.n_string_table = p.st.n;
 	p.prof.string_table = p.st.s;

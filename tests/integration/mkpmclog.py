@@ -27,6 +27,11 @@ usage: mkpmclog.py freebsd BINARY OUT     a log in FreeBSD's own conventions: cp
        mkpmclog.py filters BINARY OUT     filter marks (pmclog-format.md 11.10) good and
                                           bad: a repeat, a control byte, a length past
                                           4 KiB, a mark cut short by a sample
+       mkpmclog.py buildid BINARY OUT     build id marks (pmclog-format.md 11.11): process
+                                          100 maps BINARY under its own id (100 corpus
+                                          chains); process 101 maps BINARY's path under
+                                          another id (100 chains: another build, unnamed);
+                                          a mark cut short by a PROC_CREATE is dropped
        mkpmclog.py jit DIR OUT            process 4242 with no image, sampled in JIT code:
                                           DIR/perf-4242.map names two functions (one
                                           with spaces), has a malformed and a cut-off
@@ -283,6 +288,43 @@ def manymaps(binary, out):
     print("unknown_pcs %d" % (len(cut) * len(CHAIN)))
 
 
+HWPMCD_BUILDID = 0x48575303  # pmclog-format.md 11.11
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True,
+                         check=True).stdout
+    return bytes.fromhex(next(l.split()[-1] for l in out.splitlines() if "Build ID" in l))
+
+
+def buildid_mark(bid, tsc=0):
+    words = [HWPMCD_BUILDID, len(bid)]
+    words += [struct.unpack("<I", (bid[i:i + 4] + b"\0\0\0")[:4])[0] for i in range(0, len(bid), 4)]
+    return [rec(13, struct.pack("<II", w, 0), tsc) for w in words]
+
+
+def buildid(binary, out):
+    vaddr, dyn = elf_exec_vaddr(binary)
+    syms = symbols(binary)
+    bias = 0x555500000000 if dyn else 0
+    start = bias + (vaddr & ~0xFFF)
+    bid = build_id(binary)
+    other = bytes(reversed(bid))
+    b = [initialize(0x400), userdata(HWPMCD_RULE_FREEBSD), allocdyn(PMCID, b"cpu-clock"),
+         proc_create(100, b"right")]
+    b += buildid_mark(bid) + [map_in(100, start, binary.encode())]
+    b.append(proc_create(101, b"other"))
+    # A mark another record interrupts is no mark: 101's MAP_IN below has the other id.
+    b += buildid_mark(bid)[:3] + [proc_create(102, b"cut")]
+    b += buildid_mark(other) + [map_in(101, start, binary.encode())]
+    for i in range(100):
+        b.append(callchain(100, 100, chain_pcs(syms, bias), tsc=1000 + i))
+        b.append(callchain(101, 101, chain_pcs(syms, bias), tsc=1000 + i))
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("samples 200")
+
+
 def jit(d, out):
     """A JIT's map (perf-PID.map) and a log whose PCs are only in its code."""
     base = 0x7F0000000000
@@ -305,6 +347,9 @@ def jit(d, out):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "buildid":
+        buildid(sys.argv[2], sys.argv[3])
+        sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "jit":
         jit(sys.argv[2], sys.argv[3])
         sys.exit(0)

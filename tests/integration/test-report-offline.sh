@@ -187,6 +187,15 @@ else
 	bad "llvm-symbolizer (llvm-14) missing: scripts/bootstrap installs it"
 fi
 
+# Build id marks (pmclog-format.md 11.11): the file at a MAP_IN's path is used only if
+# it is the build the log names; a mark that another record interrupts is dropped.
+python3 "$mk" buildid "$corpus" "$tmp/bid.pmclog" > /dev/null
+hwpmc report --json --limit 0 "$tmp/bid.pmclog" > "$tmp/bid.json" 2> /dev/null
+got=$(field "$tmp/bid.json" "sorted((t['function'], t['self']) for t in j['events'][0]['top'] if t['self']), j['header']['images_other_build'], j['header']['images']")
+[[ $got == "[('c_leaf', 100), ('hwpmc-corpus-pie+0x5d2', 100)] 1 2" ]] &&
+	ok "build id marks: the right build resolves, another build's PCs stay unnamed (and a cut mark is dropped)" ||
+	bad "build id marks: $got"
+
 # JIT maps (perf-PID.map, --jit-maps): a process with no image, sampled in JIT code.
 mkdir -p "$tmp/jit/maps" "$tmp/jit/fifo"
 python3 "$mk" jit "$tmp/jit/maps" "$tmp/jit/j.pmclog" > /dev/null
