@@ -9,8 +9,9 @@
  *   enum report_map_rule, report_map_rule_name()
  *   struct report_model_opts
  *   struct report_model: report_model__new(), __free(), __record(), __proc(),
- *     __thread_name(), __proc_name(), __resolve(), __comm_func(), __func_name(),
- *     __func_image(), __next_log(), __finish(); report_proc__note_sample()
+ *     __thread_name(), __proc_name(), __resolve(), __resolve_frames(), __comm_func(),
+ *     __func_name(), __func_plain_name(), __func_image(), __next_log(), __finish();
+ *     report_proc__note_sample()
  *   report_pl_start_v()
  *
  * IMPLEMENTATION NOTES
@@ -35,6 +36,18 @@
  *   file (--kallsyms, else FILE.kallsyms beside the log, else /proc/kallsyms if
  *   its _stext matches the log's kernel MAP_IN), else through pid -1 images
  *   (FreeBSD kernels under --symfs), else print as [kernel]+0xaddress.
+ *
+ *   Images are keyed by path and the build id the log says for the path
+ *   (pmclog-format.md 11.11): the file at the path serves only if it is that
+ *   build, else the debug directory's .build-id/xx/rest.debug, else the PCs stay
+ *   image+0xoffset.  With --inline or --srcline a PC of a user function is looked
+ *   up once per (image, link address) in the image's DWARF (report-dwarf.h): the
+ *   frames are interned as a chain of functions (inlined ones are
+ *   REPORT_F_INLINE, named by DWARF), each with its file and line under
+ *   --srcline.  A PC of a process in no image is looked up in the process's JIT
+ *   map (perf-PID.map: --jit-maps DIR, LOG.jit/, or /tmp for a log of this boot;
+ *   only maps of the reporting user or root), giving REPORT_F_JIT functions
+ *   named "[jit]".
  *
  *   A model can read several logs in turn (rotated files, report_model__next_log()):
  *   each log declares its processes, mappings and kernel again, so those are
