@@ -17,7 +17,7 @@
 
 static volatile unsigned sink;
 
-__attribute__((noinline)) unsigned inl_outer(unsigned x)
+static __attribute__((noinline)) unsigned inl_outer(unsigned x)
 {
 	for (unsigned n = 0; n < 4096; n++)
 		x = inl_step(x + n); /* INL-CALL-STEP */
