@@ -28,6 +28,7 @@ declare -A owner=(
 	["gelf.h"]="maplog unwind report"
 	["elfutils/libdw.h"]="report"
 	["dwarf.h"]="report"
+	["curl/curl.h"]="daemon"
 	["systemd/"]="daemon"
 	["bpf/"]="filter"
 	["linux/bpf"]="filter"

@@ -30,6 +30,11 @@
 #include "hwpmcd/common.h"
 #include "hwpmcd/ctl-protocol.h"
 
+/* meson's config.h names it from the install prefix; the fuzz harnesses build without it. */
+#ifndef HWPMCD_HWPMC_PATH
+#define HWPMCD_HWPMC_PATH "/usr/local/bin/hwpmc"
+#endif
+
 #define CONFIG_LINE_MAX 1024
 #define CONFIG_FILE_MAX (1u << 20)
 
@@ -53,6 +58,7 @@ static const struct key keys[] = {
 	{ "socket", K_PATH, offsetof(struct daemon_config, socket_path), 0, 0, false, false,
 	  sizeof(((struct daemon_config *)0)->socket_path) },
 	STR(state_dir, K_PATH),
+	STR(hwpmc, K_PATH),
 	{ "socket_mode", K_MODE, offsetof(struct daemon_config, socket_mode), 0, 0777, false,
 	  false, 0 },
 	STR(admin_group, K_GROUP),
@@ -79,6 +85,7 @@ void daemon_config_defaults(struct daemon_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	snprintf(cfg->socket_path, sizeof(cfg->socket_path), "%s", CTL_SOCKET_DEFAULT);
 	snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", "/var/lib/hwpmcd");
+	snprintf(cfg->hwpmc, sizeof(cfg->hwpmc), "%s", HWPMCD_HWPMC_PATH);
 	snprintf(cfg->admin_group, sizeof(cfg->admin_group), "%s", "hwpmc");
 	cfg->socket_mode = 0660;
 	cfg->ring_pages = COLL_RING_PAGES_DEFAULT;

@@ -31,6 +31,7 @@
 struct daemon_config {
 	char socket_path[108];
 	char state_dir[512];
+	char hwpmc[512]; /* the hwpmc binary: turns a profile's file into what push_url gets */
 	unsigned socket_mode;
 	char admin_group[64];
 	uint32_t ring_pages;

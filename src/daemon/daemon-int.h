@@ -245,6 +245,8 @@ void session_budget_set(uint64_t max_fds, uint64_t user_max_fds);
 #define DAEMON_PROFILES_DIR_DEFAULT "/etc/hwpmcd/profiles.d"
 #define DAEMON_PROFILE_FREQ_DEFAULT 49 /* Hz: off the beat of 10 ms timers, as other agents */
 #define DAEMON_PROFILE_ROTATE_BYTES_MIN (64u << 10)
+#define DAEMON_PUSH_URL_MAX 512
+#define DAEMON_PUSH_LABELS_MAX 512
 /*
  * An always-on profile's unwinder keeps at most this many MiB of ELF images
  * (a recording session's default is 256): hot images stay, cold ones are read
@@ -268,6 +270,10 @@ enum profile_key {
 	PK_RING_PAGES,
 	PK_DEPTH,
 	PK_UNWIND_CACHE,
+	PK_PUSH_URL,
+	PK_PUSH_LABELS,
+	PK_PUSH_NAME,
+	PK_PUSH_FORMAT,
 	PK_MAX
 };
 
@@ -285,6 +291,11 @@ struct daemon_profile {
 	uint32_t ring_pages, depth;	    /* 0: the profile's defaults (daemon_profile_args) */
 	uint32_t unwind_cache_mb;	    /* dwarf: the unwinder's ELF images, MiB */
 	bool enabled, kallsyms;
+	/* push_*: each closed file is sent to a profiling backend (daemon-push.c) */
+	char push_url[DAEMON_PUSH_URL_MAX];	  /* http(s)://HOST[:PORT][/PATH]; "": none */
+	char push_labels[DAEMON_PUSH_LABELS_MAX]; /* "k=v,k=v" */
+	char push_name[DAEMON_PROFILE_NAME_MAX];  /* the application's name (default: NAME) */
+	bool push_folded;			  /* push_format = folded (default pprof) */
 	int line[PK_MAX]; /* where each key was set (0: not set) */
 };
 
@@ -317,6 +328,7 @@ struct session_profile {
 	/* the worker's own */
 	uint64_t budget_t0, budget_cpu0, budget_samples0; /* the window's start */
 	uint64_t file_t0;	/* CLOCK_MONOTONIC of the current file's head */
+	time_t file_wall0;	/* the wall clock its name was stamped with */
 	uint64_t file_bytes0;	/* the writer's byte count at that head */
 	uint64_t file_samples0; /* the session's samples at that head */
 	int64_t next_retain_ms, next_check_ms;
@@ -469,5 +481,42 @@ const char *session_ks_state_name(int ks_state);
 
 /* Read the per-type record counts and bytes of the writer (after the worker is joined, or racy). */
 uint64_t session__bytes(const struct session *s);
+
+/* ---- daemon-push.c: profiles' closed files sent to a profiling backend ---- */
+
+#define DAEMON_PUSH_QUEUE_MAX 32	 /* files waiting to be sent, of all profiles */
+#define DAEMON_PUSH_QUEUE_PROFILE_MAX 8 /* of one profile: beyond, its oldest is dropped */
+#define DAEMON_PUSH_ATTEMPTS 6		 /* tries of one file: 1, 2, 4, 8, 16 s apart */
+#define DAEMON_PUSH_BODY_MAX (32u << 20) /* the largest profile sent */
+#define DAEMON_PUSH_REPORT_TIMEOUT_S 300 /* `hwpmc report` of one file */
+#define DAEMON_PUSH_HTTP_TIMEOUT_S 60	 /* one request, connection included */
+#define DAEMON_PUSH_DRAIN_S 10		 /* at shutdown: what is queued gets this long */
+
+struct json_t;
+
+/*
+ * daemon_push_start (main, before any session): the push thread, idle until a
+ * file is queued; @hwpmc is the `hwpmc` binary that turns a file into the profile
+ * sent.  0 or -errno.
+ */
+int daemon_push_start(const char *hwpmc);
+/* daemon_push_stop (main, after the sessions ended): drain for a while, then end.  Idempotent. */
+void daemon_push_stop(void);
+/*
+ * daemon_push_enqueue (a profile's worker, after the file at @path was closed):
+ * queue it for @def's push_url with its wall-clock span [@from, @until] (Unix
+ * seconds) and its sampling rate at the end (@rate_hz; 0: by period).  Never
+ * blocks: a full queue drops the profile's oldest file (counted).
+ */
+void daemon_push_enqueue(const struct daemon_profile *def, const char *path, int64_t from,
+			 int64_t until, uint32_t rate_hz);
+/* daemon_push_status (main): profile @name's counters as a JSON object (new reference). */
+struct json_t *daemon_push_status(const char *name);
+/*
+ * daemon_push_check (main, a profile with push_url): whether the daemon can reach
+ * the network at all (an AF_INET socket; the service's sandbox denies it unless
+ * opened for the push, hwpmcd.conf(5)).  0, or -errno with @msg said.
+ */
+int daemon_push_check(const char *url, char *msg, size_t size);
 
 #endif /* HWPMCD_DAEMON_INT_H */

@@ -366,6 +366,16 @@ static json_t *profile_run_json(struct session *s)
 	json_object_set_new(o, "deleted_files", PL(deleted_files));
 	if (note[0])
 		json_object_set_new(o, "note", json_string(note));
+	if (pf->def.push_url[0]) {
+		json_t *pu = daemon_push_status(pf->def.name);
+
+		if (pu) {
+			json_object_set_new(pu, "url", json_string(pf->def.push_url));
+			json_object_set_new(pu, "format", json_string(pf->def.push_folded ? "folded"
+										  : "pprof"));
+			json_object_set_new(o, "push", pu);
+		}
+	}
 	if (pf->def.cpu_budget_percent) {
 		json_t *b = json_object();
 
@@ -1351,6 +1361,7 @@ static int profile_start(struct profile_slot *ps, char *err, size_t errlen)
 	int cpus[DAEMON_MAX_CPUS], fd = -1, r;
 	size_t ncpus = 0;
 	bool all_user = true;
+	time_t wall0;
 
 	if (!p || !args || !pf) {
 		snprintf(err, errlen, "out of memory");
@@ -1376,7 +1387,10 @@ static int profile_start(struct profile_slot *ps, char *err, size_t errlen)
 		goto out;
 	for (size_t i = 0; i < p->nevents; i++)
 		all_user &= p->events[i].exclude_kernel;
-	fd = daemon_profile_open_file(dir, ps->def.name, time(NULL), path, sizeof(path));
+	if (ps->def.push_url[0] && (r = daemon_push_check(ps->def.push_url, err, errlen)) < 0)
+		goto out;
+	wall0 = time(NULL);
+	fd = daemon_profile_open_file(dir, ps->def.name, wall0, path, sizeof(path));
 	if (fd < 0) {
 		r = fd;
 		snprintf(err, errlen, "cannot create a file in '%s': %s", dir, strerror(-r));
@@ -1395,6 +1409,7 @@ static int profile_start(struct profile_slot *ps, char *err, size_t errlen)
 	pf->def = ps->def;
 	snprintf(pf->dir, sizeof(pf->dir), "%s", dir);
 	snprintf(pf->path, sizeof(pf->path), "%s", path);
+	pf->file_wall0 = wall0;
 	pf->kallsyms = ps->def.kallsyms && p->kernel && !all_user &&
 		       daemon_ksyms_probe("/proc/kallsyms") == 0;
 	pthread_mutex_init(&pf->lock, NULL);
@@ -2326,6 +2341,10 @@ int main(int argc, char **argv)
 	fd_limits();
 	log_info("listening on %s", listen_owned ? cfg.socket_path : "the socket systemd passed");
 	notify("READY=1\nSTATUS=listening");
+	/* Profiles' push_url: the thread idles until a file is queued. */
+	if ((r = daemon_push_start(cfg.hwpmc)) < 0)
+		log_warn("push: cannot start its thread (%s): profiles' push_url is not served",
+			 strerror(-r));
 	/* The always-on profiles: a bad file is logged and left out, the rest run. */
 	(void)profiles_load();
 	wd_usec = watchdog_usec();
@@ -2448,6 +2467,8 @@ int main(int argc, char **argv)
 			log_warn("session %d: its worker has not ended; exiting without it",
 				 sessions[i]->id);
 	}
+	/* The profiles' last files are queued now: sent within DAEMON_PUSH_DRAIN_S. */
+	daemon_push_stop();
 	while (clients)
 		client_free(clients);
 	if (listen_owned)

@@ -60,6 +60,10 @@ static const char *const key_names[PK_MAX] = {
 	[PK_RING_PAGES] = "ring_pages",
 	[PK_DEPTH] = "depth",
 	[PK_UNWIND_CACHE] = "unwind_cache_mb",
+	[PK_PUSH_URL] = "push_url",
+	[PK_PUSH_LABELS] = "push_labels",
+	[PK_PUSH_NAME] = "push_name",
+	[PK_PUSH_FORMAT] = "push_format",
 };
 
 bool daemon_profile_name_ok(const char *name)
@@ -161,6 +165,61 @@ static int parse_bool(const char *v, bool *ret)
 	return 0;
 }
 
+/* push_url: http:// or https://, a host, printable ASCII with no space; the rest is libcurl's. */
+static bool push_url_ok(const char *v)
+{
+	const char *host = !strncmp(v, "http://", 7) ? v + 7 : !strncmp(v, "https://", 8) ? v + 8
+											  : NULL;
+
+	if (!host || !*host || *host == '/' || *host == ':')
+		return false;
+	for (const char *c = v; *c; c++)
+		if (*c <= ' ' || *c >= 0x7f)
+			return false;
+	return true;
+}
+
+/* A name or label part: [A-Za-z_][A-Za-z0-9_.-]* (label values may start with any of those). */
+static bool push_word_ok(const char *b, const char *e, bool first_alpha)
+{
+	if (b == e)
+		return false;
+	if (first_alpha && !(*b == '_' || (*b >= 'a' && *b <= 'z') || (*b >= 'A' && *b <= 'Z')))
+		return false;
+	for (; b < e; b++)
+		if (!(*b == '_' || *b == '.' || *b == '-' || (*b >= 'a' && *b <= 'z') ||
+		      (*b >= 'A' && *b <= 'Z') || (*b >= '0' && *b <= '9')))
+			return false;
+	return true;
+}
+
+/* push_labels: "k=v[,k=v]...", at most 16, no key twice. */
+static bool push_labels_ok(const char *v)
+{
+	const char *keys[16];
+	size_t klen[16], n = 0;
+
+	for (const char *p = v; *p;) {
+		const char *comma = strchr(p, ','), *end = comma ? comma : p + strlen(p);
+		const char *eq = memchr(p, '=', (size_t)(end - p));
+
+		if (!eq || n == ARRAY_SIZE(keys) || !push_word_ok(p, eq, true) ||
+		    !push_word_ok(eq + 1, end, false))
+			return false;
+		for (size_t i = 0; i < n; i++)
+			if (klen[i] == (size_t)(eq - p) && !memcmp(keys[i], p, klen[i]))
+				return false;
+		keys[n] = p;
+		klen[n++] = (size_t)(eq - p);
+		if (!comma)
+			break;
+		p = comma + 1;
+		if (!*p)
+			return false;
+	}
+	return true;
+}
+
 struct profile_ctx {
 	struct daemon_profile *pf;
 	const char *fname;
@@ -254,6 +313,42 @@ static void profile_kv(void *ctx, const char *k, const char *v, int line, struct
 			return;
 		}
 		*(key == PK_ROTATE_BYTES ? &pf->rotate_bytes : &pf->retain_bytes) = x;
+		return;
+	case PK_PUSH_URL:
+		if (strlen(v) >= sizeof(pf->push_url) || !push_url_ok(v)) {
+			daemon_diag_add(d, c->fname, line, "push_url = '%s' is not an http:// or "
+					"https:// URL of at most %zu bytes (a Pyroscope server, "
+					"e.g. http://pyroscope:4040)", shown, sizeof(pf->push_url) - 1);
+			return;
+		}
+		snprintf(pf->push_url, sizeof(pf->push_url), "%s", v);
+		return;
+	case PK_PUSH_LABELS:
+		if (strlen(v) >= sizeof(pf->push_labels) || !push_labels_ok(v)) {
+			daemon_diag_add(d, c->fname, line, "push_labels = '%s' is not KEY=VALUE[,...] "
+					"(at most 16; keys [A-Za-z_][A-Za-z0-9_.-]*, values "
+					"[A-Za-z0-9_.-]+, each key once; at most %zu bytes)", shown,
+					sizeof(pf->push_labels) - 1);
+			return;
+		}
+		snprintf(pf->push_labels, sizeof(pf->push_labels), "%s", v);
+		return;
+	case PK_PUSH_NAME:
+		if (strlen(v) >= sizeof(pf->push_name) || !push_word_ok(v, v + strlen(v), true)) {
+			daemon_diag_add(d, c->fname, line, "push_name = '%s' is not a name "
+					"[A-Za-z_][A-Za-z0-9_.-]* of at most %zu bytes", shown,
+					sizeof(pf->push_name) - 1);
+			return;
+		}
+		snprintf(pf->push_name, sizeof(pf->push_name), "%s", v);
+		return;
+	case PK_PUSH_FORMAT:
+		if (strcmp(v, "pprof") != 0 && strcmp(v, "folded") != 0) {
+			daemon_diag_add(d, c->fname, line, "push_format = '%s' is not pprof or folded",
+					shown);
+			return;
+		}
+		pf->push_folded = !strcmp(v, "folded");
 		return;
 	case PK_ENABLED:
 	case PK_KALLSYMS:
@@ -467,6 +562,15 @@ int daemon_profile_parse(struct daemon_profile *pf, const char *text, size_t len
 				") is below rotate_bytes (%" PRIu64 "%s): not even one whole file "
 				"would be kept", pf->retain_bytes, pf->rotate_bytes,
 				pf->line[PK_ROTATE_BYTES] ? "" : ", its default");
+	if (!pf->push_url[0]) {
+		static const int push_keys[] = { PK_PUSH_LABELS, PK_PUSH_NAME, PK_PUSH_FORMAT };
+
+		for (size_t i = 0; i < ARRAY_SIZE(push_keys); i++)
+			if (pf->line[push_keys[i]])
+				daemon_diag_add(&d, fname, pf->line[push_keys[i]], "%s is set, but "
+						"push_url is not: nothing would be pushed",
+						key_names[push_keys[i]]);
+	}
 	/* What the collector is asked for: the start's own checks, key group by key group. */
 	for (size_t i = 0; i < ARRAY_SIZE(groups); i++) {
 		json_t *a;

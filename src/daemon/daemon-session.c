@@ -1169,6 +1169,17 @@ static int profile_close_file(struct session *s, uint64_t t)
 	profile_ks_write(s, path);
 	close(s->p.out_fd);
 	s->p.out_fd = -1;
+	/* Whole, synced and with its .kallsyms: it may go to the profile's push_url. */
+	{
+		/* A budget moves the rate: the backend gets the one the file ended with. */
+		uint64_t hz = __atomic_load_n(&s->prof->rate_hz, __ATOMIC_RELAXED);
+
+		daemon_push_enqueue(&s->prof->def, path, (int64_t)s->prof->file_wall0,
+				    (int64_t)time(NULL),
+				    s->prof->def.period ? 0
+				    : s->prof->def.cpu_budget_percent && hz ? (uint32_t)hz
+				    : s->prof->def.freq);
+	}
 	return 0;
 }
 
@@ -1183,11 +1194,13 @@ static int profile_open_next(struct session *s, uint64_t t)
 {
 	struct session_profile *pf = s->prof;
 	char path[sizeof(pf->path)], vdso[sizeof(pf->path) + 8];
+	time_t wall0 = time(NULL);
 	int fd, r;
 
-	fd = daemon_profile_open_file(pf->dir, pf->def.name, time(NULL), path, sizeof(path));
+	fd = daemon_profile_open_file(pf->dir, pf->def.name, wall0, path, sizeof(path));
 	if (fd < 0)
 		return fd;
+	pf->file_wall0 = wall0;
 	r = plog_writer__restart(s->w, fd);
 	if (r < 0) {
 		close(fd);

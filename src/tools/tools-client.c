@@ -1468,6 +1468,22 @@ int tools_profiles_main(int argc, char **argv)
 				       json_real_value(json_object_get(bu, "used_percent")),
 				       jint(bu, "rate_changes", NULL));
 			}
+			if (json_object_get(pf, "push")) {
+				json_t *pu = json_object_get(pf, "push");
+				const char *le = json_string_value(json_object_get(pu, "last_error"));
+
+				printf("%-16s   push %s (%s): %" JSON_INTEGER_FORMAT " sent (%s), %"
+				       JSON_INTEGER_FORMAT " queued, %" JSON_INTEGER_FORMAT " retries, %"
+				       JSON_INTEGER_FORMAT " failed, %" JSON_INTEGER_FORMAT " dropped\n",
+				       "", json_string_value(json_object_get(pu, "url")),
+				       json_string_value(json_object_get(pu, "format")),
+				       jint(pu, "sent", NULL),
+				       human_bytes((uint64_t)jint(pu, "bytes", NULL), b, sizeof(b)),
+				       jint(pu, "queued", NULL), jint(pu, "retries", NULL),
+				       jint(pu, "failed", NULL), jint(pu, "dropped", NULL));
+				if (le)
+					printf("%-16s   push: last error: %s\n", "", le);
+			}
 			if (note)
 				printf("%-16s   %s\n", "", note);
 		}

@@ -184,6 +184,51 @@ START_TEST(test_rules_between_keys)
 }
 END_TEST
 
+/* push_*: good values kept; each bad one refused at its line; the rest need push_url. */
+START_TEST(test_push_keys)
+{
+	struct daemon_profile pf;
+
+	ck_assert_int_eq(parse(&pf, "push_url = https://pyroscope.example:4040/base/\n"
+				    "push_labels = env=prod,host=db-1,_k.x=v.2\n"
+				    "push_name = web.api\npush_format = folded\n"), 0);
+	ck_assert_str_eq(pf.push_url, "https://pyroscope.example:4040/base/");
+	ck_assert_str_eq(pf.push_labels, "env=prod,host=db-1,_k.x=v.2");
+	ck_assert_str_eq(pf.push_name, "web.api");
+	ck_assert(pf.push_folded);
+	ck_assert_int_eq(parse(&pf, "push_url = http://10.0.0.1\npush_format = pprof\n"), 0);
+	ck_assert(!pf.push_folded && !pf.push_labels[0] && !pf.push_name[0]);
+	/* the URL: a scheme libcurl is allowed, a host, nothing unprintable */
+	ck_assert_int_eq(parse(&pf, "push_url = ftp://x\n"), 1);
+	ck_assert_err_has("web.conf:1: push_url = 'ftp://x' is not an http:// or https:// URL");
+	ck_assert_int_eq(parse(&pf, "push_url = http://\n"), 1);
+	ck_assert_int_eq(parse(&pf, "push_url = http:///path\n"), 1);
+	ck_assert_int_eq(parse(&pf, "push_url = http://a b\n"), 1);
+	ck_assert_int_eq(parse(&pf, "push_url = file:///etc/shadow\n"), 1);
+	/* labels: KEY=VALUE, no key twice, no empty part, no characters of the name's syntax */
+	ck_assert_int_eq(parse(&pf, "push_url = http://x\npush_labels = env=a,env=b\n"), 1);
+	ck_assert_err_has("web.conf:2: push_labels = 'env=a,env=b' is not KEY=VALUE");
+	ck_assert_int_eq(parse(&pf, "push_url = http://x\npush_labels = env=\n"), 1);
+	ck_assert_int_eq(parse(&pf, "push_url = http://x\npush_labels = a=b,\n"), 1);
+	ck_assert_int_eq(parse(&pf, "push_url = http://x\npush_labels = a=b}\n"), 1);
+	ck_assert_int_eq(parse(&pf, "push_url = http://x\npush_labels = 1a=b\n"), 1);
+	ck_assert_int_eq(parse(&pf, "push_url = http://x\npush_labels = a=b{c=d\n"), 1);
+	ck_assert_int_eq(parse(&pf, "push_url = http://x\npush_labels = "
+				    "a=1,b=1,c=1,d=1,e=1,f=1,g=1,h=1,i=1,j=1,k=1,l=1,m=1,n=1,o=1,"
+				    "p=1\n"), 0);
+	ck_assert_int_eq(parse(&pf, "push_url = http://x\npush_labels = "
+				    "a=1,b=1,c=1,d=1,e=1,f=1,g=1,h=1,i=1,j=1,k=1,l=1,m=1,n=1,o=1,"
+				    "p=1,q=1\n"), 1);
+	ck_assert_int_eq(parse(&pf, "push_url = http://x\npush_name = my app\n"), 1);
+	ck_assert_err_has("web.conf:2: push_name = 'my app' is not a name");
+	ck_assert_int_eq(parse(&pf, "push_url = http://x\npush_format = json\n"), 1);
+	ck_assert_err_has("web.conf:2: push_format = 'json' is not pprof or folded");
+	ck_assert_int_eq(parse(&pf, "push_labels = a=b\npush_format = folded\n"), 2);
+	ck_assert_err_has("web.conf:1: push_labels is set, but push_url is not");
+	ck_assert_err_has("web.conf:2: push_format is set, but push_url is not");
+}
+END_TEST
+
 START_TEST(test_start_checks_at_their_lines)
 {
 	struct daemon_profile pf;
@@ -502,6 +547,7 @@ int main(void)
 	tcase_add_test(tp, test_filter_scopes);
 	tcase_add_test(tp, test_problems_at_their_lines);
 	tcase_add_test(tp, test_rules_between_keys);
+	tcase_add_test(tp, test_push_keys);
 	tcase_add_test(tp, test_start_checks_at_their_lines);
 	tcase_add_test(tp, test_sizes_durations);
 	tcase_add_test(tp, test_names);

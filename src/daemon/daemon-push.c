@@ -1,0 +1,777 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * daemon-push.c: an always-on profile's closed files sent to a profiling backend
+ * (a profile's push_url: a Grafana Pyroscope server or anything that speaks its
+ * HTTP ingest API).
+ *
+ * PUBLIC INTERFACES (daemon-internal, daemon-int.h)
+ *   daemon_push_start(), daemon_push_stop(), daemon_push_enqueue(),
+ *   daemon_push_status(), daemon_push_check()
+ *
+ * IMPLEMENTATION NOTES
+ *   One thread for the daemon.  A profile's worker queues each file it closed
+ *   (daemon_push_enqueue(): a malloc and a mutex, never more, so the sampling
+ *   path never waits for the network); the thread takes the due file whose time
+ *   came first, turns it into the profile sent and POSTs it through libcurl:
+ *
+ *     POST URL/ingest?name=APP.cpu{LABELS}&from=S&until=S&format=pprof|folded
+ *          &spyName=hwpmcd&sampleRate=HZ
+ *
+ *   (pprof as the multipart/form-data part "profile", as Pyroscope's SDKs send
+ *   it; folded as a text/plain body).  The profile is made by `hwpmc report
+ *   --pprof /dev/fd/1 FILE` (or --folded) in a child process: symbols come from
+ *   the very code users run (FILE.kallsyms beside it included), a crash or a hang
+ *   on a hostile ELF file never takes the daemon with it (the child is killed
+ *   after DAEMON_PUSH_REPORT_TIMEOUT_S), and what it prints is read through a
+ *   pipe up to DAEMON_PUSH_BODY_MAX.  Every limit is counted, never silent:
+ *
+ *     sent      files the server accepted (2xx);
+ *     retries   attempts that failed and were tried again: a connection error,
+ *               a timeout, HTTP 408, 429 or 5xx; DAEMON_PUSH_ATTEMPTS tries per
+ *               file, 1, 2, 4, 8 and 16 s apart (other files go on meanwhile);
+ *     failed    files given up: out of tries, another HTTP status (the server
+ *               refused it: a mistake of configuration), a report that failed;
+ *     dropped   files never tried to the end: the queue was full (the profile's
+ *               oldest goes: DAEMON_PUSH_QUEUE_PROFILE_MAX of a profile,
+ *               DAEMON_PUSH_QUEUE_MAX in all), retention deleted the file first,
+ *               or the daemon stopped (after DAEMON_PUSH_DRAIN_S of draining).
+ *
+ *   The last error is kept per profile for `hwpmc profiles`.  The files stay on
+ *   disk under retention whatever happens to their push.  Counters are kept per
+ *   profile name, so that they survive a reload of the profile.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon-int.h"
+#include "hwpmcd/common.h"
+#include "hwpmcd/log.h"
+
+struct push_job {
+	char profile[DAEMON_PROFILE_NAME_MAX];
+	char url[DAEMON_PUSH_URL_MAX];
+	char app[DAEMON_PROFILE_NAME_MAX];
+	char labels[DAEMON_PUSH_LABELS_MAX];
+	bool folded;
+	uint32_t rate_hz; /* sampleRate: the profile's rate as the file ended (0: by period) */
+	char path[720];
+	int64_t from, until;
+	unsigned attempts;
+	int64_t due_ms;
+	uint64_t seq; /* queue order: the oldest of equal due times first */
+};
+
+struct push_stats {
+	char profile[DAEMON_PROFILE_NAME_MAX]; /* "": a free slot */
+	uint64_t sent, failed, dropped, retries, bytes;
+	int64_t last_sent; /* Unix seconds of the last accepted file */
+	char last_error[320];
+};
+
+/* The outcome of one attempt. */
+enum { PUSH_OK, PUSH_RETRY, PUSH_FAIL, PUSH_GONE };
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool started, stop;
+	int64_t drain_until_ms;
+	pthread_t thr;
+	struct push_job *q[DAEMON_PUSH_QUEUE_MAX];
+	size_t n;
+	uint64_t seq;
+	struct push_stats st[2 * DAEMON_PROFILES_MAX];
+	char hwpmc[512];
+} P = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Profile @name's counters (lock held); a free slot, or one with nothing queued, is taken. */
+static struct push_stats *stats_of(const char *name)
+{
+	struct push_stats *free_slot = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(P.st); i++) {
+		if (!strcmp(P.st[i].profile, name))
+			return &P.st[i];
+		if (!free_slot && !P.st[i].profile[0])
+			free_slot = &P.st[i];
+	}
+	if (!free_slot) {
+		/* More names than slots (reloads that renamed profiles): reuse an idle one. */
+		for (size_t i = 0; i < ARRAY_SIZE(P.st) && !free_slot; i++) {
+			bool queued = false;
+
+			for (size_t k = 0; k < P.n; k++)
+				queued |= !strcmp(P.q[k]->profile, P.st[i].profile);
+			if (!queued)
+				free_slot = &P.st[i];
+		}
+		if (!free_slot)
+			free_slot = &P.st[0];
+	}
+	memset(free_slot, 0, sizeof(*free_slot));
+	snprintf(free_slot->profile, sizeof(free_slot->profile), "%s", name);
+	return free_slot;
+}
+
+static void set_error(struct push_stats *st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_error(struct push_stats *st, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(st->last_error, sizeof(st->last_error), fmt, ap);
+	va_end(ap);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+/* Take q[i] out of the queue (lock held); the job is the caller's. */
+static struct push_job *take(size_t i)
+{
+	struct push_job *j = P.q[i];
+
+	memmove(&P.q[i], &P.q[i + 1], (P.n - i - 1) * sizeof(P.q[0]));
+	P.n--;
+	return j;
+}
+
+/*
+ * Queue @j (lock held).  When the profile has its share queued, or the queue is
+ * full, the profile's oldest file is dropped to make room (counted); a profile
+ * with nothing queued and a full queue loses @j itself.
+ */
+static void enqueue_locked(struct push_job *j)
+{
+	struct push_stats *st = stats_of(j->profile);
+	size_t mine = 0, oldest = SIZE_MAX;
+
+	for (size_t i = 0; i < P.n; i++) {
+		if (strcmp(P.q[i]->profile, j->profile) != 0)
+			continue;
+		mine++;
+		if (oldest == SIZE_MAX || P.q[i]->seq < P.q[oldest]->seq)
+			oldest = i;
+	}
+	if (mine >= DAEMON_PUSH_QUEUE_PROFILE_MAX || P.n >= DAEMON_PUSH_QUEUE_MAX) {
+		struct push_job *victim = oldest != SIZE_MAX ? take(oldest) : j;
+
+		st->dropped++;
+		set_error(st, "queue full: '%s' was not sent (the server takes longer than the "
+			  "profile's rotation)", base_name(victim->path));
+		log_warn("profile %s: push: %s", j->profile, st->last_error);
+		free(victim);
+		if (victim == j)
+			return;
+	}
+	P.q[P.n++] = j;
+	pthread_cond_signal(&P.cond);
+}
+
+void daemon_push_enqueue(const struct daemon_profile *def, const char *path, int64_t from,
+			 int64_t until, uint32_t rate_hz)
+{
+	struct push_job *j;
+
+	if (!def->push_url[0])
+		return;
+	j = calloc(1, sizeof(*j));
+	pthread_mutex_lock(&P.lock);
+	if (!j || !P.started || P.stop) {
+		struct push_stats *st = stats_of(def->name);
+
+		st->dropped++;
+		set_error(st, "'%s' was not queued: %s", base_name(path),
+			  !j ? "out of memory" : "the push thread is not running");
+		pthread_mutex_unlock(&P.lock);
+		free(j);
+		return;
+	}
+	snprintf(j->profile, sizeof(j->profile), "%s", def->name);
+	snprintf(j->url, sizeof(j->url), "%s", def->push_url);
+	snprintf(j->app, sizeof(j->app), "%s", def->push_name[0] ? def->push_name : def->name);
+	snprintf(j->labels, sizeof(j->labels), "%s", def->push_labels);
+	j->folded = def->push_folded;
+	j->rate_hz = rate_hz;
+	snprintf(j->path, sizeof(j->path), "%s", path);
+	j->from = from;
+	j->until = until > from ? until : from + 1;
+	j->due_ms = now_ms();
+	j->seq = P.seq++;
+	enqueue_locked(j);
+	pthread_mutex_unlock(&P.lock);
+}
+
+/* ---- the profile: `hwpmc report` in a child ---- */
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static int buf_add(struct buf *b, const char *d, size_t n, size_t max)
+{
+	if (b->len + n > max)
+		return -EFBIG;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 65536;
+		char *np;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		np = realloc(b->p, cap);
+		if (!np)
+			return -ENOMEM;
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+	return 0;
+}
+
+static bool stopping(void)
+{
+	bool s;
+
+	pthread_mutex_lock(&P.lock);
+	s = P.stop && now_ms() >= P.drain_until_ms;
+	pthread_mutex_unlock(&P.lock);
+	return s;
+}
+
+/* The last non-empty line of @s (what hwpmc said last: its error), cut to @size. */
+static void last_line(const char *s, size_t len, char *out, size_t size)
+{
+	size_t e = len, b;
+
+	while (e && (s[e - 1] == '\n' || s[e - 1] == '\r'))
+		e--;
+	b = e;
+	while (b && s[b - 1] != '\n')
+		b--;
+	snprintf(out, size, "%.*s", (int)(e - b), s + b);
+	for (char *c = out; *c; c++)
+		if ((unsigned char)*c < ' ' || (unsigned char)*c == 0x7f)
+			*c = '?';
+}
+
+/*
+ * Run `hwpmc report` on @j's file; its output into @out.  PUSH_OK, or
+ * PUSH_FAIL / PUSH_RETRY (stopping) with @err said.
+ */
+static int make_profile(const struct push_job *j, struct buf *out, char *err, size_t errsize)
+{
+	static char a_report[] = "report", a_nodi[] = "--no-debuginfod", a_pprof[] = "--pprof",
+		    a_folded[] = "--folded", a_fd1[] = "/dev/fd/1", a_end[] = "--";
+	char path[sizeof(j->path)];
+	char *argv[] = { P.hwpmc, a_report, a_nodi, j->folded ? a_folded : a_pprof,
+			 j->folded ? a_end : a_fd1, a_end, path, NULL };
+	static char e_path[] = "PATH=/usr/bin:/bin", e_lc[] = "LC_ALL=C";
+	char *envp[] = { e_path, e_lc, NULL };
+	int opipe[2] = { -1, -1 }, epipe[2] = { -1, -1 }, pidfd = -1, status = 0, ret = PUSH_FAIL;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	struct buf eb = { 0 };
+	sigset_t none, dfl;
+	int64_t deadline = now_ms() + DAEMON_PUSH_REPORT_TIMEOUT_S * 1000ll;
+	bool exited = false, killed = false;
+	pid_t pid;
+	int r;
+
+	snprintf(path, sizeof(path), "%s", j->path);
+	if (j->folded) {
+		/* --folded prints to stdout: no file argument of its own. */
+		argv[5] = path;
+		argv[6] = NULL;
+	}
+	if (pipe2(opipe, O_CLOEXEC) < 0 || pipe2(epipe, O_CLOEXEC) < 0) {
+		snprintf(err, errsize, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, opipe[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, epipe[1], 2);
+	posix_spawnattr_init(&at);
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	sigaddset(&dfl, SIGTERM);
+	sigaddset(&dfl, SIGINT);
+	sigaddset(&dfl, SIGHUP);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &dfl);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	r = posix_spawn(&pid, P.hwpmc, &fa, &at, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close(opipe[1]);
+	close(epipe[1]);
+	opipe[1] = epipe[1] = -1;
+	if (r != 0) {
+		snprintf(err, errsize, "cannot run '%.200s': %s (hwpmcd.conf: hwpmc)", P.hwpmc,
+			 strerror(r));
+		goto out;
+	}
+	/* Below the daemon's own work; a sandbox that refuses it (@resources) leaves it be. */
+	(void)setpriority(PRIO_PROCESS, (id_t)pid, 10);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	(void)fcntl(opipe[0], F_SETFL, O_NONBLOCK);
+	(void)fcntl(epipe[0], F_SETFL, O_NONBLOCK);
+	while (opipe[0] >= 0 || epipe[0] >= 0 || !exited) {
+		struct pollfd pf[3] = { { opipe[0], POLLIN, 0 }, { epipe[0], POLLIN, 0 },
+					{ exited ? -1 : pidfd, POLLIN, 0 } };
+		char chunk[65536];
+
+		if (exited && now_ms() >= deadline)
+			break; /* a grandchild holds the pipes open: what came is what there is */
+		if (!killed && !exited && (now_ms() >= deadline || stopping())) {
+			if (now_ms() >= deadline)
+				snprintf(err, errsize, "hwpmc report took over %d s: killed",
+					 DAEMON_PUSH_REPORT_TIMEOUT_S);
+			else
+				snprintf(err, errsize, "the daemon stopped");
+			ret = now_ms() >= deadline ? PUSH_FAIL : PUSH_RETRY;
+			(void)kill(pid, SIGKILL);
+			killed = true;
+		}
+		if (pidfd < 0 && !exited) {
+			/* No pidfd (an old kernel): look for the exit every round. */
+			if (waitpid(pid, &status, WNOHANG) == pid)
+				exited = true;
+		}
+		(void)poll(pf, 3, 200);
+		for (int k = 0; k < 2; k++) {
+			int *fd = k == 0 ? &opipe[0] : &epipe[0];
+			ssize_t n;
+
+			if (*fd < 0 || !(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			n = read(*fd, chunk, sizeof(chunk));
+			if (n > 0) {
+				if (k == 1) {
+					(void)buf_add(&eb, chunk, (size_t)n, 4096);
+				} else if (!killed && buf_add(out, chunk, (size_t)n,
+							      DAEMON_PUSH_BODY_MAX) < 0) {
+					snprintf(err, errsize, "the profile is over %u MiB: not sent "
+						 "(rotate the profile more often)",
+						 DAEMON_PUSH_BODY_MAX >> 20);
+					(void)kill(pid, SIGKILL);
+					killed = true;
+				}
+			} else if (n == 0 || errno != EAGAIN) {
+				close(*fd);
+				*fd = -1;
+			}
+		}
+		if (!exited && pidfd >= 0 && (pf[2].revents & POLLIN) &&
+		    waitpid(pid, &status, WNOHANG) == pid)
+			exited = true;
+		if (!exited && killed && opipe[0] < 0 && epipe[0] < 0 &&
+		    waitpid(pid, &status, 0) == pid)
+			exited = true;
+	}
+	if (!killed) {
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && out->len) {
+			ret = PUSH_OK;
+		} else {
+			char said[256];
+
+			last_line(eb.p ? eb.p : "", eb.len, said, sizeof(said));
+			if (WIFSIGNALED(status))
+				snprintf(err, errsize, "hwpmc report died of signal %d%s%s",
+					 WTERMSIG(status), said[0] ? ": " : "", said);
+			else
+				snprintf(err, errsize, "hwpmc report %s: %s",
+					 out->len || WEXITSTATUS(status) ? "failed" : "printed nothing",
+					 said[0] ? said : "(it said nothing)");
+		}
+	}
+out:
+	for (int k = 0; k < 2; k++) {
+		if (opipe[k] >= 0)
+			close(opipe[k]);
+		if (epipe[k] >= 0)
+			close(epipe[k]);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	free(eb.p);
+	return ret;
+}
+
+/* ---- the request ---- */
+
+static size_t reply_body(char *d, size_t size, size_t n, void *ctx)
+{
+	(void)buf_add(ctx, d, size * n, 1024); /* the first KiB: the server's error message */
+	return size * n;
+}
+
+static int xfer_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	(void)ctx, (void)dt, (void)dn, (void)ut, (void)un;
+	return stopping() ? 1 : 0;
+}
+
+/* The ingest URL of @j: push_url's path ending in /ingest, and the query. */
+static CURLU *ingest_url(const struct push_job *j, char *err, size_t errsize)
+{
+	CURLU *u = curl_url();
+	char *path = NULL, q[1024];
+	CURLUcode c;
+
+	if (!u) {
+		snprintf(err, errsize, "out of memory");
+		return NULL;
+	}
+	c = curl_url_set(u, CURLUPART_URL, j->url, 0);
+	if (c == CURLUE_OK)
+		c = curl_url_get(u, CURLUPART_PATH, &path, 0);
+	if (c == CURLUE_OK) {
+		size_t l = strlen(path);
+		char np[DAEMON_PUSH_URL_MAX + 16];
+
+		while (l && path[l - 1] == '/')
+			l--;
+		if (l < 7 || strncmp(path + l - 7, "/ingest", 7) != 0) {
+			snprintf(np, sizeof(np), "%.*s/ingest", (int)l, path);
+			c = curl_url_set(u, CURLUPART_PATH, np, 0);
+		}
+	}
+	curl_free(path);
+	/* Each "key=value" is appended with its value URL-encoded by libcurl. */
+	snprintf(q, sizeof(q), "name=%s.cpu{%s}", j->app, j->labels);
+	if (c == CURLUE_OK)
+		c = curl_url_set(u, CURLUPART_QUERY, q, CURLU_APPENDQUERY | CURLU_URLENCODE);
+	snprintf(q, sizeof(q), "from=%" PRId64, j->from);
+	if (c == CURLUE_OK)
+		c = curl_url_set(u, CURLUPART_QUERY, q, CURLU_APPENDQUERY | CURLU_URLENCODE);
+	snprintf(q, sizeof(q), "until=%" PRId64, j->until);
+	if (c == CURLUE_OK)
+		c = curl_url_set(u, CURLUPART_QUERY, q, CURLU_APPENDQUERY | CURLU_URLENCODE);
+	snprintf(q, sizeof(q), "format=%s", j->folded ? "folded" : "pprof");
+	if (c == CURLUE_OK)
+		c = curl_url_set(u, CURLUPART_QUERY, q, CURLU_APPENDQUERY | CURLU_URLENCODE);
+	if (c == CURLUE_OK)
+		c = curl_url_set(u, CURLUPART_QUERY, "spyName=hwpmcd", CURLU_APPENDQUERY);
+	if (j->rate_hz) {
+		snprintf(q, sizeof(q), "sampleRate=%" PRIu32, j->rate_hz);
+		if (c == CURLUE_OK)
+			c = curl_url_set(u, CURLUPART_QUERY, q, CURLU_APPENDQUERY);
+	}
+	if (c != CURLUE_OK) {
+		snprintf(err, errsize, "push_url '%.200s': %s", j->url, curl_url_strerror(c));
+		curl_url_cleanup(u);
+		return NULL;
+	}
+	return u;
+}
+
+/* POST @body to @j's server.  PUSH_OK, PUSH_RETRY or PUSH_FAIL with @err said. */
+static int post(CURL *h, const struct push_job *j, const struct buf *body, char *err,
+		size_t errsize)
+{
+	char ebuf[CURL_ERROR_SIZE] = "", ua[64];
+	struct curl_slist *hdr = NULL;
+	curl_mime *mime = NULL;
+	struct buf reply = { 0 };
+	CURLU *u = ingest_url(j, err, errsize);
+	long code = 0;
+	CURLcode c;
+	int ret;
+
+	if (!u)
+		return PUSH_FAIL;
+	curl_easy_reset(h);
+	snprintf(ua, sizeof(ua), "hwpmcd/%s", HWPMCD_VERSION);
+	curl_easy_setopt(h, CURLOPT_CURLU, u);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)DAEMON_PUSH_HTTP_TIMEOUT_S);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, ua);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, reply_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &reply);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, xfer_progress);
+	if (j->folded) {
+		hdr = curl_slist_append(NULL, "Content-Type: text/plain");
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body->p);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->len);
+	} else {
+		curl_mimepart *part;
+
+		mime = curl_mime_init(h);
+		part = mime ? curl_mime_addpart(mime) : NULL;
+		if (!part || curl_mime_name(part, "profile") != CURLE_OK ||
+		    curl_mime_filename(part, "profile.pb.gz") != CURLE_OK ||
+		    curl_mime_type(part, "application/octet-stream") != CURLE_OK ||
+		    curl_mime_data(part, body->p, body->len) != CURLE_OK) {
+			snprintf(err, errsize, "out of memory");
+			ret = PUSH_RETRY;
+			goto out;
+		}
+		curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
+	}
+	c = curl_easy_perform(h);
+	if (c != CURLE_OK) {
+		snprintf(err, errsize, "%s", ebuf[0] ? ebuf : curl_easy_strerror(c));
+		/* A URL or protocol curl refuses is not going to get better. */
+		ret = c == CURLE_URL_MALFORMAT || c == CURLE_UNSUPPORTED_PROTOCOL ||
+		      c == CURLE_NOT_BUILT_IN ? PUSH_FAIL : PUSH_RETRY;
+		goto out;
+	}
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	if (code >= 200 && code < 300) {
+		ret = PUSH_OK;
+	} else {
+		char said[200];
+
+		last_line(reply.p ? reply.p : "", reply.len, said, sizeof(said));
+		snprintf(err, errsize, "HTTP %ld from the server%s%s", code, said[0] ? ": " : "",
+			 said);
+		ret = code == 408 || code == 429 || code >= 500 ? PUSH_RETRY : PUSH_FAIL;
+	}
+out:
+	curl_easy_setopt(h, CURLOPT_CURLU, NULL);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(h, CURLOPT_MIMEPOST, NULL);
+	curl_mime_free(mime);
+	curl_slist_free_all(hdr);
+	curl_url_cleanup(u);
+	free(reply.p);
+	return ret;
+}
+
+/* One attempt at @j. */
+static int push_one(CURL *h, const struct push_job *j, uint64_t *ret_bytes, char *err,
+		    size_t errsize)
+{
+	struct buf body = { 0 };
+	struct stat st;
+	int r;
+
+	if (stat(j->path, &st) < 0) {
+		snprintf(err, errsize, "'%.120s' is gone (retention deleted it before it was sent: "
+			 "retain more, or rotate less often)", base_name(j->path));
+		return PUSH_GONE;
+	}
+	r = make_profile(j, &body, err, errsize);
+	if (r == PUSH_OK)
+		r = post(h, j, &body, err, errsize);
+	*ret_bytes = body.len;
+	free(body.p);
+	return r;
+}
+
+static void *push_main(void *arg)
+{
+	CURL *h = curl_easy_init();
+
+	(void)arg;
+	pthread_mutex_lock(&P.lock);
+	for (;;) {
+		int64_t now = now_ms(), wait = -1;
+		size_t best = SIZE_MAX;
+		struct push_job *j;
+		struct push_stats *st;
+		char err[sizeof(st->last_error)] = "";
+		uint64_t bytes = 0;
+		int r;
+
+		if (P.stop && (!P.n || now >= P.drain_until_ms))
+			break;
+		for (size_t i = 0; i < P.n; i++) {
+			if (P.q[i]->due_ms > now) {
+				int64_t w = P.q[i]->due_ms - now;
+
+				wait = wait < 0 || w < wait ? w : wait;
+				continue;
+			}
+			if (best == SIZE_MAX || P.q[i]->due_ms < P.q[best]->due_ms ||
+			    (P.q[i]->due_ms == P.q[best]->due_ms && P.q[i]->seq < P.q[best]->seq))
+				best = i;
+		}
+		if (best == SIZE_MAX) {
+			struct timespec ts;
+
+			if (P.stop)
+				wait = wait < 0 || wait > P.drain_until_ms - now ? P.drain_until_ms - now
+										 : wait;
+			if (wait < 0) {
+				pthread_cond_wait(&P.cond, &P.lock);
+				continue;
+			}
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_sec += wait / 1000;
+			ts.tv_nsec += (wait % 1000) * 1000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&P.cond, &P.lock, &ts);
+			continue;
+		}
+		j = take(best);
+		pthread_mutex_unlock(&P.lock);
+		r = h ? push_one(h, j, &bytes, err, sizeof(err)) : PUSH_RETRY;
+		if (!h)
+			snprintf(err, sizeof(err), "libcurl: no handle (out of memory)");
+		pthread_mutex_lock(&P.lock);
+		st = stats_of(j->profile);
+		j->attempts++;
+		if (r == PUSH_OK) {
+			st->sent++;
+			st->bytes += bytes;
+			st->last_sent = (int64_t)time(NULL);
+			free(j);
+			continue;
+		}
+		set_error(st, "%.120s: %s", base_name(j->path), err);
+		if (r == PUSH_RETRY && j->attempts < DAEMON_PUSH_ATTEMPTS && !P.stop) {
+			st->retries++;
+			j->due_ms = now_ms() + (1000ll << (j->attempts - 1));
+			enqueue_locked(j);
+			continue;
+		}
+		if (r == PUSH_GONE || (r == PUSH_RETRY && P.stop))
+			st->dropped++;
+		else
+			st->failed++;
+		log_warn("profile %s: push of '%s' given up after %u tries: %s", j->profile,
+			 j->path, j->attempts, err);
+		free(j);
+	}
+	if (P.n)
+		log_warn("push: %zu files not sent: the daemon stopped (they stay in the profiles' "
+			 "directories)", P.n);
+	while (P.n) {
+		struct push_job *j = take(0);
+
+		stats_of(j->profile)->dropped++;
+		free(j);
+	}
+	pthread_mutex_unlock(&P.lock);
+	curl_easy_cleanup(h);
+	return NULL;
+}
+
+int daemon_push_start(const char *hwpmc)
+{
+	pthread_condattr_t ca;
+	int r;
+
+	if (P.started)
+		return 0;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return -ENOMEM;
+	snprintf(P.hwpmc, sizeof(P.hwpmc), "%s", hwpmc);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&P.cond, &ca);
+	pthread_condattr_destroy(&ca);
+	P.stop = false;
+	r = pthread_create(&P.thr, NULL, push_main, NULL);
+	if (r != 0) {
+		pthread_cond_destroy(&P.cond);
+		curl_global_cleanup();
+		return -r;
+	}
+	(void)pthread_setname_np(P.thr, "hwpmcd-push");
+	pthread_mutex_lock(&P.lock);
+	P.started = true;
+	pthread_mutex_unlock(&P.lock);
+	return 0;
+}
+
+void daemon_push_stop(void)
+{
+	if (!P.started)
+		return;
+	pthread_mutex_lock(&P.lock);
+	P.stop = true;
+	P.drain_until_ms = now_ms() + DAEMON_PUSH_DRAIN_S * 1000ll;
+	if (P.n)
+		log_info("push: sending %zu queued files (for at most %d s)", P.n,
+			 DAEMON_PUSH_DRAIN_S);
+	pthread_cond_signal(&P.cond);
+	pthread_mutex_unlock(&P.lock);
+	pthread_join(P.thr, NULL);
+	pthread_mutex_lock(&P.lock);
+	P.started = false;
+	pthread_mutex_unlock(&P.lock);
+	pthread_cond_destroy(&P.cond);
+	curl_global_cleanup();
+}
+
+json_t *daemon_push_status(const char *name)
+{
+	json_t *o;
+	size_t queued = 0;
+
+	pthread_mutex_lock(&P.lock);
+	for (size_t i = 0; i < P.n; i++)
+		queued += !strcmp(P.q[i]->profile, name);
+	{
+		const struct push_stats *st = stats_of(name);
+
+		o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "queued", (json_int_t)queued, "sent",
+			      (json_int_t)st->sent, "failed", (json_int_t)st->failed, "dropped",
+			      (json_int_t)st->dropped, "retries", (json_int_t)st->retries,
+			      "bytes", (json_int_t)st->bytes);
+		if (o && st->last_sent)
+			json_object_set_new(o, "last_sent", json_integer(st->last_sent));
+		if (o && st->last_error[0])
+			json_object_set_new(o, "last_error", json_string(st->last_error));
+	}
+	pthread_mutex_unlock(&P.lock);
+	return o;
+}
+
+int daemon_push_check(const char *url, char *msg, size_t size)
+{
+	int fd = socket(strchr(url, '[') ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	snprintf(msg, size, "push_url needs the network, and the daemon cannot open an IP "
+		 "socket (%s): hwpmcd.service runs without network unless a drop-in opens it "
+		 "for the push (hwpmcd.conf(5), PUSH)", strerror(errno));
+	return -errno;
+}

@@ -1,0 +1,195 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Always-on profiles' push_url as a fleet runs it: the real hwpmcd sends each
+# rotated file to a Pyroscope-compatible ingest endpoint, here a local receiver
+# (push_receiver.py on 127.0.0.1) that decodes what it gets as Pyroscope does.
+#   - pprof: multipart "profile" part, gzip pprof; `go tool pprof` reads what was
+#     received and gives the same functions and counts as `hwpmc report` of the
+#     very file it was made of (check_exports.py); the query names the application
+#     with its labels, the file's span and the format;
+#   - folded: the body is `hwpmc report --folded` of its file, byte for byte;
+#   - retries: the receiver answers 503 twice; the file still arrives, counted;
+#   - refusal: an HTTP 400 gives the file up at once, with the server's message;
+#   - a dead endpoint: retries, then files dropped from the bounded queue, all
+#     counted, while the profile goes on rotating (the sampling path never waits);
+#   - bad push_* keys are refused with their line; SIGTERM sends what is queued.
+# Nothing depends on the machine's speed: every wait is for a state, with a deadline.
+# Needs root (system-wide perf_event_open): exits 77 (skip) otherwise.
+# usage: test-push.sh BUILD_DIR SRC_DIR   (HWPMCD_WRAPPER="valgrind ..." wraps the daemon)
+set -uo pipefail
+build=$1 src=$2
+hwpmcd=$build/src/daemon/hwpmcd hwpmc=$build/src/tools/hwpmc
+demo=$build/tests/workloads/hwpmc-demo
+. "$src/tests/integration/harness.sh"
+harness_init "system-wide perf_event_open"
+trap 'kill $(jobs -p) 2> /dev/null; harness_cleanup' EXIT
+
+wait_for() {
+	local deadline=$((SECONDS + $1)); shift
+	until eval "$1"; do
+		((SECONDS >= deadline)) && return 1
+		sleep 0.2
+	done
+}
+# pjq NAME PYTHON-EXPR: EXPR on profile NAME's push object (u) of `hwpmc profiles --json`.
+pjq() {
+	"$hwpmc" profiles --json 2> /dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+p = next((x for x in d["profiles"] if x["name"] == sys.argv[1]), None)
+u = (p or {}).get("status", {}).get("profile", {}).get("push", {})
+print(eval(sys.argv[2]))' "$1" "$2" 2> /dev/null
+}
+pnum() { local v; v=$(pjq "$1" "$2"); echo "${v:-0}"; }
+# recv PYTHON-EXPR: EXPR over the receiver's records (rs: a list of dicts).
+recv() {
+	python3 -c '
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])] if __import__("os").path.exists(sys.argv[1]) else []
+print(eval(sys.argv[2]))' "$rdir/requests.jsonl" "$1"
+}
+
+rdir=$tmp/recv
+mkdir -p "$rdir"
+python3 "$src/tests/integration/push_receiver.py" "$rdir" --fail-first 2 &
+wait_for 20 '[[ -s "$rdir/port" ]]' || { bad "the receiver did not start"; exit 1; }
+port=$(cat "$rdir/port")
+# A port nobody listens on: bound, never listened to, so nothing else takes it.
+python3 -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1], flush=True); time.sleep(3600)' > "$tmp/deadport" &
+wait_for 20 '[[ -s "$tmp/deadport" ]]'
+deadport=$(cat "$tmp/deadport")
+
+cat > "$tmp/hwpmcd.conf" <<EOF
+hwpmc = $hwpmc
+EOF
+pdir=$tmp/profiles.d state=$tmp/state
+mkdir -p "$pdir"
+common="events = cpu-clock
+callgraph = fp
+rotate_seconds = 1
+retain_bytes = 1G"
+printf '%s\nfreq = 199\npush_url = http://127.0.0.1:%s\npush_labels = env=ci,host=test-1\n' \
+	"$common" "$port" > "$pdir/pp.conf"
+printf '%s\nfreq = 99\npush_url = http://127.0.0.1:%s/\npush_format = folded\npush_name = foldapp\n' \
+	"$common" "$port" > "$pdir/fold.conf"
+printf '%s\nfreq = 49\npush_url = http://127.0.0.1:%s\npush_name = rejected\n' \
+	"$common" "$port" > "$pdir/rej.conf"
+printf '%s\nfreq = 49\npush_url = http://127.0.0.1:%s\n' "$common" "$deadport" > "$pdir/dead.conf"
+
+# ---- bad push keys: refused with their line ---------------------------------------
+mkdir -p "$tmp/bad.d"
+printf 'push_url = ftp://example.org\n' > "$tmp/bad.d/b1.conf"
+printf 'push_url = http://x\npush_labels = env=ci,env=prod\n' > "$tmp/bad.d/b2.conf"
+printf 'push_labels = a=b\n' > "$tmp/bad.d/b3.conf"
+printf 'push_url = http://x\npush_format = json\n' > "$tmp/bad.d/b4.conf"
+"$hwpmcd" --config "$tmp/hwpmcd.conf" --profiles-dir "$tmp/bad.d" --check-config > "$tmp/cc.out" 2>&1
+rc=$?
+if [[ $rc == 1 ]] && grep -q "b1.conf:1: push_url = 'ftp://example.org' is not an http" "$tmp/cc.out" &&
+	grep -q "b2.conf:2: push_labels = 'env=ci,env=prod' is not" "$tmp/cc.out" &&
+	grep -q "b3.conf:1: push_labels is set, but push_url is not" "$tmp/cc.out" &&
+	grep -q "b4.conf:2: push_format = 'json' is not pprof or folded" "$tmp/cc.out"; then
+	ok "--check-config refuses bad push keys at their lines"
+else
+	bad "--check-config (exit $rc): $(cat "$tmp/cc.out")"
+fi
+
+# ---- the daemon pushes ----------------------------------------------------------
+"$demo" 600 > /dev/null &
+${HWPMCD_WRAPPER:-} "$hwpmcd" --config "$tmp/hwpmcd.conf" --socket "$sock" --state-dir "$state" \
+	--profiles-dir "$pdir" --foreground 2> "$tmp/daemon.log" &
+dpid=$!
+wait_for 30 '"$hwpmc" sessions > /dev/null 2>&1' && ok "daemon up" || { bad "daemon did not answer"; cat "$tmp/daemon.log"; exit 1; }
+if wait_for 240 '(( $(pnum pp "u[\"sent\"]") >= 3 && $(pnum fold "u[\"sent\"]") >= 3 && $(pnum rej "u[\"failed\"]") >= 1 && $(pnum dead "u[\"dropped\"]") >= 1 ))'; then
+	ok "pp and fold sent 3 files each, rej was refused, dead dropped files"
+else
+	bad "push counters: pp $(pjq pp u) fold $(pjq fold u) rej $(pjq rej u) dead $(pjq dead u)"
+fi
+
+"$hwpmc" profiles > "$tmp/prof.txt" 2> /dev/null
+grep -Eq "push http://127.0.0.1:$port \(pprof\): [1-9][0-9]* sent" "$tmp/prof.txt" &&
+	grep -q "push: last error: rej-.*HTTP 400" "$tmp/prof.txt" &&
+	ok "hwpmc profiles shows each profile's push and its last error" || bad "table: $(cat "$tmp/prof.txt")"
+
+# The queries: the application, its labels, the span, the format.
+q=$(recv '" ".join(sorted({r["query"].get("name", "") for r in rs}))')
+[[ "$q" == "foldapp.cpu{} pp.cpu{env=ci,host=test-1} rejected.cpu{}" ]] && ok "names: $q" || bad "names: $q"
+[[ $(recv 'all(r["path"] == "/ingest" and r["query"].get("spyName") == "hwpmcd" and int(r["query"]["from"]) < int(r["query"]["until"]) and r["agent"].startswith("hwpmcd/") for r in rs)') == True ]] &&
+	ok "every request: POST /ingest, spyName, from < until, User-Agent" || bad "requests: $(head -c 2000 "$rdir/requests.jsonl")"
+[[ $(recv 'all((r["query"]["format"] == "folded") == r["query"]["name"].startswith("foldapp") and r["query"].get("sampleRate") == {"p": "199", "f": "99", "r": "49"}[r["query"]["name"][0]] for r in rs)') == True ]] &&
+	ok "format and sampleRate per profile" || bad "formats: $(recv '[(r["query"]["name"], r["query"]["format"], r["query"].get("sampleRate")) for r in rs]')"
+
+# Retries: the receiver's first two answers were 503; pp or fold tried again and got through.
+retries=$(( $(pnum pp 'u["retries"]') + $(pnum fold 'u["retries"]') ))
+n503=$(recv 'sum(r["status"] == 503 for r in rs)')
+[[ $n503 == 2 && $retries -ge 2 ]] && ok "two 503 answers, $retries retries counted" || bad "503s $n503, retries $retries"
+# Every file the server took is counted sent, and no more.
+for p in pp:pp fold:foldapp; do
+	name=${p%%:*} app=${p#*:}
+	got=$(recv "sum(r['status'] == 200 and r['query']['name'].startswith('$app.') for r in rs)")
+	sent=$(pnum "$name" 'u["sent"]')
+	# A push may be in flight between the two looks: the server's count leads by at most one.
+	(( got >= sent && got <= sent + 1 )) && ok "$name: $sent sent, the server took $got" ||
+		bad "$name: $sent sent, the server took $got"
+done
+# A refusal is given up at once (no retry), with the server's reason.
+[[ $(pnum rej 'u["retries"]') == 0 ]] && pjq rej 'u["last_error"]' | grep -q "HTTP 400 from the server: application rejected.cpu{} is not allowed" &&
+	ok "rej: HTTP 400 given up without retries, the server's message kept" || bad "rej: $(pjq rej u)"
+# A dead endpoint: retried, then dropped from its bounded queue; its profile still rotates.
+dead_files=$(pnum dead 'p["status"]["profile"]["files"]' 2> /dev/null)
+files0=$("$hwpmc" profiles --json | python3 -c 'import json,sys; print(next(p for p in json.load(sys.stdin)["profiles"] if p["name"] == "dead")["status"]["profile"]["files"])')
+pjq dead 'u["last_error"]' | grep -Eqi "connect|refused|queue full" && (( $(pnum dead 'u["retries"]') >= 1 )) &&
+	(( $(pnum dead 'u["queued"]') <= 8 )) &&
+	ok "dead: retries $(pnum dead 'u["retries"]'), dropped $(pnum dead 'u["dropped"]'), queued $(pnum dead 'u["queued"]') (at most 8)" ||
+	bad "dead: $(pjq dead u)"
+wait_for 60 '(( $("$hwpmc" profiles --json | python3 -c "import json,sys; print(next(p for p in json.load(sys.stdin)[\"profiles\"] if p[\"name\"] == \"dead\")[\"status\"][\"profile\"][\"files\"])") > files0 + 2 ))' &&
+	ok "dead goes on rotating while its pushes fail (${dead_files:-?} -> more files)" || bad "dead stopped rotating at $files0 files"
+
+# ---- what arrived, read by its consumers -------------------------------------------
+# pprof: `go tool pprof` on what the server got, against `hwpmc report` of the file it
+# came from (the one whose name has the request's `from` as its UTC stamp).
+checked=0
+for n in $(recv '" ".join(str(r["n"]) for r in rs if r["status"] == 200 and r["query"]["format"] == "pprof")'); do
+	from=$(recv "next(r['query']['from'] for r in rs if r['n'] == $n)")
+	stamp=$(date -u -d "@$from" +%Y%m%dT%H%M%SZ)
+	f=$(ls "$state/profiles/pp/pp-$stamp.pmclog" 2> /dev/null)
+	[[ -n "$f" ]] || continue
+	"$hwpmc" report --json "$f" > "$tmp/r$n.json" 2> /dev/null || { bad "report of $f"; continue; }
+	python3 "$src/tests/integration/check_exports.py" "$tmp/r$n.json" --pprof "$rdir/$n.pb.gz" | fold "pprof #$n ($(basename "$f"))"
+	checked=$((checked + 1))
+	((checked >= 2)) && break
+done
+((checked >= 1)) && ok "$checked received pprof profiles read by go tool pprof" || bad "no pprof request matched a file"
+# folded: the body is the report's own --folded output of its file.
+same=0 diff=0
+for n in $(recv '" ".join(str(r["n"]) for r in rs if r["status"] == 200 and r["query"]["format"] == "folded")'); do
+	from=$(recv "next(r['query']['from'] for r in rs if r['n'] == $n)")
+	stamp=$(date -u -d "@$from" +%Y%m%dT%H%M%SZ)
+	f=$(ls "$state/profiles/fold/fold-$stamp.pmclog" 2> /dev/null)
+	[[ -n "$f" ]] || continue
+	if "$hwpmc" report --folded "$f" 2> /dev/null | cmp -s - "$rdir/$n.folded"; then
+		same=$((same + 1))
+	else
+		diff=$((diff + 1))
+	fi
+done
+((same >= 1 && diff == 0)) && ok "folded: $same bodies are hwpmc report --folded of their files" ||
+	bad "folded: $same the same, $diff different"
+samples=$(recv 'min(r.get("samples", 0) for r in rs if r["status"] == 200)')
+((samples > 0)) && ok "every accepted body holds samples (at least $samples)" || bad "an accepted body without samples"
+
+# ---- SIGTERM: what is queued is sent, then the daemon exits 0 ----------------------
+before=$(recv 'sum(r["status"] == 200 for r in rs)')
+kill -TERM "$dpid"
+wait "$dpid"
+rc=$?
+dpid=
+after=$(recv 'sum(r["status"] == 200 for r in rs)')
+[[ $rc == 0 ]] && ok "SIGTERM: exit 0" || bad "SIGTERM: exit $rc: $(tail -5 "$tmp/daemon.log")"
+((after > before)) && ok "the last files went out at shutdown ($before -> $after accepted)" ||
+	bad "nothing sent at shutdown ($before -> $after)"
+grep -q "push of .* given up after 1 tries: HTTP 400" "$tmp/daemon.log" && ok "the journal says which files were given up" ||
+	bad "no 'given up' line in the daemon's log"
+
+echo "# $pass passed, $fail failed"
+[[ $fail == 0 ]]
