@@ -83,6 +83,16 @@ struct maplog_ops {
 	 * is told apart (pmclog-format.md 11.11).
 	 */
 	int (*build_id)(void *ctx, uint64_t time, const uint8_t *id, size_t len);
+	/*
+	 * Optional (NULL: not called): process @pid runs in cgroup @path (its cgroup
+	 * v2 path, "0::" of /proc/PID/cgroup, e.g. "/system.slice/docker-ID.scope"),
+	 * from @time on: said after its PROC_CREATE at a scan or a replay, and after
+	 * an exec's when the cgroup is not the one said for it before (a container
+	 * runtime moves its child into the container's cgroup, then execs).  A child
+	 * is in its parent's cgroup (PROCFORK) and is not said again (pmclog-format.md
+	 * 11.12).
+	 */
+	int (*cgroup)(void *ctx, uint64_t time, int32_t pid, const char *path);
 };
 
 /* One executable mapping of a process (the unwinder's view of its address space). */
@@ -107,7 +117,12 @@ struct maplog_stats {
 	uint64_t unvouched;	 /* gated: samples whose process the model could not vouch for */
 	uint64_t path_bytes;	 /* interned paths now (compacted: about the live ones) */
 	uint64_t path_compactions;
+	uint64_t cgroups;	 /* distinct cgroup paths the model holds */
+	uint64_t cgroups_over;	 /* processes whose cgroup was not said: MAPLOG_CGROUPS_MAX */
 };
+
+/* The distinct cgroup paths a maplog keeps (ops->cgroup); beyond, a process's is not said. */
+#define MAPLOG_CGROUPS_MAX 4096
 
 struct maplog;
 

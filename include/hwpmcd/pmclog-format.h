@@ -116,6 +116,15 @@ enum plog_type {
  * MAP_IN's time.  Holds for that path until another id is said for it.
  */
 #define PLOG_USERDATA_HWPMCD_BUILDID 0x48575303u
+/*
+ * The cgroup a process runs in from then on (pmclog-format.md 11.12): this word,
+ * then one whose value is the length N in bytes (5..4100) of what follows, then
+ * (N + 3) / 4 words holding its bytes, little-endian, zero-padded: the pid (4
+ * bytes, little-endian), then the cgroup v2 path (no NUL).  A PROCFORK child has
+ * its parent's.
+ */
+#define PLOG_USERDATA_HWPMCD_CGROUP 0x48575304u
+#define PLOG_CGROUP_PATH_MAX 4096
 
 /* CALLCHAIN pl_cpuflags: CPU in bits 31..16, flags in 15..0. */
 #define PLOG_CC_F_USERSPACE 0x0001u

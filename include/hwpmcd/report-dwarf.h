@@ -58,7 +58,9 @@ int report_dwarf__open(const char *path, struct report_dwarf **ret_d);
  * call (DW_AT_call_file/line); the last is the out-of-line function (the
  * DW_TAG_subprogram).  Writes at most @max entries (the innermost ones) and
  * returns how many levels there are (more than @max: the caller counts the cut),
- * or 0 when no function of the DWARF holds @addr.
+ * or 0 when no unit of the DWARF holds @addr.  Code of a unit that no function
+ * DIE describes (compiler-made: GCC's sanitizer constructors) is one frame with
+ * a NULL name and its line-table line.
  */
 size_t report_dwarf__frames(struct report_dwarf *d, uint64_t addr,
 			    struct report_dwarf_frame *out, size_t max);

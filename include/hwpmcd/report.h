@@ -150,6 +150,19 @@ struct report_model_opts {
 	enum report_map_rule rule;
 };
 
+/*
+ * A cgroup the logs put processes in (pmclog-format.md 11.12): its path (bytes
+ * outside printable ASCII shown as '?') and the samples noted of processes while
+ * they were in it (report_proc__note_sample()).
+ */
+struct report_cgroup {
+	char *path;
+	uint64_t samples;
+};
+
+/* The distinct cgroups a model keeps; marks of more are counted (cgroups_over) and left out. */
+#define REPORT_CGROUPS_MAX 65536
+
 struct report_proc;   /* a process of the model (opaque) */
 struct report_thread; /* a thread's name (private) */
 struct report_pcc;    /* an entry of the PC cache (private) */
@@ -190,6 +203,19 @@ struct report_model {
 	size_t bid_len, bid_got;
 	struct report_pathid *path_ids;
 	size_t npath_ids, path_ids_cap;
+	/*
+	 * Cgroup marks (pmclog-format.md 11.12): the run being read (cg_state 1: its
+	 * length is next, 2: its bytes), and every cgroup of the logs, in order of
+	 * first mention (processes point at them).
+	 */
+	int cg_state;
+	uint8_t *cg_buf; /* 4 + PLOG_CGROUP_PATH_MAX bytes, allocated at the first mark */
+	size_t cg_len, cg_got;
+	struct report_cgroup **cgroups;
+	size_t ncgroups, cgroups_cap;
+	uint32_t *cght; /* an open-addressing index of cgroups (index + 1), cghtcap slots */
+	size_t cghtcap;
+	uint64_t cgroup_marks, cgroups_over;
 	/* kernel symbols */
 	struct report_symtab *ksyms;
 	bool ksyms_tried;
@@ -266,9 +292,19 @@ const char *report_model__proc_name(const struct report_proc *p);
 
 /*
  * report_proc__note_sample: the caller kept a sample of @p; returns how many it
- * noted for @p before (0: the first), for counting sampled processes.
+ * noted for @p before (0: the first), for counting sampled processes.  The
+ * process's cgroup, if the log said one, counts it too.
  */
 uint64_t report_proc__note_sample(struct report_proc *p);
+
+/* The cgroup the log says @p runs in now, or NULL; borrowed for the model's life. */
+const struct report_cgroup *report_model__proc_cgroup(const struct report_proc *p);
+
+/*
+ * report_cgroup_under: whether cgroup path @path is @top or below it ("/a/b" is
+ * under "/a" and "/a/", not under "/ab"); "/" holds every path.
+ */
+bool report_cgroup_under(const char *path, const char *top);
 
 /* The name THR_CREATE gave thread @tid, or NULL; borrowed until the next __record(). */
 const char *report_model__thread_name(const struct report_model *m, int32_t tid);

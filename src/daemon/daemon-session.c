@@ -227,6 +227,23 @@ static int ml_build_id(void *ctx, uint64_t t, const uint8_t *id, size_t len)
 	return write_bytes_mark(s, t, PLOG_USERDATA_HWPMCD_BUILDID, id, len);
 }
 
+/* The cgroup of @pid from @t on (pmclog-format.md 11.12). */
+static int ml_cgroup(void *ctx, uint64_t t, int32_t pid, const char *path)
+{
+	struct session *s = ctx;
+	uint8_t b[4 + PLOG_CGROUP_PATH_MAX];
+	size_t n = strlen(path);
+
+	if (paused(s) || n > PLOG_CGROUP_PATH_MAX)
+		return 0;
+	b[0] = (uint8_t)pid;
+	b[1] = (uint8_t)((uint32_t)pid >> 8);
+	b[2] = (uint8_t)((uint32_t)pid >> 16);
+	b[3] = (uint8_t)((uint32_t)pid >> 24);
+	memcpy(b + 4, path, n);
+	return write_bytes_mark(s, t, PLOG_USERDATA_HWPMCD_CGROUP, b, 4 + n);
+}
+
 static int ml_map_out(void *ctx, uint64_t t, int32_t pid, uint64_t start, uint64_t end)
 {
 	struct session *s = ctx;
@@ -310,6 +327,7 @@ static const struct maplog_ops session_maplog_ops = {
 	.maps_changed = ml_maps_changed,
 	.may_scan = ml_may_scan,
 	.build_id = ml_build_id,
+	.cgroup = ml_cgroup,
 };
 
 /*

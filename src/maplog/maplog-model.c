@@ -86,6 +86,9 @@ struct maplog_proc {
 	 */
 	bool shown, dirty;
 	uint64_t since;
+	/* Its cgroup (an index into maplog.cgs + 1; 0: not known), and whether the log has it. */
+	uint32_t cg;
+	bool cg_said;
 };
 
 /* One interned path (a chain of a hash table that lives as long as the maplog). */
@@ -128,6 +131,8 @@ struct maplog {
 	struct maplog_str *strs[STR_HASH_SIZE];
 	size_t str_limit; /* compact_paths() when stats.path_bytes would pass it */
 	bool gated;	  /* maplog__gate() */
+	char **cgs;	  /* distinct cgroup paths (ops->cgroup), at most MAPLOG_CGROUPS_MAX */
+	size_t ncgs, capcgs;
 };
 
 static void strs_free(struct maplog_str **strs);
@@ -165,8 +170,120 @@ void maplog__free(struct maplog *m)
 		}
 	}
 	strs_free(m->strs);
+	for (size_t i = 0; i < m->ncgs; i++)
+		free(m->cgs[i]);
+	free(m->cgs);
 	free(m->procs);
 	free(m);
+}
+
+/* ---- cgroups (ops->cgroup) ---- */
+
+/*
+ * @pid's cgroup path into @buf: the "0::" (cgroup v2) line of /proc/PID/cgroup;
+ * on a hybrid or v1 system, where that is "/" or missing, the "name=systemd" v1
+ * hierarchy's when it is deeper (the unit or container systemd put it in).  0, or
+ * -errno (the process is gone, or neither line is there).
+ */
+static int read_cgroup(int32_t pid, char *buf, size_t size)
+{
+	char path[64], text[4096 + 64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	text[n] = '\0';
+	buf[0] = '\0';
+	for (int pass = 0; pass < 2; pass++) {
+		const char *key = pass == 0 ? "0::" : ":name=systemd:";
+
+		for (char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			char *v = pass == 0 ? (strncmp(l, key, 3) == 0 ? l + 3 : NULL) : strstr(l, key);
+			size_t len;
+
+			if (!v || (pass == 1 && v > l + strcspn(l, "\n")))
+				continue;
+			if (pass == 1)
+				v += strlen(key);
+			len = strcspn(v, "\n");
+			if (!len || len >= size)
+				return -ENAMETOOLONG;
+			if (pass == 1 && len == 1)
+				break; /* "/" too: the v2 line's stands */
+			memcpy(buf, v, len);
+			buf[len] = '\0';
+			break;
+		}
+		if (buf[0] && strcmp(buf, "/") != 0)
+			return 0;
+	}
+	return buf[0] ? 0 : -ENODATA;
+}
+
+/* The index + 1 of @path among the model's cgroups, added if new; 0 if there is no room. */
+static uint32_t cg_intern(struct maplog *m, const char *path)
+{
+	char *dup;
+
+	for (size_t i = m->ncgs; i-- > 0;)
+		if (strcmp(m->cgs[i], path) == 0)
+			return (uint32_t)i + 1;
+	if (m->ncgs == MAPLOG_CGROUPS_MAX)
+		return 0;
+	if (m->ncgs == m->capcgs) {
+		size_t ncap = m->capcgs ? m->capcgs * 2 : 16;
+		char **n = realloc(m->cgs, ncap * sizeof(*n));
+
+		if (!n)
+			return 0;
+		m->cgs = n;
+		m->capcgs = ncap;
+	}
+	dup = strdup(path);
+	if (!dup)
+		return 0;
+	m->cgs[m->ncgs++] = dup;
+	m->stats.cgroups = m->ncgs;
+	return (uint32_t)m->ncgs;
+}
+
+/* Say @p's cgroup at @time if the log does not have it. */
+static int cg_say(struct maplog *m, uint64_t time, struct maplog_proc *p)
+{
+	int r;
+
+	if (!m->ops->cgroup || !p->cg || p->cg_said)
+		return 0;
+	r = m->ops->cgroup(m->ctx, time, p->pid, m->cgs[p->cg - 1]);
+	if (r == 0)
+		p->cg_said = true;
+	return r;
+}
+
+/* Read @p's cgroup now; a new one replaces what was said. */
+static void cg_read(struct maplog *m, struct maplog_proc *p)
+{
+	char path[4096];
+	uint32_t cg;
+
+	if (!m->ops->cgroup || (p->flags & MAPLOG_F_KPROC) || read_cgroup(p->pid, path, sizeof(path)) < 0)
+		return;
+	cg = cg_intern(m, path);
+	if (!cg) {
+		m->stats.cgroups_over++;
+		return;
+	}
+	if (cg != p->cg) {
+		p->cg = cg;
+		p->cg_said = false;
+	}
 }
 
 void maplog__gate(struct maplog *m)
@@ -1029,6 +1146,7 @@ int maplog__replay(struct maplog *m, uint64_t time)
 		/* A new log shows nothing yet: the next vouched sample of each writes it. */
 		for (size_t i = 0; i < m->cap; i++) {
 			m->procs[i].shown = false;
+			m->procs[i].cg_said = false;
 			m->procs[i].nobjs = 0;
 			m->procs[i].vdso_announced = false;
 		}
@@ -1057,6 +1175,10 @@ int maplog__replay(struct maplog *m, uint64_t time)
 		if (r < 0)
 			break;
 		m->stats.processes++;
+		p->cg_said = false;
+		r = cg_say(m, time, p);
+		if (r < 0)
+			break;
 		/* While an exec is pending its old image is in the log too (exec_retire()). */
 		r = replay_ranges(m, time, p, refs, p->old, p->nold, &vdso);
 		if (r == 0) {
@@ -1205,12 +1327,18 @@ static int scan_one(struct maplog *m, uint64_t time, int32_t pid, uint32_t pflag
 		 */
 		if (fresh)
 			p->since = time;
+		cg_read(m, p);
 		goto maps;
 	}
 	r = m->ops->proc_create(m->ctx, time, pid, p->flags, name);
 	if (r < 0)
 		return r;
 	m->stats.processes++;
+	cg_read(m, p);
+	p->cg_said = false;
+	r = cg_say(m, time, p);
+	if (r < 0)
+		return r;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
@@ -1442,6 +1570,8 @@ static int record_gated(struct maplog *m, const struct rec *rec)
 			p->since = rec->time;
 			if (r < 0)
 				return r;
+			cg_read(m, p); /* said with its PROC_CREATE, when a sample vouches */
+			p->cg_said = false;
 		}
 		if (tid == pid || rec->u.comm.exec)
 			set_name(p->name, rec->u.comm.comm);
@@ -1462,6 +1592,13 @@ static int record_gated(struct maplog *m, const struct rec *rec)
 		r = inherit(p, proc_find(m, (int32_t)rec->u.task.ppid), pid);
 		if (r < 0)
 			return r;
+		{
+			/* Its cgroup too: said when a sample vouches for it (no PROCFORK here). */
+			const struct maplog_proc *parent = proc_find(m, (int32_t)rec->u.task.ppid);
+
+			p->cg = parent ? parent->cg : 0;
+			p->cg_said = false;
+		}
 		if (m->ops->maps_changed)
 			m->ops->maps_changed(m->ctx, pid);
 		return 0;
@@ -1564,6 +1701,10 @@ int maplog__vouch(struct maplog *m, int32_t pid, uint64_t taken, uint64_t at)
 		p->shown = true;
 		p->nobjs = 0;
 		p->vdso_announced = false;
+		p->cg_said = false;
+		r = cg_say(m, at, p);
+		if (r < 0)
+			return r;
 	}
 	r = publish(m, p, taken, at);
 	return r < 0 ? r : 1;
@@ -1638,6 +1779,13 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 				return r;
 			m->stats.processes++;
 		}
+		if (rec->u.comm.exec) {
+			/* Moved into a container's cgroup before its exec? */
+			cg_read(m, p);
+			r = cg_say(m, rec->time, p);
+			if (r < 0)
+				return r;
+		}
 		r = m->ops->thr_create(m->ctx, rec->time, tid, pid, p->flags, rec->u.comm.comm);
 		if (r == 0)
 			m->stats.threads++;
@@ -1677,6 +1825,9 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 			r = inherit(p, parent, pid);
 			if (r < 0)
 				return r;
+			/* The log's PROCFORK gives the child its parent's cgroup, as the kernel does. */
+			p->cg = parent ? parent->cg : 0;
+			p->cg_said = parent && parent->cg_said;
 			if (m->ops->maps_changed)
 				m->ops->maps_changed(m->ctx, pid); /* a reused pid's caches go */
 			r = m->ops->procfork(m->ctx, rec->time, (int32_t)rec->u.task.ppid, pid);

@@ -371,8 +371,24 @@ size_t report_dwarf__frames(struct report_dwarf *d, uint64_t addr,
 	if (!d || !(cr = ranges_find(&d->cus, addr)) || cr->what >= d->nunits)
 		return 0;
 	u = &d->units[cr->what];
-	if (unit_index(d, u) < 0 || !(fr = ranges_find(&u->fns, addr)))
+	if (unit_index(d, u) < 0)
 		return 0;
+	if (!(fr = ranges_find(&u->fns, addr))) {
+		/*
+		 * Code of the unit that no function DIE describes (GCC's sanitizer
+		 * constructors and destructors, _sub_D_00099_0): the line table still
+		 * has its lines, as llvm-symbolizer and addr2line say.  One frame with
+		 * no name: the caller names it by its ELF symbol.
+		 */
+		int l = 0;
+
+		if (max < 1 || !(ln = dwarf_getsrc_die(&u->cu, addr)))
+			return 0;
+		out[0].name = NULL;
+		out[0].file = source_path(d, &u->cu, dwarf_linesrc(ln, NULL, NULL));
+		out[0].line = dwarf_lineno(ln, &l) == 0 && l > 0 ? (uint32_t)l : 0;
+		return 1;
+	}
 	if (!dwarf_offdie(d->dw, fr->what, &scopes[0]))
 		return 0;
 	/* scopes[0] the function, then each inlined subroutine inwards */

@@ -73,6 +73,7 @@ struct report_proc {
 	char name[PLOG_MAXCOMLEN + 1];
 	struct report_rset exact, approx;
 	uint64_t samples; /* report_proc__note_sample() */
+	struct report_cgroup *cg; /* the cgroup mark's (NULL: none said) */
 	struct report_proc *hnext;
 };
 
@@ -162,7 +163,25 @@ const char *report_model__proc_name(const struct report_proc *p)
 
 uint64_t report_proc__note_sample(struct report_proc *p)
 {
+	if (p->cg)
+		p->cg->samples++;
 	return p->samples++;
+}
+
+const struct report_cgroup *report_model__proc_cgroup(const struct report_proc *p)
+{
+	return p ? p->cg : NULL;
+}
+
+bool report_cgroup_under(const char *path, const char *top)
+{
+	size_t n = strlen(top);
+
+	while (n > 1 && top[n - 1] == '/')
+		n--;
+	if (n == 1 && top[0] == '/')
+		return path[0] == '/';
+	return strncmp(path, top, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
 static void proc_reset(struct report_model *m, struct report_proc *p)
@@ -170,6 +189,7 @@ static void proc_reset(struct report_model *m, struct report_proc *p)
 	rset_clear(m, &p->exact);
 	rset_clear(m, &p->approx);
 	p->zombie = false;
+	p->cg = NULL;
 }
 
 /* The live process @pid, made if new; a zombie is replaced (pid reuse). */
@@ -1488,6 +1508,107 @@ static bool bid_word(struct report_model *m, uint32_t w)
 	}
 }
 
+/* The model's cgroup of path @path (@n bytes), added if new; NULL if none may be. */
+static struct report_cgroup *cgroup_get(struct report_model *m, const uint8_t *path, size_t n)
+{
+	struct report_cgroup *cg;
+	char shown[4 + PLOG_CGROUP_PATH_MAX];
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (size_t k = 0; k < n; k++) {
+		shown[k] = path[k] < 0x20 || path[k] >= 0x7f ? '?' : (char)path[k];
+		h = (h ^ (uint8_t)shown[k]) * 1099511628211ull;
+	}
+	shown[n] = '\0';
+	if ((m->ncgroups + 1) * 2 > m->cghtcap) {
+		size_t ncap = m->cghtcap ? m->cghtcap * 2 : 64;
+		uint32_t *nh = calloc(ncap, sizeof(*nh));
+
+		if (!nh)
+			return NULL;
+		for (size_t k = 0; k < m->ncgroups; k++) {
+			uint64_t hk = 1469598103934665603ull;
+
+			for (const char *c = m->cgroups[k]->path; *c; c++)
+				hk = (hk ^ (uint8_t)*c) * 1099511628211ull;
+			i = hk & (ncap - 1);
+			while (nh[i])
+				i = (i + 1) & (ncap - 1);
+			nh[i] = (uint32_t)k + 1;
+		}
+		free(m->cght);
+		m->cght = nh;
+		m->cghtcap = ncap;
+	}
+	for (i = h & (m->cghtcap - 1); m->cght[i]; i = (i + 1) & (m->cghtcap - 1))
+		if (strcmp(m->cgroups[m->cght[i] - 1]->path, shown) == 0)
+			return m->cgroups[m->cght[i] - 1];
+	if (m->ncgroups >= REPORT_CGROUPS_MAX) {
+		m->cgroups_over++;
+		return NULL;
+	}
+	if (m->ncgroups == m->cgroups_cap) {
+		size_t ncap = m->cgroups_cap ? m->cgroups_cap * 2 : 16;
+		struct report_cgroup **nc = realloc(m->cgroups, ncap * sizeof(*nc));
+
+		if (!nc)
+			return NULL;
+		m->cgroups = nc;
+		m->cgroups_cap = ncap;
+	}
+	cg = calloc(1, sizeof(*cg));
+	if (cg)
+		cg->path = strdup(shown);
+	if (!cg || !cg->path) {
+		free(cg);
+		return NULL;
+	}
+	m->cgroups[m->ncgroups++] = cg;
+	m->cght[i] = (uint32_t)m->ncgroups;
+	return cg;
+}
+
+/* One USERDATA word of a cgroup mark (pmclog-format.md 11.12); false if not one. */
+static bool cg_word(struct report_model *m, uint32_t w)
+{
+	switch (m->cg_state) {
+	case 1:
+		if (w < 5 || w > 4 + PLOG_CGROUP_PATH_MAX) {
+			m->cg_state = 0;
+			return true;
+		}
+		if (!m->cg_buf && !(m->cg_buf = malloc(4 + PLOG_CGROUP_PATH_MAX))) {
+			m->cg_state = 0;
+			return true;
+		}
+		m->cg_len = w;
+		m->cg_got = 0;
+		m->cg_state = 2;
+		return true;
+	case 2:
+		for (int k = 0; k < 4 && m->cg_got < m->cg_len; k++)
+			m->cg_buf[m->cg_got++] = (uint8_t)(w >> (8 * k));
+		if (m->cg_got == m->cg_len) {
+			int32_t pid = (int32_t)((uint32_t)m->cg_buf[0] | (uint32_t)m->cg_buf[1] << 8 |
+						(uint32_t)m->cg_buf[2] << 16 |
+						(uint32_t)m->cg_buf[3] << 24);
+			struct report_proc *p = pid > 0 ? report_model__proc(m, pid) : NULL;
+
+			m->cg_state = 0;
+			m->cgroup_marks++;
+			if (p)
+				p->cg = cgroup_get(m, m->cg_buf + 4, m->cg_len - 4);
+		}
+		return true;
+	default:
+		if (w != PLOG_USERDATA_HWPMCD_CGROUP)
+			return false;
+		m->cg_state = 1;
+		return true;
+	}
+}
+
 static int on_map_in(struct report_model *m, const struct plog_record *rec)
 {
 	struct report_proc *p = proc_get(m, rec->u.map_in.pid);
@@ -1530,6 +1651,7 @@ static int on_procfork(struct report_model *m, const struct plog_record *rec)
 		/* The child shares its parent's trees until either changes (O(1)). */
 		p->zombie = false;
 		snprintf(p->name, sizeof(p->name), "%s", parent->name);
+		p->cg = parent->cg;
 		rset_share(m, &p->exact, &parent->exact);
 		rset_share(m, &p->approx, &parent->approx);
 	} else {
@@ -1548,6 +1670,9 @@ int report_model__record(struct report_model *m, const struct plog_record *rec)
 	/* A build id mark holds for the MAP_IN right after it: any other record ends it. */
 	if (m->bid_state && rec->type != PLOG_TYPE_USERDATA && rec->type != PLOG_TYPE_MAP_IN)
 		m->bid_state = 0;
+	/* A cgroup mark is a run of USERDATA: any other record cuts it (dropped). */
+	if (m->cg_state && rec->type != PLOG_TYPE_USERDATA)
+		m->cg_state = 0;
 	switch (rec->type) {
 	case PLOG_TYPE_MAP_IN:
 	case PLOG_TYPE_MAP_OUT:
@@ -1571,7 +1696,7 @@ int report_model__record(struct report_model *m, const struct plog_record *rec)
 		m->ts_nsec = rec->u.initialize.ts_nsec;
 		break;
 	case PLOG_TYPE_USERDATA:
-		if (bid_word(m, rec->u.userdata.userdata))
+		if (bid_word(m, rec->u.userdata.userdata) || cg_word(m, rec->u.userdata.userdata))
 			break;
 		if ((rec->u.userdata.userdata & PLOG_USERDATA_HWPMCD_MASK) == PLOG_USERDATA_HWPMCD_RULE)
 			m->marked = true;
@@ -1696,6 +1821,7 @@ int report_model__next_log(struct report_model *m, const char *log)
 	procs_forget(m);
 	threads_forget(m);
 	path_ids_forget(m);
+	m->cg_state = 0;
 	if (jits_forget(m) < 0)
 		return -ENOMEM;
 	m->gen++;
@@ -1807,6 +1933,13 @@ void report_model__free(struct report_model *m)
 	free(m->dwc);
 	free(m->chains);
 	path_ids_forget(m);
+	for (size_t i = 0; i < m->ncgroups; i++) {
+		free(m->cgroups[i]->path);
+		free(m->cgroups[i]);
+	}
+	free(m->cgroups);
+	free(m->cght);
+	free(m->cg_buf);
 	for (size_t i = 0; i < m->jitscap; i++)
 		report_symtab__free(m->jits[i].t);
 	free(m->jits);

@@ -70,6 +70,9 @@ void tools_report_usage(FILE *out)
 		"Filters (samples that pass all of them are reported):\n"
 		"  --pid LIST, --tid LIST   process / thread ids, comma-separated\n"
 		"  --comm LIST              process or thread names\n"
+		"  --cgroup LIST            cgroup v2 paths: processes in one of them or below\n"
+		"                           (/system.slice/nginx.service, a container's\n"
+		"                           /system.slice/docker-ID.scope; the header lists them)\n"
 		"  --cpu LIST               CPUs, e.g. 0,2-3\n"
 		"  --event LIST             event names (hwpmc report --top lists them)\n"
 		"  --since T, --until T     seconds from the start of the (first) log (1.5),\n"
@@ -274,6 +277,7 @@ enum {
 	OPT_PID,
 	OPT_TID,
 	OPT_COMM,
+	OPT_CGROUP,
 	OPT_CPU,
 	OPT_EVENT,
 	OPT_SINCE,
@@ -298,6 +302,9 @@ static void free_opts(struct tools_rep_opts *o)
 	for (size_t i = 0; i < o->ncomms; i++)
 		free(o->comms[i]);
 	free(o->comms);
+	for (size_t i = 0; i < o->ncgroups; i++)
+		free(o->cgroups[i]);
+	free(o->cgroups);
 	for (size_t i = 0; i < o->nevents; i++)
 		free(o->events[i]);
 	free(o->events);
@@ -364,6 +371,7 @@ int tools_report_main(int argc, char **argv)
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "tid", required_argument, NULL, OPT_TID },
 		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "event", required_argument, NULL, OPT_EVENT },
 		{ "since", required_argument, NULL, OPT_SINCE },
@@ -450,6 +458,17 @@ int tools_report_main(int argc, char **argv)
 			break;
 		case OPT_COMM:
 			e = parse_names("--comm", optarg, &r.o.comms, &r.o.ncomms);
+			break;
+		case OPT_CGROUP:
+			e = parse_names("--cgroup", optarg, &r.o.cgroups, &r.o.ncgroups);
+			for (size_t i = 0; e == 0 && i < r.o.ncgroups; i++) {
+				if (r.o.cgroups[i][0] != '/') {
+					log_error("--cgroup: '%s' is not a cgroup path: they begin with "
+						  "'/' (the header's '# cgroups:' line lists the log's)",
+						  r.o.cgroups[i]);
+					e = -EINVAL;
+				}
+			}
 			break;
 		case OPT_EVENT:
 			e = parse_names("--event", optarg, &r.o.events, &r.o.nevents);

@@ -27,6 +27,50 @@
 #include "tools-flame.h"
 #include "tools-report.h"
 
+
+static int cgroup_cmp(const void *a, const void *b)
+{
+	const struct report_cgroup *x = *(const struct report_cgroup *const *)a;
+	const struct report_cgroup *y = *(const struct report_cgroup *const *)b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* The model's cgroups with samples, most first (NULL and 0 when none or out of memory). */
+static const struct report_cgroup **cgroups_sorted(const struct tools_report *r, size_t *ret_n)
+{
+	const struct report_cgroup **v = r->m->ncgroups ? malloc(r->m->ncgroups * sizeof(*v)) : NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; v && i < r->m->ncgroups; i++)
+		if (r->m->cgroups[i]->samples)
+			v[n++] = r->m->cgroups[i];
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cgroup_cmp);
+	*ret_n = n;
+	return v;
+}
+
+/* "# cgroups: ..." (pmclog-format.md 11.12): where the sampled processes ran, if the log says. */
+static void print_cgroups(const struct tools_report *r, FILE *out)
+{
+	size_t n;
+	const struct report_cgroup **v = cgroups_sorted(r, &n);
+
+	if (!r->m->ncgroups) {
+		free(v);
+		return;
+	}
+	fprintf(out, "# cgroups: %zu with samples, %zu in the log%s", n, r->m->ncgroups,
+		n ? ":" : "");
+	for (size_t i = 0; i < n && i < 5; i++)
+		fprintf(out, "%s %s %" PRIu64, i ? "," : "", v[i]->path, v[i]->samples);
+	fprintf(out, "%s\n", n > 5 ? ", ... (--json lists all; --cgroup filters)" : "");
+	free(v);
+}
+
 static double pct(uint64_t a, uint64_t b)
 {
 	return b ? 100.0 * (double)a / (double)b : 0.0;
@@ -180,6 +224,7 @@ void tools_report_print_header(struct tools_report *r, FILE *out)
 		"(%zu of them another build than the log's at the path), %zu found by build id\n",
 		r->sampled_pids, r->m->nprocs_logged, r->nread > 1 ? "s (per log)" : "",
 		r->m->nimages, r->m->images_missing, r->m->images_other_build, r->m->images_by_id);
+	print_cgroups(r, out);
 	fprintf(out,
 		"# PCs: %" PRIu64 ", %" PRIu64 " in no mapping ([unknown]), %" PRIu64
 		" in an image without symbol (image+0xoffset), %" PRIu64 " in the kernel (%" PRIu64
@@ -693,6 +738,19 @@ int tools_report_print_json(struct tools_report *r, FILE *out,
 		}
 		json_object_set_new(hdr, "files_skipped", json_integer((json_int_t)r->nskipped));
 		json_object_set_new(hdr, "files", files);
+		if (r->m->ncgroups) {
+			size_t n;
+			const struct report_cgroup **v = cgroups_sorted(r, &n);
+			json_t *cgs = json_array();
+
+			for (size_t i = 0; i < n && cgs; i++)
+				json_array_append_new(cgs, json_pack("{s:s,s:I}", "path", v[i]->path,
+								     "samples",
+								     (json_int_t)v[i]->samples));
+			free(v);
+			if (cgs)
+				json_object_set_new(hdr, "cgroups", cgs);
+		}
 		json_object_set_new(hdr, "time_span", span);
 		if (r->nrates) {
 			json_t *rates = json_array();

@@ -342,6 +342,15 @@ static bool filter_pass(const struct tools_report *r, const struct plog_record *
 		if (!(o->cpus[cpu / 8] & (1u << (cpu % 8))))
 			return false;
 	}
+	if (o->ncgroups) {
+		const struct report_cgroup *cg = report_model__proc_cgroup(p);
+
+		ok = false;
+		for (size_t i = 0; i < o->ncgroups && !ok && cg; i++)
+			ok = report_cgroup_under(cg->path, o->cgroups[i]);
+		if (!ok)
+			return false;
+	}
 	if (o->ncomms) {
 		const char *th = report_model__thread_name(r->m, rec->u.callchain.tid);
 

@@ -105,6 +105,8 @@ struct tools_rep_opts {
 	size_t npids, ntids;
 	char **comms;
 	size_t ncomms;
+	char **cgroups; /* --cgroup: paths; a process's cgroup is one of them or below */
+	size_t ncgroups;
 	uint8_t *cpus; /* bitmap of 65536 CPUs, or NULL */
 	char **events;
 	size_t nevents;

@@ -32,6 +32,13 @@ usage: mkpmclog.py freebsd BINARY OUT     a log in FreeBSD's own conventions: cp
                                           chains); process 101 maps BINARY's path under
                                           another id (100 chains: another build, unnamed);
                                           a mark cut short by a PROC_CREATE is dropped
+       mkpmclog.py cgroups BINARY OUT     cgroup marks (pmclog-format.md 11.12): process 100
+                                          in /a.slice/web.service (40 chains), moved to
+                                          /a.slice/db.service (30); 101 a PROCFORK child of
+                                          100 (20: its parent's); 102 said in
+                                          /a.slice/web.service?x (a control byte: '?'); a
+                                          mark cut short, one with a length past 4 KiB and
+                                          one of an unknown pid are dropped; 103 says none
        mkpmclog.py jit DIR OUT            process 4242 with no image, sampled in JIT code:
                                           DIR/perf-4242.map names two functions (one
                                           with spaces), has a malformed and a cut-off
@@ -325,6 +332,47 @@ def buildid(binary, out):
     print("samples 200")
 
 
+HWPMCD_CGROUP = 0x48575304  # pmclog-format.md 11.12
+
+
+def cgroup_mark(pid, path, tsc=0, length=None):
+    data = struct.pack("<i", pid) + path
+    words = [HWPMCD_CGROUP, len(data) if length is None else length]
+    words += [struct.unpack("<I", (data[i:i + 4] + b"\0\0\0")[:4])[0] for i in range(0, len(data), 4)]
+    return [rec(13, struct.pack("<II", w, 0), tsc) for w in words]
+
+
+def cgroups(binary, out):
+    vaddr, dyn = elf_exec_vaddr(binary)
+    syms = symbols(binary)
+    bias = 0x555500000000 if dyn else 0
+    start = bias + (vaddr & ~0xFFF)
+    b = [initialize(0x400), userdata(HWPMCD_RULE_FREEBSD), allocdyn(PMCID, b"cpu-clock")]
+    for pid in (100, 102, 103):
+        b += [proc_create(pid, b"p%d" % pid), map_in(pid, start, binary.encode())]
+    b += cgroup_mark(100, b"/a.slice/web.service")
+    b += cgroup_mark(102, b"/a.slice/web.service\x01x")
+    b += cgroup_mark(103, b"/never")[:4] + [proc_create(104, b"cut")]  # cut short: dropped
+    b += cgroup_mark(103, b"/too-long", length=5000)  # a length past 4 KiB: dropped
+    b += cgroup_mark(999, b"/nobody")  # no such process: said, but of no one
+    t = 1000
+    for i in range(40):
+        b.append(callchain(100, 100, chain_pcs(syms, bias), tsc=t))
+        t += 1
+    b.append(procfork(100, 101))
+    b += cgroup_mark(100, b"/a.slice/db.service", tsc=t)
+    for i in range(30):
+        b.append(callchain(100, 100, chain_pcs(syms, bias), tsc=t))
+        t += 1
+    for pid, n in ((101, 20), (102, 10), (103, 5)):
+        for i in range(n):
+            b.append(callchain(pid, pid, chain_pcs(syms, bias), tsc=t))
+            t += 1
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("samples 105")
+
+
 def jit(d, out):
     """A JIT's map (perf-PID.map) and a log whose PCs are only in its code."""
     base = 0x7F0000000000
@@ -349,6 +397,9 @@ def jit(d, out):
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "buildid":
         buildid(sys.argv[2], sys.argv[3])
+        sys.exit(0)
+    if len(sys.argv) == 4 and sys.argv[1] == "cgroups":
+        cgroups(sys.argv[2], sys.argv[3])
         sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "jit":
         jit(sys.argv[2], sys.argv[3])

@@ -196,6 +196,28 @@ got=$(field "$tmp/bid.json" "sorted((t['function'], t['self']) for t in j['event
 	ok "build id marks: the right build resolves, another build's PCs stay unnamed (and a cut mark is dropped)" ||
 	bad "build id marks: $got"
 
+# Cgroup marks (pmclog-format.md 11.12): where each process ran, a move, a PROCFORK
+# child in its parent's, a control byte shown as '?'; cut, over-long and pid-less marks
+# dropped; --cgroup keeps a cgroup and what is below it (by path component).
+python3 "$mk" cgroups "$corpus" "$tmp/cg.pmclog" > /dev/null
+hwpmc report --json "$tmp/cg.pmclog" > "$tmp/cg.json" 2> /dev/null
+got=$(field "$tmp/cg.json" "[(c['path'], c['samples']) for c in j['header']['cgroups']]")
+[[ $got == "[('/a.slice/web.service', 60), ('/a.slice/db.service', 30), ('/a.slice/web.service?x', 10)]" ]] &&
+	ok "cgroup marks: samples by cgroup (a move, a fork, a control byte; bad marks dropped)" ||
+	bad "cgroup marks: $got"
+hwpmc report --top "$tmp/cg.pmclog" 2> /dev/null | grep -q "^# cgroups: 3 with samples, 3 in the log: /a.slice/web.service 60, /a.slice/db.service 30, /a.slice/web.service?x 10$" &&
+	ok "cgroup marks: the header's '# cgroups:' line" || bad "cgroup marks: header: $(hwpmc report --top "$tmp/cg.pmclog" 2>&1 | grep cgroups)"
+cgs=
+for c in /a.slice /a.slice/web.service /a.slice/web.service/ /a.slice/db.service,/a.slice/web.service?x / /a; do
+	cgs+="$(hwpmc report --json --cgroup "$c" "$tmp/cg.pmclog" 2> /dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["reported"])') "
+done
+[[ $cgs == "100 60 60 40 100 0 " ]] && ok "--cgroup: a path keeps itself and what is below it, by component ($cgs)" ||
+	bad "--cgroup: $cgs"
+hwpmc report --cgroup a.slice "$tmp/cg.pmclog" > /dev/null 2> "$tmp/cg.err"
+rc=$?
+[[ $rc != 0 ]] && grep -q "is not a cgroup path" "$tmp/cg.err" && ok "--cgroup: a relative path is refused, said why" ||
+	bad "--cgroup a.slice: $(cat "$tmp/cg.err")"
+
 # JIT maps (perf-PID.map, --jit-maps): a process with no image, sampled in JIT code.
 mkdir -p "$tmp/jit/maps" "$tmp/jit/fifo"
 python3 "$mk" jit "$tmp/jit/maps" "$tmp/jit/j.pmclog" > /dev/null

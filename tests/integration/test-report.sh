@@ -311,12 +311,21 @@ got=$(field "$tmp/s.json" "j['events'][0]['top'][0]['function']")
 # a static program at a path where the host has another file.  The log says the build
 # id of each MAP_IN's file (pmclog-format.md 11.11), so the report never names the
 # container's PCs by the host's file; it finds the right one under --symfs (the
-# container's root) or by build id in a debug directory.
+# container's root) or by build id in a debug directory.  As a container runtime does,
+# the process first moves into a cgroup of its own (made here, where cgroup v2 is
+# mounted), then execs: the log says the cgroup (11.12) and --cgroup selects it.
 ctr=$tmp/ctr
 mkdir -p "$ctr$tmp/app" "$tmp/app" "$tmp/ctrdbg"
 cp "$corpus/hwpmc-corpus-static" "$ctr$tmp/app/prog"
 cp "$corpus/hwpmc-corpus-pie" "$tmp/app/prog" # the host's file at that path: another build
-rec "$tmp/ctr.pmclog" -g -F 999 -- unshare --mount --root="$ctr" "$tmp/app/prog" chain 1
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts) cgname=hwpmcd-test-$$ cgmade=
+[[ -n "$cg2" ]] && mkdir "$cg2/$cgname" 2> /dev/null && cgmade=$cg2/$cgname
+if [[ -n "$cgmade" ]]; then
+	rec "$tmp/ctr.pmclog" -g -F 999 -- sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cgmade" \
+		unshare --mount --root="$ctr" "$tmp/app/prog" chain 1
+else
+	rec "$tmp/ctr.pmclog" -g -F 999 -- unshare --mount --root="$ctr" "$tmp/app/prog" chain 1
+fi
 ctr_top() { report --json "$@" "$tmp/ctr.pmclog" 2> /dev/null > "$tmp/ctr.json" &&
 	field "$tmp/ctr.json" "j['events'][0]['top'][0]['function'], j['header']['images_other_build'], j['header']['images_by_build_id']"; }
 got=$(ctr_top)
@@ -331,6 +340,22 @@ cp "$ctr$tmp/app/prog" "$tmp/ctrdbg/.build-id/${bid:0:2}/${bid:2}.debug"
 got=$(ctr_top --debug-dir "$tmp/ctrdbg")
 [[ $got == "c_leaf 0 1" ]] && ok "container: found by build id in --debug-dir: c_leaf" ||
 	bad "container: by build id: $got"
+if [[ -n "$cgmade" ]]; then
+	# Every sample of the container's program is in its cgroup, and only those are.
+	report --json --symfs "$ctr" "$tmp/ctr.pmclog" > "$tmp/ctr.json" 2> /dev/null
+	cgs=$(field "$tmp/ctr.json" "[(c['path'], c['samples']) for c in j['header'].get('cgroups', []) if c['path'] == '/$cgname']")
+	report --json --symfs "$ctr" --comm prog "$tmp/ctr.pmclog" > "$tmp/ctr-prog.json" 2> /dev/null
+	report --json --symfs "$ctr" --cgroup "/$cgname" "$tmp/ctr.pmclog" > "$tmp/ctr-cg.json" 2> /dev/null
+	nprog=$(field "$tmp/ctr-prog.json" "j['header']['reported']")
+	ncg=$(field "$tmp/ctr-cg.json" "j['header']['reported']")
+	top=$(field "$tmp/ctr-cg.json" "j['events'][0]['top'][0]['function']")
+	[[ $cgs == "[('/$cgname', $ncg)]" && $ncg -ge $nprog && $nprog -gt 0 && $top == c_leaf ]] &&
+		ok "container: the log says its cgroup; --cgroup /$cgname keeps its $ncg samples (prog's $nprog), top c_leaf" ||
+		bad "container cgroup: header $cgs, --cgroup $ncg, --comm prog $nprog, top $top"
+	rmdir "$cgmade" 2> /dev/null
+else
+	echo "# no cgroup v2 mount to make a cgroup in: the container's cgroup is not checked"
+fi
 
 # 6. The kernel: symbols saved beside the log, else /proc/kallsyms of this boot.
 rec "$tmp/dd.pmclog" -F 999 -- dd if=/dev/zero of=/dev/null bs=1M count=4000
