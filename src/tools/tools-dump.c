@@ -184,9 +184,21 @@ static void print_text(const struct plog_record *rec)
 	case PLOG_TYPE_SYSEXIT:
 		printf(" pid=%" PRId32, rec->u.sysexit.pid);
 		break;
-	case PLOG_TYPE_USERDATA:
-		printf(" userdata=0x%08" PRIx32, rec->u.userdata.userdata);
+	case PLOG_TYPE_USERDATA: {
+		/* hwpmcd's marks begin with a tag word (pmclog-format.md 11.8-11.12): named. */
+		uint32_t w = rec->u.userdata.userdata;
+		const char *tag = (w & PLOG_USERDATA_HWPMCD_MASK) == PLOG_USERDATA_HWPMCD_RULE
+					  ? "hwpmcd MAP_IN rule mark (11.8)"
+				  : w == PLOG_USERDATA_HWPMCD_RATE   ? "hwpmcd rate mark (11.9)"
+				  : w == PLOG_USERDATA_HWPMCD_FILTER ? "hwpmcd filter mark (11.10)"
+				  : w == PLOG_USERDATA_HWPMCD_BUILDID ? "hwpmcd build id mark (11.11)"
+				  : w == PLOG_USERDATA_HWPMCD_CGROUP ? "hwpmcd cgroup mark (11.12)"
+								     : NULL;
+
+		printf(" userdata=0x%08" PRIx32 "%s%s%s", w, tag ? " (" : "", tag ? tag : "",
+		       tag ? ")" : "");
 		break;
+	}
 	case PLOG_TYPE_MAP_IN:
 		printf(" pid=%" PRId32 " start=0x%" PRIx64 " path=\"%s\"", rec->u.map_in.pid,
 		       rec->u.map_in.start, esc(rec->u.map_in.path, s1, sizeof(s1)));

@@ -149,5 +149,13 @@ hwpmc dump "$tmp/empty" > /dev/null 2> "$tmp/err"; rc=$?
 expect "dump of an empty file" 0 $rc
 grep -q "empty log" "$tmp/err" && ok "empty-log warning" || bad "empty: $(cat "$tmp/err")"
 
+# hwpmcd's marks are named at their tag word.
+hwpmc dump "$data/cgroup-marks.pmclog" > "$tmp/marks" 2>&1
+grep -q "userdata=0x48575201 (hwpmcd MAP_IN rule mark (11.8))" "$tmp/marks" &&
+	[[ $(grep -c "userdata=0x48575304 (hwpmcd cgroup mark (11.12))" "$tmp/marks") == 6 ]] &&
+	ok "dump names hwpmcd's marks at their tag words" || bad "marks: $(grep -m5 userdata "$tmp/marks")"
+hwpmc dump "$data/buildid-marks.pmclog" 2>&1 | grep -q "(hwpmcd build id mark (11.11))" &&
+	ok "dump names the build id mark" || bad "no build id mark named"
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]
