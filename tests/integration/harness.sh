@@ -5,6 +5,8 @@
 #                         HWPMCD_SOCKET, and the pass/fail counters
 #   ok TEXT, bad TEXT     count and print one TAP-style line
 #   fold NAME < LINES     count a checker's "ok - "/"not ok - " lines as ours, echo the rest
+#   wait_for SECONDS 'SHELL CONDITION'   evaluate it every 0.2 s until it holds; 1 if it
+#                         never did (a wait for a state, with a deadline, never a sleep)
 harness_init() {
 	if [[ $(id -u) != 0 ]]; then echo "skip: needs root for $1"; exit 77; fi
 	if [[ ! -r /proc/sys/kernel/perf_event_paranoid ]]; then echo "skip: no perf_event support"; exit 77; fi
@@ -26,5 +28,12 @@ fold() {
 		"#"*) echo "$line" ;;
 		*) echo "# $line" ;;
 		esac
+	done
+}
+wait_for() {
+	local deadline=$((SECONDS + $1)); shift
+	until eval "$1"; do
+		((SECONDS >= deadline)) && return 1
+		sleep 0.2
 	done
 }

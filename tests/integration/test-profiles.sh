@@ -22,14 +22,6 @@ mnt=
 trap '[[ -n "$mnt" ]] && umount "$mnt" 2> /dev/null; kill $(jobs -p) 2> /dev/null; harness_cleanup' EXIT
 note() { echo "# $*"; }
 
-# wait_for SECONDS 'SHELL CONDITION': evaluate it every 0.2 s until it holds; 1 if it never did.
-wait_for() {
-	local deadline=$((SECONDS + $1)); shift
-	until eval "$1"; do
-		((SECONDS >= deadline)) && return 1
-		sleep 0.2
-	done
-}
 # start_daemon STATE_DIR PROFILES_DIR LOG: the daemon, waited for with a ping.
 start_daemon() {
 	${HWPMCD_WRAPPER:-} "$hwpmcd" --config "$tmp/hwpmcd.conf" --socket "$sock" --state-dir "$1" \

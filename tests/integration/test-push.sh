@@ -24,13 +24,6 @@ demo=$build/tests/workloads/hwpmc-demo
 harness_init "system-wide perf_event_open"
 trap 'kill $(jobs -p) 2> /dev/null; harness_cleanup' EXIT
 
-wait_for() {
-	local deadline=$((SECONDS + $1)); shift
-	until eval "$1"; do
-		((SECONDS >= deadline)) && return 1
-		sleep 0.2
-	done
-}
 # pjq NAME PYTHON-EXPR: EXPR on profile NAME's push object (u) of `hwpmc profiles --json`.
 pjq() {
 	"$hwpmc" profiles --json 2> /dev/null | python3 -c '
