@@ -29,6 +29,7 @@
 #ifndef HWPMCD_MAPLOG_JIT_H
 #define HWPMCD_MAPLOG_JIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -38,7 +39,17 @@ struct maplog_jit_opts {
 	size_t npids;
 	size_t max_open;	/* maps kept open at once; 0: 256 */
 	uint64_t max_map_bytes; /* bytes copied of one map; 0: 256 MiB */
-	uint64_t max_bytes;	/* bytes copied in all; 0: 1 GiB */
+	uint64_t max_bytes;	/* bytes copied into one directory in all; 0: 1 GiB */
+	/*
+	 * For a caller with more rights than the processes' owners (the daemon, root):
+	 * by_uid keeps the processes of effective uid @uid only (a user's session;
+	 * false: every process in scope); strict_owner takes a map only if owned by its
+	 * process's owner (not root's in a non-root process: a file a user could not
+	 * read may be root's).
+	 */
+	bool by_uid;
+	uid_t uid;
+	bool strict_owner;
 };
 
 struct maplog_jit_stats {
@@ -61,6 +72,14 @@ int maplog_jit__new(int dirfd, const struct maplog_jit_opts *o, struct maplog_ji
 
 /* maplog_jit__poll: find new maps, save those of processes that exited.  0 or -ENOMEM. */
 int maplog_jit__poll(struct maplog_jit *j);
+
+/*
+ * maplog_jit__snapshot: copy every map kept, as it is now, into the directory
+ * (appended to what a process before with that pid saved there), keep them open,
+ * then write into @dirfd (borrowed) from now on: a rotated log's file gets the
+ * maps as they were at its end.  0 or -ENOMEM.
+ */
+int maplog_jit__snapshot(struct maplog_jit *j, int dirfd);
 
 /* maplog_jit__finish: one last __poll(), then save every map kept.  0 or -ENOMEM. */
 int maplog_jit__finish(struct maplog_jit *j);

@@ -178,6 +178,7 @@ struct session_params {
 	size_t npids; /* 0: system-wide */
 	bool command; /* the pid is a command held until we are armed (enable_on_exec) */
 	bool kernel;  /* kernel samples, kernel MAP_INs allowed */
+	bool no_jit;  /* a detached session: do not save JIT maps ("jit_maps": false) */
 	size_t unwind_cache_bytes; /* dwarf: the unwinder's ELF cache budget (0: default) */
 	struct daemon_filter filter;
 	int out_fd;   /* owned by the session once started */
@@ -274,6 +275,7 @@ enum profile_key {
 	PK_PUSH_LABELS,
 	PK_PUSH_NAME,
 	PK_PUSH_FORMAT,
+	PK_JIT_MAPS,
 	PK_MAX
 };
 
@@ -291,6 +293,7 @@ struct daemon_profile {
 	uint32_t ring_pages, depth;	    /* 0: the profile's defaults (daemon_profile_args) */
 	uint32_t unwind_cache_mb;	    /* dwarf: the unwinder's ELF images, MiB */
 	bool enabled, kallsyms;
+	bool jit_maps; /* each file gets FILE.jit/ (perf-PID.map of its JIT processes) */
 	/* push_*: each closed file is sent to a profiling backend (daemon-push.c) */
 	char push_url[DAEMON_PUSH_URL_MAX];	  /* http(s)://HOST[:PORT][/PATH]; "": none */
 	char push_labels[DAEMON_PUSH_LABELS_MAX]; /* "k=v,k=v" */
@@ -375,6 +378,7 @@ struct session {
 	int *cpus;
 	size_t ncpus;
 	/* The worker's, from its start to its end (main reads none of them). */
+	struct session_jit *jit; /* a detached session's JIT maps (daemon-jit.c), or NULL */
 	size_t ncoll;
 	struct coll_cpu **coll;
 	struct maplog *ml;
@@ -482,12 +486,52 @@ const char *session_ks_state_name(int ks_state);
 /* Read the per-type record counts and bytes of the writer (after the worker is joined, or racy). */
 uint64_t session__bytes(const struct session *s);
 
+/* ---- daemon-jit.c: a detached session's JIT maps (perf-PID.map) beside its log ---- */
+
+struct session_jit;
+struct maplog_jit_stats;
+
+/*
+ * session_jit__start (a detached session's worker, once started): a thread that
+ * keeps the JIT maps of the session's processes (@pids, @npids: the targets and
+ * their descendants; none: every process, or only those of @only_uid when >= 0)
+ * and saves them into LOG.jit/ beside the log at @log (made 0750; removed at the
+ * end if nothing went in).  0 or -errno.
+ */
+int session_jit__start(const char *log, const pid_t *pids, size_t npids, int64_t only_uid,
+		       struct session_jit **ret);
+/*
+ * session_jit__rotate (the worker, after a profile's file was closed and @log
+ * begun): the maps as they are now go into the closed file's directory, what
+ * comes next into @log's.  Returns at once: the thread does the copying.
+ */
+void session_jit__rotate(struct session_jit *sj, const char *log);
+/*
+ * session_jit__closed (the worker, as a profile with push_url closed the file at
+ * @path): its push (daemon_push_enqueue()) is queued once its maps were copied
+ * beside it (at the rotation or the end that follows), so that the profile sent
+ * names its JIT frames.  With no @sj (no JIT maps), queued at once.
+ */
+void session_jit__closed(struct session_jit *sj, const struct daemon_profile *def,
+			 const char *path, int64_t from, int64_t until, uint32_t rate_hz);
+/*
+ * session_jit__stop (the worker, at its end): the last maps saved, the thread
+ * joined; @ret_st (may be NULL) gets what it did.  A thread stuck in a read (a map
+ * on FUSE) is waited for DAEMON_JIT_STOP_MS, then left to end and free itself.
+ * NULL accepted.
+ */
+void session_jit__stop(struct session_jit *sj, struct maplog_jit_stats *ret_st);
+
+#define DAEMON_JIT_POLL_MS 1000
+#define DAEMON_JIT_STOP_MS 5000
+
 /* ---- daemon-push.c: profiles' closed files sent to a profiling backend ---- */
 
 #define DAEMON_PUSH_QUEUE_MAX 32	 /* files waiting to be sent, of all profiles */
 #define DAEMON_PUSH_QUEUE_PROFILE_MAX 8 /* of one profile: beyond, its oldest is dropped */
 #define DAEMON_PUSH_ATTEMPTS 6		 /* tries of one file: 1, 2, 4, 8, 16 s apart */
 #define DAEMON_PUSH_BODY_MAX (32u << 20) /* the largest profile sent */
+#define DAEMON_PUSH_HELD_MAX (64u << 20) /* profiles kept for their retries, in all */
 #define DAEMON_PUSH_REPORT_TIMEOUT_S 300 /* `hwpmc report` of one file */
 #define DAEMON_PUSH_HTTP_TIMEOUT_S 60	 /* one request, connection included */
 #define DAEMON_PUSH_DRAIN_S 10		 /* at shutdown: what is queued gets this long */

@@ -22,7 +22,8 @@
  *   Files: a profile writes under STATE_DIR/profiles/NAME/ files named
  *   NAME-YYYYmmddTHHMMSSZ.pmclog after the UTC time of their first record
  *   (NAME-...Z-N.pmclog when a second file starts within the same second),
- *   each with its side files FILE.kallsyms and FILE.vdso.  Retention orders
+ *   each with its side files FILE.kallsyms and FILE.vdso, and the directory
+ *   FILE.jit/ of JIT maps (perf-PID.map) if any was saved.  Retention orders
  *   them by that time (and N), never by mtime, and counts a file's bytes with
  *   its side files'; it deletes only regular files of that name pattern and
  *   never the file being written.
@@ -64,6 +65,7 @@ static const char *const key_names[PK_MAX] = {
 	[PK_PUSH_LABELS] = "push_labels",
 	[PK_PUSH_NAME] = "push_name",
 	[PK_PUSH_FORMAT] = "push_format",
+	[PK_JIT_MAPS] = "jit_maps",
 };
 
 bool daemon_profile_name_ok(const char *name)
@@ -89,6 +91,7 @@ void daemon_profile_defaults(struct daemon_profile *pf, const char *name)
 	pf->retain_bytes = 1ull << 30;
 	pf->enabled = true;
 	pf->kallsyms = true;
+	pf->jit_maps = true;
 	pf->unwind_cache_mb = DAEMON_PROFILE_UNWIND_CACHE_MB;
 }
 
@@ -352,7 +355,9 @@ static void profile_kv(void *ctx, const char *k, const char *v, int line, struct
 		return;
 	case PK_ENABLED:
 	case PK_KALLSYMS:
-		if (parse_bool(v, key == PK_ENABLED ? &pf->enabled : &pf->kallsyms) < 0)
+	case PK_JIT_MAPS:
+		if (parse_bool(v, key == PK_ENABLED ? &pf->enabled : key == PK_KALLSYMS ? &pf->kallsyms
+								 : &pf->jit_maps) < 0)
 			daemon_diag_add(d, c->fname, line, "%s = '%s' is not yes or no", k, shown);
 		return;
 	}
@@ -794,6 +799,41 @@ static uint64_t size_at(int dfd, const char *name, time_t *ret_mtime)
 	return (uint64_t)st.st_size;
 }
 
+/*
+ * FILE.jit/ in @dfd (a profile's JIT maps, daemon-jit.c): the bytes of its
+ * perf-PID.map files; with @remove, they and the directory are deleted.
+ */
+static uint64_t jit_dir(int dfd, const char *file, bool remove)
+{
+	char name[320];
+	uint64_t bytes = 0;
+	DIR *dp;
+	struct dirent *de;
+	int fd;
+
+	if ((size_t)snprintf(name, sizeof(name), "%s.jit", file) >= sizeof(name))
+		return 0;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	dp = fdopendir(fd);
+	if (!dp) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(dp))) {
+		if (strncmp(de->d_name, "perf-", 5) != 0)
+			continue;
+		bytes += size_at(fd, de->d_name, NULL);
+		if (remove)
+			(void)unlinkat(fd, de->d_name, 0);
+	}
+	closedir(dp);
+	if (remove)
+		(void)unlinkat(dfd, name, AT_REMOVEDIR);
+	return bytes;
+}
+
 int daemon_profile_retain(const char *dir, const char *name, const char *current,
 			  uint64_t retain_bytes, uint64_t retain_seconds, time_t now,
 			  struct daemon_retain *ret)
@@ -842,6 +882,7 @@ int daemon_profile_retain(const char *dir, const char *name, const char *current
 		x->bytes += size_at(dfd, side, NULL);
 		snprintf(side, sizeof(side), "%s.vdso", x->name);
 		x->bytes += size_at(dfd, side, NULL);
+		x->bytes += jit_dir(dfd, x->name, false);
 		total += x->bytes;
 		n++;
 	}
@@ -865,6 +906,7 @@ int daemon_profile_retain(const char *dir, const char *name, const char *current
 		(void)unlinkat(dfd, side, 0);
 		snprintf(side, sizeof(side), "%s.vdso", v[i].name);
 		(void)unlinkat(dfd, side, 0);
+		(void)jit_dir(dfd, v[i].name, true);
 		total -= v[i].bytes;
 		ret->deleted_files++;
 		ret->deleted_bytes += v[i].bytes;

@@ -28,7 +28,9 @@
  *     sent      files the server accepted (2xx);
  *     retries   attempts that failed and were tried again: a connection error,
  *               a timeout, HTTP 408, 429 or 5xx; DAEMON_PUSH_ATTEMPTS tries per
- *               file, 1, 2, 4, 8 and 16 s apart (other files go on meanwhile);
+ *               file, 1, 2, 4, 8 and 16 s apart (other files go on meanwhile),
+ *               the profile made once and kept for them (DAEMON_PUSH_HELD_MAX in
+ *               all; beyond, made again), so a dead server costs no reports;
  *     failed    files given up: out of tries, another HTTP status (the server
  *               refused it: a mistake of configuration), a report that failed;
  *     dropped   files never tried to the end: the queue was full (the profile's
@@ -64,6 +66,11 @@
 #include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
 
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
 struct push_job {
 	char profile[DAEMON_PROFILE_NAME_MAX];
 	char url[DAEMON_PUSH_URL_MAX];
@@ -76,6 +83,8 @@ struct push_job {
 	unsigned attempts;
 	int64_t due_ms;
 	uint64_t seq; /* queue order: the oldest of equal due times first */
+	/* The profile made for an attempt that failed to send it: the next tries reuse it. */
+	struct buf body;
 };
 
 struct push_stats {
@@ -98,6 +107,7 @@ static struct {
 	size_t n;
 	uint64_t seq;
 	struct push_stats st[2 * DAEMON_PROFILES_MAX];
+	size_t held; /* bytes of the queued jobs' bodies: at most DAEMON_PUSH_HELD_MAX */
 	char hwpmc[512];
 } P = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -166,6 +176,14 @@ static struct push_job *take(size_t i)
 	return j;
 }
 
+/* Free @j and what it holds (lock held). */
+static void job_free(struct push_job *j)
+{
+	P.held -= j->body.len;
+	free(j->body.p);
+	free(j);
+}
+
 /*
  * Queue @j (lock held).  When the profile has its share queued, or the queue is
  * full, the profile's oldest file is dropped to make room (counted); a profile
@@ -190,7 +208,7 @@ static void enqueue_locked(struct push_job *j)
 		set_error(st, "queue full: '%s' was not sent (the server takes longer than the "
 			  "profile's rotation)", base_name(victim->path));
 		log_warn("profile %s: push: %s", j->profile, st->last_error);
-		free(victim);
+		job_free(victim);
 		if (victim == j)
 			return;
 	}
@@ -233,11 +251,6 @@ void daemon_push_enqueue(const struct daemon_profile *def, const char *path, int
 }
 
 /* ---- the profile: `hwpmc report` in a child ---- */
-
-struct buf {
-	char *p;
-	size_t len, cap;
-};
 
 static int buf_add(struct buf *b, const char *d, size_t n, size_t max)
 {
@@ -577,24 +590,25 @@ out:
 	return ret;
 }
 
-/* One attempt at @j. */
-static int push_one(CURL *h, const struct push_job *j, uint64_t *ret_bytes, char *err,
+/* One attempt at @j: the profile made (unless an attempt before kept it), then sent. */
+static int push_one(CURL *h, struct push_job *j, uint64_t *ret_bytes, char *err,
 		    size_t errsize)
 {
-	struct buf body = { 0 };
 	struct stat st;
-	int r;
+	int r = PUSH_OK;
 
-	if (stat(j->path, &st) < 0) {
-		snprintf(err, errsize, "'%.120s' is gone (retention deleted it before it was sent: "
-			 "retain more, or rotate less often)", base_name(j->path));
-		return PUSH_GONE;
+	*ret_bytes = 0;
+	if (!j->body.p) {
+		if (stat(j->path, &st) < 0) {
+			snprintf(err, errsize, "'%.120s' is gone (retention deleted it before it was "
+				 "sent: retain more, or rotate less often)", base_name(j->path));
+			return PUSH_GONE;
+		}
+		r = make_profile(j, &j->body, err, errsize);
 	}
-	r = make_profile(j, &body, err, errsize);
 	if (r == PUSH_OK)
-		r = post(h, j, &body, err, errsize);
-	*ret_bytes = body.len;
-	free(body.p);
+		r = post(h, j, &j->body, err, errsize);
+	*ret_bytes = j->body.len;
 	return r;
 }
 
@@ -647,6 +661,7 @@ static void *push_main(void *arg)
 			continue;
 		}
 		j = take(best);
+		P.held -= j->body.len; /* the job's own while it is out of the queue */
 		pthread_mutex_unlock(&P.lock);
 		r = h ? push_one(h, j, &bytes, err, sizeof(err)) : PUSH_RETRY;
 		if (!h)
@@ -654,17 +669,24 @@ static void *push_main(void *arg)
 		pthread_mutex_lock(&P.lock);
 		st = stats_of(j->profile);
 		j->attempts++;
+		P.held += j->body.len;
 		if (r == PUSH_OK) {
 			st->sent++;
 			st->bytes += bytes;
 			st->last_sent = (int64_t)time(NULL);
-			free(j);
+			job_free(j);
 			continue;
 		}
 		set_error(st, "%.120s: %s", base_name(j->path), err);
 		if (r == PUSH_RETRY && j->attempts < DAEMON_PUSH_ATTEMPTS && !P.stop) {
 			st->retries++;
 			j->due_ms = now_ms() + (1000ll << (j->attempts - 1));
+			if (P.held > DAEMON_PUSH_HELD_MAX) {
+				/* Too much waiting in memory: made again at the next try. */
+				P.held -= j->body.len;
+				free(j->body.p);
+				j->body = (struct buf){ 0 };
+			}
 			enqueue_locked(j);
 			continue;
 		}
@@ -674,7 +696,7 @@ static void *push_main(void *arg)
 			st->failed++;
 		log_warn("profile %s: push of '%s' given up after %u tries: %s", j->profile,
 			 j->path, j->attempts, err);
-		free(j);
+		job_free(j);
 	}
 	if (P.n)
 		log_warn("push: %zu files not sent: the daemon stopped (they stay in the profiles' "
@@ -683,7 +705,7 @@ static void *push_main(void *arg)
 		struct push_job *j = take(0);
 
 		stats_of(j->profile)->dropped++;
-		free(j);
+		job_free(j);
 	}
 	pthread_mutex_unlock(&P.lock);
 	curl_easy_cleanup(h);

@@ -229,7 +229,8 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 {
 	static const char *const known[] = { "events", "cpus", "pids", "command", "freq",
 					     "period", "callgraph", "stack_bytes", "depth",
-					     "ring_pages", "output", "kallsyms", "filter", NULL };
+					     "ring_pages", "output", "kallsyms", "filter", "jit_maps",
+					     NULL };
 	bool admin = who->admin;
 	uint64_t ratelim = maxrate;
 	const char *key;
@@ -275,6 +276,13 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 				    "\"fd\"; a detached session writes its own next to its log");
 	}
 	st->ks_want = st->ks_fd || (st->detached && !v);
+	v = json_object_get(args, "jit_maps");
+	if (v && !json_is_boolean(v))
+		return fail(err, errlen, -EINVAL, "'jit_maps' must be true or false");
+	if (v && json_is_true(v) && !st->detached)
+		return fail(err, errlen, -EINVAL, "'jit_maps' goes with \"output\": \"state\"; "
+			    "a recording client saves the maps itself");
+	p->no_jit = v && json_is_false(v);
 
 	r = parse_events(args, p, err, errlen);
 	if (r < 0)

@@ -86,6 +86,7 @@
 #include "daemon-int.h"
 #include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
+#include "hwpmcd/maplog-jit.h"
 #include "hwpmcd/unwind.h"
 
 #define ST_ADD(s, f, n) __atomic_fetch_add(&(s)->stats.f, (n), __ATOMIC_RELAXED)
@@ -888,6 +889,8 @@ static int profile_budget(struct session *s);
 static int profile_budget_start(struct session *s, char *err, size_t errlen);
 static int write_head(struct session *s, uint64_t t0);
 static int profile_finish(struct session *s, int r);
+static void jit_start(struct session *s);
+static void jit_stop(struct session *s);
 
 static void *session_worker(void *arg)
 {
@@ -935,6 +938,7 @@ static void *session_worker(void *arg)
 	__atomic_store_n(&s->started, true, __ATOMIC_RELEASE);
 	(void)!write(s->done_efd, &one, sizeof(one));
 	ks_start(s); /* its thread inherits the blocked mask */
+	jit_start(s);
 	if (ep < 0) {
 		set_error(s, -errno, 0);
 	} else {
@@ -999,6 +1003,7 @@ static void *session_worker(void *arg)
 			set_error(s, r, pending);
 		ks_finish(s, r);
 	}
+	jit_stop(s);
 	if (ep >= 0)
 		close(ep);
 	session_teardown(s);
@@ -1192,7 +1197,7 @@ static int profile_close_file(struct session *s, uint64_t t)
 		/* A budget moves the rate: the backend gets the one the file ended with. */
 		uint64_t hz = __atomic_load_n(&s->prof->rate_hz, __ATOMIC_RELAXED);
 
-		daemon_push_enqueue(&s->prof->def, path, (int64_t)s->prof->file_wall0,
+		session_jit__closed(s->jit, &s->prof->def, path, (int64_t)s->prof->file_wall0,
 				    (int64_t)time(NULL),
 				    s->prof->def.period ? 0
 				    : s->prof->def.cpu_budget_percent && hz ? (uint32_t)hz
@@ -1241,6 +1246,8 @@ static int profile_open_next(struct session *s, uint64_t t)
 	snprintf(vdso, sizeof(vdso), "%s.vdso", path);
 	if (r == 0)
 		(void)maplog_vdso_save(vdso, false, 0640);
+	if (r == 0)
+		session_jit__rotate(s->jit, path);
 	return r;
 }
 
@@ -1306,6 +1313,39 @@ static void profile_pause(struct session *s, int r)
 static bool disk_full(int r)
 {
 	return r == -ENOSPC || r == -EDQUOT;
+}
+
+/*
+ * A detached session's (and a profile's) JIT maps, kept by a thread of their own
+ * (daemon-jit.c); a recording client keeps its own.  An administrator's session
+ * looks at every process in scope, a user's at the user's processes only.
+ */
+static void jit_start(struct session *s)
+{
+	int r;
+
+	if (!s->path[0] || s->p.no_jit || (s->prof && !s->prof->def.jit_maps))
+		return;
+	r = session_jit__start(s->prof ? s->prof->path : s->path, s->p.pids, s->p.npids,
+			       s->p.who.admin ? -1 : (int64_t)s->p.who.uid, &s->jit);
+	if (r < 0)
+		log_warn_errno(r, "session %d: JIT maps will not be saved beside '%s'", s->id,
+			       s->path);
+}
+
+static void jit_stop(struct session *s)
+{
+	struct maplog_jit_stats st = { 0 };
+
+	if (!s->jit)
+		return;
+	session_jit__stop(s->jit, &st);
+	s->jit = NULL;
+	if (st.saved || st.refused || st.errors || st.truncated || st.over_open)
+		log_info("session %d: JIT maps: %" PRIu64 " saved (%" PRIu64 " bytes), %" PRIu64
+			 " refused (not owned by their process's owner), %" PRIu64 " cut, %" PRIu64
+			 " not kept (too many open), %" PRIu64 " errors",
+			 s->id, st.saved, st.bytes, st.refused, st.truncated, st.over_open, st.errors);
 }
 
 /* After each merge round (@r its result): rotate, retain, pause or resume.  0 or an error. */

@@ -35,6 +35,9 @@ struct maplog_jit {
 	size_t ntargets;
 	size_t max_open, nopen;
 	uint64_t max_map, max_bytes;
+	int64_t only_uid;
+	bool strict_owner;
+	uint64_t dir_bytes; /* written into the current directory: max_bytes bounds it */
 	struct jit_ent *v;
 	size_t n, cap;
 	struct maplog_jit_stats st;
@@ -53,6 +56,8 @@ int maplog_jit__new(int dirfd, const struct maplog_jit_opts *o, struct maplog_ji
 	j->max_open = o && o->max_open ? o->max_open : JIT_MAX_OPEN;
 	j->max_map = o && o->max_map_bytes ? o->max_map_bytes : JIT_MAX_MAP_BYTES;
 	j->max_bytes = o && o->max_bytes ? o->max_bytes : JIT_MAX_BYTES;
+	j->only_uid = o && o->by_uid ? (int64_t)o->uid : -1;
+	j->strict_owner = o && o->strict_owner;
 	if (o && o->npids) {
 		j->targets = calloc(o->npids, sizeof(*j->targets));
 		if (!j->targets) {
@@ -186,6 +191,10 @@ static int map_open(struct maplog_jit *j, pid_t pid, uint64_t start)
 		close(procfd);
 		return -1;
 	}
+	if (j->only_uid >= 0 && pst.st_uid != (uid_t)j->only_uid) {
+		close(procfd);
+		return -2; /* not the session's user's: never looked into */
+	}
 	rootfd = openat(procfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	close(procfd);
 	if (rootfd < 0)
@@ -199,7 +208,7 @@ static int map_open(struct maplog_jit *j, pid_t pid, uint64_t start)
 		close(pfd);
 		return -2; /* a FIFO, a device, a directory: never opened */
 	}
-	if (st.st_uid != pst.st_uid && st.st_uid != 0) {
+	if (st.st_uid != pst.st_uid && (st.st_uid != 0 || j->strict_owner)) {
 		close(pfd);
 		j->st.refused++;
 		return -2;
@@ -218,8 +227,16 @@ static int map_open(struct maplog_jit *j, pid_t pid, uint64_t start)
 	return fd;
 }
 
+static void map_copy(struct maplog_jit *j, struct jit_ent *e, bool keep);
+
 /* Copy the map of @e into DIR/perf-PID.map and close it. */
 static void map_save(struct maplog_jit *j, struct jit_ent *e)
+{
+	map_copy(j, e, false);
+}
+
+/* Copy the map of @e into DIR/perf-PID.map; close it unless @keep. */
+static void map_copy(struct maplog_jit *j, struct jit_ent *e, bool keep)
 {
 	char name[64], buf[65536];
 	uint64_t off = 0, room;
@@ -230,9 +247,11 @@ static void map_save(struct maplog_jit *j, struct jit_ent *e)
 	snprintf(name, sizeof(name), "perf-%d.map", (int)e->pid);
 	/* A process before it with the same pid saved one: this one's lines follow. */
 	out = openat(j->dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-	room = j->max_bytes - j->st.bytes < j->max_map ? j->max_bytes - j->st.bytes : j->max_map;
+	room = j->max_bytes - j->dir_bytes < j->max_map ? j->max_bytes - j->dir_bytes : j->max_map;
 	if (room == 0) {
 		j->st.truncated++; /* max_bytes reached: not even a file for it */
+		if (out >= 0)
+			close(out);
 		close(e->fd);
 		e->fd = -1;
 		j->nopen--;
@@ -264,9 +283,25 @@ static void map_save(struct maplog_jit *j, struct jit_ent *e)
 		close(out);
 	}
 	j->st.bytes += off;
+	j->dir_bytes += off;
+	if (keep)
+		return;
 	close(e->fd);
 	e->fd = -1;
 	j->nopen--;
+}
+
+int maplog_jit__snapshot(struct maplog_jit *j, int dirfd)
+{
+	int r = maplog_jit__poll(j);
+
+	for (size_t i = 0; i < j->n; i++)
+		map_copy(j, &j->v[i], true);
+	if (dirfd >= 0) {
+		j->dirfd = dirfd;
+		j->dir_bytes = 0;
+	}
+	return r;
 }
 
 int maplog_jit__poll(struct maplog_jit *j)

@@ -965,6 +965,8 @@ int tools_record_main(int argc, char **argv)
 		json_object_set_new(args, "output", json_string("state"));
 		if (no_ks)
 			json_object_set_new(args, "kallsyms", json_string("none"));
+		if (no_jit)
+			json_object_set_new(args, "jit_maps", json_false());
 		if (conn_open(&c, socket_path(sock)) < 0 ||
 		    conn_call(&c, "start", json_incref(args), &rep) < 0)
 			goto done;

@@ -154,7 +154,8 @@ hwpmc dump "$data/cgroup-marks.pmclog" > "$tmp/marks" 2>&1
 grep -q "userdata=0x48575201 (hwpmcd MAP_IN rule mark (11.8))" "$tmp/marks" &&
 	[[ $(grep -c "userdata=0x48575304 (hwpmcd cgroup mark (11.12))" "$tmp/marks") == 6 ]] &&
 	ok "dump names hwpmcd's marks at their tag words" || bad "marks: $(grep -m5 userdata "$tmp/marks")"
-hwpmc dump "$data/buildid-marks.pmclog" 2>&1 | grep -q "(hwpmcd build id mark (11.11))" &&
+hwpmc dump "$data/buildid-marks.pmclog" > "$tmp/bmarks" 2>&1
+grep -q "(hwpmcd build id mark (11.11))" "$tmp/bmarks" &&
 	ok "dump names the build id mark" || bad "no build id mark named"
 
 echo "$pass passed, $fail failed"

@@ -175,10 +175,11 @@ for f in sys.argv[2:]:
     # head: the rule mark, then the rate mark and the rate the file begins with
     assert len(ud) >= 3 and ud[1] == 0x48575301, (f, ud[:3])
     logged.append(("head", ud[2]))
-    # then rate pairs, between the build id runs of MAP_INs (mark, length, words)
+    # then rate pairs, between the build id runs of MAP_INs and the cgroup runs of
+    # processes (mark, length, words)
     i = 3
     while i < len(ud):
-        if ud[i] == 0x48575303:
+        if ud[i] in (0x48575303, 0x48575304):
             i += 2 + (ud[i + 1] + 3) // 4
             continue
         assert ud[i] == 0x48575301, (f, i, hex(ud[i]))

@@ -100,8 +100,8 @@ else
 fi
 
 "$hwpmc" profiles > "$tmp/prof.txt" 2> /dev/null
-grep -Eq "push http://127.0.0.1:$port \(pprof\): [1-9][0-9]* sent" "$tmp/prof.txt" &&
-	grep -q "push: last error: rej-.*HTTP 400" "$tmp/prof.txt" &&
+grep -Eq "push http://127.0.0.1:$port \(pprof\): [1-9][0-9]* sent \([0-9.]+[KMG]?\), [0-9]+ queued, [0-9]+ retries, [0-9]+ failed, [0-9]+ dropped" "$tmp/prof.txt" &&
+	grep -q "push: last error: " "$tmp/prof.txt" &&
 	ok "hwpmc profiles shows each profile's push and its last error" || bad "table: $(cat "$tmp/prof.txt")"
 
 # The queries: the application, its labels, the span, the format.
@@ -126,8 +126,8 @@ for p in pp:pp fold:foldapp; do
 		bad "$name: $sent sent, the server took $got"
 done
 # A refusal is given up at once (no retry), with the server's reason.
-[[ $(pnum rej 'u["retries"]') == 0 ]] && pjq rej 'u["last_error"]' | grep -q "HTTP 400 from the server: application rejected.cpu{} is not allowed" &&
-	ok "rej: HTTP 400 given up without retries, the server's message kept" || bad "rej: $(pjq rej u)"
+[[ $(pnum rej 'u["retries"]') == 0 ]] && grep -q "profile rej: push of .* given up after 1 tries: HTTP 400 from the server: application rejected.cpu{} is not allowed" "$tmp/daemon.log" &&
+	ok "rej: HTTP 400 given up without retries, the server's message in the journal" || bad "rej: $(pjq rej u)"
 # A dead endpoint: retried, then dropped from its bounded queue; its profile still rotates.
 dead_files=$(pnum dead 'p["status"]["profile"]["files"]' 2> /dev/null)
 files0=$("$hwpmc" profiles --json | python3 -c 'import json,sys; print(next(p for p in json.load(sys.stdin)["profiles"] if p["name"] == "dead")["status"]["profile"]["files"])')
@@ -168,6 +168,48 @@ for n in $(recv '" ".join(str(r["n"]) for r in rs if r["status"] == 200 and r["q
 done
 ((same >= 1 && diff == 0)) && ok "folded: $same bodies are hwpmc report --folded of their files" ||
 	bad "folded: $same the same, $diff different"
+# ---- JIT maps of a profile, pushed ------------------------------------------------
+# The daemon keeps node's JIT map and copies it beside each file before that file is
+# pushed (FILE.jit/), so the server gets JavaScript names.  rej and dead go first, so
+# that the push thread has only pp's and fold's files to make.
+rm "$pdir/rej.conf" "$pdir/dead.conf"
+"$hwpmc" profiles reload > /dev/null 2>&1
+wait_for 60 '[[ "$(pjq dead "p")" == None && "$(pjq rej "p")" == None ]]' || bad "rej and dead still listed after reload"
+node_ok=
+if command -v node > /dev/null; then
+	(cd "$tmp" || exit; node --perf-basic-prof "$src/tests/workloads/jit-hot.js" 3 & p=$!; wait $p
+		rm -f /tmp/perf-$p.map "$tmp"/isolate-*.log; echo done > "$tmp/node.done") &
+	node_ok=yes
+fi
+if [[ -n $node_ok ]]; then
+	wait_for 120 '[[ -e "$tmp/node.done" ]]' || bad "node did not end"
+	# The file of node's last samples is pushed at the next rotation (1 s).
+	if wait_for 60 'grep -qs "JS:[^;]*hwpmcJit" "$rdir"/*.folded'; then
+		n=$(grep -ls "JS:[^;]*hwpmcJit" "$rdir"/*.folded | wc -l)
+		ok "node's JavaScript functions reached the server by name ($n folded bodies)"
+		# Each is its file's report with the maps beside it: copied before the push.
+		same=0 diff=0
+		for b in $(grep -ls "JS:[^;]*hwpmcJit" "$rdir"/*.folded); do
+			n=$(basename "$b" .folded)
+			from=$(recv "next(r['query']['from'] for r in rs if r['n'] == $n)")
+			f=$(ls "$state/profiles/fold/fold-$(date -u -d "@$from" +%Y%m%dT%H%M%SZ).pmclog" 2> /dev/null)
+			[[ -n "$f" ]] || continue
+			if "$hwpmc" report --folded "$f" 2> /dev/null | cmp -s - "$b"; then
+				same=$((same + 1))
+			else
+				diff=$((diff + 1))
+			fi
+		done
+		((same >= 1 && diff == 0)) && ok "those bodies are their files' reports, JIT maps included ($same)" ||
+			bad "JIT bodies: $same as their files' reports, $diff not"
+	else
+		bad "no pushed body names node's JavaScript: $(ls "$state"/profiles/fold/*.jit 2>&1 | head -3)"
+	fi
+	ls "$state"/profiles/fold/*.pmclog.jit/perf-*.map > /dev/null 2>&1 &&
+		ok "the profile's files have their JIT maps beside them (FILE.jit/)" || bad "no FILE.jit/perf-PID.map"
+else
+	echo "# node is not installed (scripts/bootstrap installs nodejs): JIT maps of profiles not checked"
+fi
 samples=$(recv 'min(r.get("samples", 0) for r in rs if r["status"] == 200)')
 ((samples > 0)) && ok "every accepted body holds samples (at least $samples)" || bad "an accepted body without samples"
 

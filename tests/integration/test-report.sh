@@ -259,6 +259,21 @@ print(js, through)" > "$tmp/jit.count"
 	(( js > 0 && through * 2 > js )) &&
 		ok "node JIT: $through of $js samples in JavaScript unwound through the JIT frames to node::Start (frame pointers)" ||
 		bad "node JIT: $through of $js JavaScript samples reach node::Start"
+	# A detached session (hwpmc start) has no client to save the maps: the daemon does,
+	# beside its log in the state directory, on a thread of the session's own.
+	"$hwpmc_bin" start -a -F 999 > "$tmp/start.out" 2>&1
+	sid=$(sed -n 's/^session \([0-9]*\): recording into .*/\1/p' "$tmp/start.out")
+	slog=$(sed -n 's/^session [0-9]*: recording into \(.*\)$/\1/p' "$tmp/start.out")
+	(cd "$tmp" || exit; node --perf-basic-prof "$js_file" 2 & p=$!; wait $p; rm -f /tmp/perf-$p.map; echo $p > "$tmp/node.pid")
+	"$hwpmc_bin" stop "$sid" > /dev/null 2>&1
+	npid=$(cat "$tmp/node.pid")
+	report --json --limit 0 "$slog" > "$tmp/sjit.json" 2> /dev/null
+	got=$(field "$tmp/sjit.json" "j['header']['pcs_jit'], len([t for t in j['events'][0]['top'] if t['image'] == '[jit]' and 'hwpmcJit' in t['function']])")
+	[[ -n $sid && -s $slog.jit/perf-$npid.map && $got =~ ^[1-9][0-9]*\ [1-9] ]] &&
+		ok "hwpmc start: the daemon saved node's map beside the detached log; JavaScript named ($got)" ||
+		bad "hwpmc start: JIT map $slog.jit/perf-$npid.map: $(ls "$slog.jit" 2>&1 | head -2); report: $got; $(cat "$tmp/start.out")"
+	grep -q "session $sid: JIT maps: [1-9][0-9]* saved" "$tmp/daemon.log" &&
+		ok "the journal counts the detached session's JIT maps" || bad "no JIT maps line for session $sid"
 	rm -f "$tmp"/isolate-*.log
 else
 	bad "node is missing (scripts/bootstrap installs nodejs): the JIT case cannot run"

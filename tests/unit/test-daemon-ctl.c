@@ -373,6 +373,24 @@ START_TEST(test_start_kallsyms)
 }
 END_TEST
 
+/* "jit_maps": a detached session's JIT maps, on unless false; a client saves its own. */
+START_TEST(test_start_jit_maps)
+{
+	ck_assert_int_eq(ADMIN("{'output': 'state'}"), 0);
+	ck_assert(!p.no_jit);
+	ck_assert_int_eq(ADMIN("{'output': 'state', 'jit_maps': false}"), 0);
+	ck_assert(p.no_jit);
+	ck_assert_int_eq(ADMIN("{'output': 'state', 'jit_maps': true}"), 0);
+	ck_assert(!p.no_jit);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'jit_maps': false}"), 0);
+	ck_assert(p.no_jit);
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'jit_maps': true}"), -EINVAL);
+	ck_assert_err_has("a recording client saves the maps itself");
+	ck_assert_int_eq(ADMIN("{'output': 'state', 'jit_maps': 'yes'}"), -EINVAL);
+	ck_assert_err_has("'jit_maps' must be true or false");
+}
+END_TEST
+
 START_TEST(test_start_events)
 {
 	char big[4096];
@@ -1461,6 +1479,7 @@ int main(void)
 	tcase_add_test(ts, test_start_not_object_unknown_field);
 	tcase_add_test(ts, test_start_output);
 	tcase_add_test(ts, test_start_kallsyms);
+	tcase_add_test(ts, test_start_jit_maps);
 	tcase_add_test(ts, test_start_events);
 	tcase_add_test(ts, test_start_callgraph);
 	tcase_add_test(ts, test_start_cpus_pids);

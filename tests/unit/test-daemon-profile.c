@@ -226,6 +226,13 @@ START_TEST(test_push_keys)
 	ck_assert_int_eq(parse(&pf, "push_labels = a=b\npush_format = folded\n"), 2);
 	ck_assert_err_has("web.conf:1: push_labels is set, but push_url is not");
 	ck_assert_err_has("web.conf:2: push_format is set, but push_url is not");
+	/* jit_maps: on by default */
+	ck_assert_int_eq(parse(&pf, "freq = 49\n"), 0);
+	ck_assert(pf.jit_maps);
+	ck_assert_int_eq(parse(&pf, "jit_maps = no\n"), 0);
+	ck_assert(!pf.jit_maps);
+	ck_assert_int_eq(parse(&pf, "jit_maps = sometimes\n"), 1);
+	ck_assert_err_has("web.conf:1: jit_maps = 'sometimes' is not yes or no");
 }
 END_TEST
 
@@ -492,6 +499,15 @@ START_TEST(test_retain)
 	put_sized("web-20261205T190000Z.pmclog.kallsyms", 50, now - 10);
 	put_sized("web-20261205T190000Z-1.pmclog", 100, now - 20);
 	put_sized("web-20261205T190000Z-1.pmclog.vdso", 50, now - 20);
+	/* ... and JIT maps beside the first: counted with it, deleted with it. */
+	{
+		char d[600];
+
+		snprintf(d, sizeof(d), "%s/web-20261205T190000Z.pmclog.jit", tmpdir);
+		ck_assert_int_eq(mkdir(d, 0750), 0);
+		put_sized("web-20261205T190000Z.pmclog.jit/perf-42.map", 40, now - 10);
+		put_sized("web-20261205T190000Z.pmclog.jit/perf-43.map", 60, now - 10);
+	}
 	put_sized("web-20261205T191000Z.pmclog", 100, now);
 	put_sized("web-20261205T192000Z.pmclog", 100, now);
 	put_sized("db-20261205T180000Z.pmclog", 1000, now - 99999); /* another profile's */
@@ -500,15 +516,23 @@ START_TEST(test_retain)
 	snprintf(cur, sizeof(cur), "%s/web-20261205T192000Z.pmclog", tmpdir);
 	ck_assert_int_eq(daemon_profile_retain(tmpdir, "web", cur, 1000, 0, now, &ret), 0);
 	ck_assert_uint_eq(ret.files, 4);
-	ck_assert_uint_eq(ret.bytes, 500);
+	ck_assert_uint_eq(ret.bytes, 600);
 	ck_assert_uint_eq(ret.deleted_files, 0);
 	/* 300 bytes: the two oldest go (the -N file is younger than the one without). */
 	ck_assert_int_eq(daemon_profile_retain(tmpdir, "web", cur, 300, 0, now, &ret), 0);
 	ck_assert_uint_eq(ret.deleted_files, 2);
-	ck_assert_uint_eq(ret.deleted_bytes, 300);
+	ck_assert_uint_eq(ret.deleted_bytes, 400);
 	ck_assert_uint_eq(ret.files, 2);
 	ck_assert_int_eq(file_size("web-20261205T190000Z.pmclog"), -1);
 	ck_assert_int_eq(file_size("web-20261205T190000Z.pmclog.kallsyms"), -1);
+	ck_assert_int_eq(file_size("web-20261205T190000Z.pmclog.jit/perf-42.map"), -1);
+	{
+		char d[600];
+		struct stat st;
+
+		snprintf(d, sizeof(d), "%s/web-20261205T190000Z.pmclog.jit", tmpdir);
+		ck_assert_int_eq(stat(d, &st), -1); /* the directory went too */
+	}
 	ck_assert_int_eq(file_size("web-20261205T190000Z-1.pmclog.vdso"), -1);
 	ck_assert_int_eq(file_size("web-20261205T191000Z.pmclog"), 100);
 	/* Never the current file, however small the budget. */

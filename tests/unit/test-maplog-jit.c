@@ -3,7 +3,9 @@
  * test-maplog-jit.c: Check suite for maplog-jit.c: a child process's JIT map
  * (/tmp/perf-PID.map) is kept open, saved when the child exits although the file
  * is gone by then, appended for a later process with the same pid; a FIFO in its
- * place is never opened; processes out of scope are not looked at.
+ * place is never opened; processes out of scope are not looked at; a snapshot
+ * copies the maps into one directory and goes on into another; as root, the
+ * daemon's rules (strict_owner, by_uid) with children of other uids.
  */
 #include <check.h>
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -199,6 +202,130 @@ START_TEST(test_limits)
 }
 END_TEST
 
+/* A rotated log's files each get the map as it was at their end (the daemon's profiles). */
+START_TEST(test_snapshot)
+{
+	struct maplog_jit *j = NULL;
+	struct maplog_jit_stats st;
+	struct maplog_jit_opts o = { 0 };
+	char map[64], first[512], second[512], dir1[sizeof(outdir)];
+	int d1 = open_outdir(), d2;
+	pid_t child = spawn();
+
+	snprintf(dir1, sizeof(dir1), "%s", outdir);
+	d2 = open_outdir();
+	o.pids = &child;
+	o.npids = 1;
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)child);
+	put(map, "1000 10 a\n");
+	ck_assert_int_eq(maplog_jit__new(d1, &o, &j), 0);
+	ck_assert_int_eq(maplog_jit__poll(j), 0);
+	ck_assert_int_eq(maplog_jit__snapshot(j, d2), 0);
+	put(map, "1000 10 a\n2000 10 b\n");
+	reap(child);
+	ck_assert_int_eq(maplog_jit__finish(j), 0);
+	maplog_jit__stats(j, &st);
+	snprintf(first, sizeof(first), "%s/perf-%d.map", dir1, (int)child);
+	snprintf(second, sizeof(second), "%s/perf-%d.map", outdir, (int)child);
+	ck_assert_str_eq(slurp(first), "1000 10 a\n");
+	ck_assert_str_eq(slurp(second), "1000 10 a\n2000 10 b\n");
+	ck_assert_uint_eq(st.bytes, 10 + 20);
+	maplog_jit__free(j);
+	unlink(first);
+	unlink(second);
+	unlink(map);
+	close(d1);
+	close(d2);
+	rmdir(dir1);
+	rmdir(outdir);
+}
+END_TEST
+
+/* A child that becomes @uid, then waits until it is killed. */
+static pid_t spawn_as(uid_t uid)
+{
+	int fds[2];
+	char c;
+	pid_t p;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	p = fork();
+	ck_assert_int_ge(p, 0);
+	if (p == 0) {
+		/* Dumpable again (a uid change clears it): /proc/PID is then the uid's. */
+		if (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0 ||
+		    prctl(PR_SET_DUMPABLE, 1) < 0)
+			_exit(1);
+		(void)!write(fds[1], "x", 1);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	ck_assert_int_eq(read(fds[0], &c, 1), 1);
+	close(fds[0]);
+	return p;
+}
+
+/*
+ * The daemon's rules (root): strict_owner refuses root's file as a user's
+ * process's map; by_uid never looks at another user's processes.
+ */
+START_TEST(test_daemon_rules)
+{
+	struct maplog_jit *j = NULL;
+	struct maplog_jit_stats st;
+	struct maplog_jit_opts o = { .strict_owner = true };
+	char m1[64], m2[64], saved[512];
+	int dfd;
+	pid_t t[2];
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_daemon_rules: skipped: needs root (children of other uids)\n");
+		return;
+	}
+	dfd = open_outdir();
+	t[0] = spawn_as(65534);
+	t[1] = spawn_as(65533);
+	o.pids = t;
+	o.npids = 2;
+	/* 65534's map is root's: refused.  65533's is its own: saved. */
+	snprintf(m1, sizeof(m1), "/tmp/perf-%d.map", (int)t[0]);
+	put(m1, "1000 10 root-owned\n");
+	snprintf(m2, sizeof(m2), "/tmp/perf-%d.map", (int)t[1]);
+	put(m2, "1000 10 own\n");
+	ck_assert_int_eq(chown(m2, 65533, 65533), 0);
+	ck_assert_int_eq(maplog_jit__new(dfd, &o, &j), 0);
+	ck_assert_int_eq(maplog_jit__finish(j), 0);
+	maplog_jit__stats(j, &st);
+	ck_assert_uint_eq(st.refused, 1);
+	ck_assert_uint_eq(st.saved, 1);
+	snprintf(saved, sizeof(saved), "%s/perf-%d.map", outdir, (int)t[1]);
+	ck_assert_str_eq(slurp(saved), "1000 10 own\n");
+	unlink(saved);
+	maplog_jit__free(j);
+	/* A session of uid 65534: 65533's process is not looked at, whatever its map. */
+	o.by_uid = true;
+	o.uid = 65534;
+	o.strict_owner = false;
+	ck_assert_int_eq(maplog_jit__new(dfd, &o, &j), 0);
+	ck_assert_int_eq(maplog_jit__finish(j), 0);
+	maplog_jit__stats(j, &st);
+	ck_assert_uint_eq(st.refused, 0);
+	ck_assert_uint_eq(st.saved, 1); /* 65534's own (root's file: allowed without strict) */
+	ck_assert_ptr_null(slurp(saved));
+	snprintf(saved, sizeof(saved), "%s/perf-%d.map", outdir, (int)t[0]);
+	ck_assert_str_eq(slurp(saved), "1000 10 root-owned\n");
+	unlink(saved);
+	maplog_jit__free(j);
+	reap(t[0]);
+	reap(t[1]);
+	unlink(m1);
+	unlink(m2);
+	close(dfd);
+	rmdir(outdir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("maplog-jit");
@@ -209,6 +336,8 @@ int main(void)
 	tcase_add_test(tc, test_saved_after_exit);
 	tcase_add_test(tc, test_fifo_scope_finish);
 	tcase_add_test(tc, test_limits);
+	tcase_add_test(tc, test_snapshot);
+	tcase_add_test(tc, test_daemon_rules);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
