@@ -36,7 +36,8 @@
  *     dropped   files never tried to the end: the queue was full (the profile's
  *               oldest goes: DAEMON_PUSH_QUEUE_PROFILE_MAX of a profile,
  *               DAEMON_PUSH_QUEUE_MAX in all), retention deleted the file first,
- *               or the daemon stopped (after DAEMON_PUSH_DRAIN_S of draining).
+ *               or the daemon stopped (at a stop, files tried before are given up
+ *               and the others get DAEMON_PUSH_DRAIN_S).
  *
  *   The last error is kept per profile for `hwpmc profiles`.  The files stay on
  *   disk under retention whatever happens to their push.  Counters are kept per
@@ -629,6 +630,23 @@ static void *push_main(void *arg)
 
 		if (P.stop && (!P.n || now >= P.drain_until_ms))
 			break;
+		if (P.stop) {
+			/* Shutting down: first tries only; a server that failed once is not waited for. */
+			for (size_t i = 0; i < P.n;) {
+				if (!P.q[i]->attempts) {
+					i++;
+					continue;
+				}
+				j = take(i);
+				st = stats_of(j->profile);
+				st->dropped++;
+				set_error(st, "%.120s: not sent: the daemon stopped before its next try",
+					  base_name(j->path));
+				job_free(j);
+			}
+			if (!P.n)
+				break;
+		}
 		for (size_t i = 0; i < P.n; i++) {
 			if (P.q[i]->due_ms > now) {
 				int64_t w = P.q[i]->due_ms - now;
