@@ -1513,14 +1513,13 @@ static struct report_cgroup *cgroup_get(struct report_model *m, const uint8_t *p
 {
 	struct report_cgroup *cg;
 	char shown[4 + PLOG_CGROUP_PATH_MAX];
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h;
 	size_t i;
 
-	for (size_t k = 0; k < n; k++) {
+	for (size_t k = 0; k < n; k++)
 		shown[k] = path[k] < 0x20 || path[k] >= 0x7f ? '?' : (char)path[k];
-		h = (h ^ (uint8_t)shown[k]) * 1099511628211ull;
-	}
 	shown[n] = '\0';
+	h = util_hash_str(shown);
 	if ((m->ncgroups + 1) * 2 > m->cghtcap) {
 		size_t ncap = m->cghtcap ? m->cghtcap * 2 : 64;
 		uint32_t *nh = calloc(ncap, sizeof(*nh));
@@ -1528,11 +1527,7 @@ static struct report_cgroup *cgroup_get(struct report_model *m, const uint8_t *p
 		if (!nh)
 			return NULL;
 		for (size_t k = 0; k < m->ncgroups; k++) {
-			uint64_t hk = 1469598103934665603ull;
-
-			for (const char *c = m->cgroups[k]->path; *c; c++)
-				hk = (hk ^ (uint8_t)*c) * 1099511628211ull;
-			i = hk & (ncap - 1);
+			i = util_hash_str(m->cgroups[k]->path) & (ncap - 1);
 			while (nh[i])
 				i = (i + 1) & (ncap - 1);
 			nh[i] = (uint32_t)k + 1;

@@ -52,15 +52,6 @@ struct strtab {
 	size_t htcap;
 };
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 /* The index of @s, added if new; -1 when out of memory. */
 static int64_t str_id(struct strtab *t, const char *s)
 {
@@ -73,7 +64,7 @@ static int64_t str_id(struct strtab *t, const char *s)
 		if (!nh)
 			return -1;
 		for (size_t k = 0; k < t->n; k++) {
-			i = hash_str(t->s[k]) & (ncap - 1);
+			i = util_hash_str(t->s[k]) & (ncap - 1);
 			while (nh[i])
 				i = (i + 1) & (ncap - 1);
 			nh[i] = (uint32_t)k + 1;
@@ -82,7 +73,7 @@ static int64_t str_id(struct strtab *t, const char *s)
 		t->ht = nh;
 		t->htcap = ncap;
 	}
-	i = hash_str(s) & (t->htcap - 1);
+	i = util_hash_str(s) & (t->htcap - 1);
 	for (; t->ht[i]; i = (i + 1) & (t->htcap - 1))
 		if (strcmp(t->s[t->ht[i] - 1], s) == 0)
 			return t->ht[i] - 1;

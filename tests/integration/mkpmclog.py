@@ -304,10 +304,15 @@ def build_id(path):
     return bytes.fromhex(next(l.split()[-1] for l in out.splitlines() if "Build ID" in l))
 
 
-def buildid_mark(bid, tsc=0):
-    words = [HWPMCD_BUILDID, len(bid)]
-    words += [struct.unpack("<I", (bid[i:i + 4] + b"\0\0\0")[:4])[0] for i in range(0, len(bid), 4)]
+def bytes_mark(tag, data, tsc=0, length=None):
+    """A run of USERDATA: @tag, the length of @data (or @length), @data in words."""
+    words = [tag, len(data) if length is None else length]
+    words += [struct.unpack("<I", (data[i:i + 4] + b"\0\0\0")[:4])[0] for i in range(0, len(data), 4)]
     return [rec(13, struct.pack("<II", w, 0), tsc) for w in words]
+
+
+def buildid_mark(bid, tsc=0):
+    return bytes_mark(HWPMCD_BUILDID, bid, tsc)
 
 
 def buildid(binary, out):
@@ -336,10 +341,7 @@ HWPMCD_CGROUP = 0x48575304  # pmclog-format.md 11.12
 
 
 def cgroup_mark(pid, path, tsc=0, length=None):
-    data = struct.pack("<i", pid) + path
-    words = [HWPMCD_CGROUP, len(data) if length is None else length]
-    words += [struct.unpack("<I", (data[i:i + 4] + b"\0\0\0")[:4])[0] for i in range(0, len(data), 4)]
-    return [rec(13, struct.pack("<II", w, 0), tsc) for w in words]
+    return bytes_mark(HWPMCD_CGROUP, struct.pack("<i", pid) + path, tsc, length)
 
 
 def cgroups(binary, out):

@@ -154,18 +154,23 @@ for n in $(recv '" ".join(str(r["n"]) for r in rs if r["status"] == 200 and r["q
 done
 ((checked >= 1)) && ok "$checked received pprof profiles read by go tool pprof" || bad "no pprof request matched a file"
 # folded: the body is the report's own --folded output of its file.
-same=0 diff=0
-for n in $(recv '" ".join(str(r["n"]) for r in rs if r["status"] == 200 and r["query"]["format"] == "folded")'); do
-	from=$(recv "next(r['query']['from'] for r in rs if r['n'] == $n)")
-	stamp=$(date -u -d "@$from" +%Y%m%dT%H%M%SZ)
-	f=$(ls "$state/profiles/fold/fold-$stamp.pmclog" 2> /dev/null)
-	[[ -n "$f" ]] || continue
-	if "$hwpmc" report --folded "$f" 2> /dev/null | cmp -s - "$rdir/$n.folded"; then
-		same=$((same + 1))
-	else
-		diff=$((diff + 1))
-	fi
-done
+# folded_same N...: of the received folded bodies N, how many are (same) and are not
+# (diff) `hwpmc report --folded` of the fold file their request's `from` names.
+folded_same() {
+	local n from f
+	same=0 diff=0
+	for n in "$@"; do
+		from=$(recv "next(r['query']['from'] for r in rs if r['n'] == $n)")
+		f=$(ls "$state/profiles/fold/fold-$(date -u -d "@$from" +%Y%m%dT%H%M%SZ).pmclog" 2> /dev/null)
+		[[ -n "$f" ]] || continue
+		if "$hwpmc" report --folded "$f" 2> /dev/null | cmp -s - "$rdir/$n.folded"; then
+			same=$((same + 1))
+		else
+			diff=$((diff + 1))
+		fi
+	done
+}
+folded_same $(recv '" ".join(str(r["n"]) for r in rs if r["status"] == 200 and r["query"]["format"] == "folded")')
 ((same >= 1 && diff == 0)) && ok "folded: $same bodies are hwpmc report --folded of their files" ||
 	bad "folded: $same the same, $diff different"
 # ---- JIT maps of a profile, pushed ------------------------------------------------
@@ -188,18 +193,7 @@ if [[ -n $node_ok ]]; then
 		n=$(grep -ls "JS:[^;]*hwpmcJit" "$rdir"/*.folded | wc -l)
 		ok "node's JavaScript functions reached the server by name ($n folded bodies)"
 		# Each is its file's report with the maps beside it: copied before the push.
-		same=0 diff=0
-		for b in $(grep -ls "JS:[^;]*hwpmcJit" "$rdir"/*.folded); do
-			n=$(basename "$b" .folded)
-			from=$(recv "next(r['query']['from'] for r in rs if r['n'] == $n)")
-			f=$(ls "$state/profiles/fold/fold-$(date -u -d "@$from" +%Y%m%dT%H%M%SZ).pmclog" 2> /dev/null)
-			[[ -n "$f" ]] || continue
-			if "$hwpmc" report --folded "$f" 2> /dev/null | cmp -s - "$b"; then
-				same=$((same + 1))
-			else
-				diff=$((diff + 1))
-			fi
-		done
+		folded_same $(grep -ls "JS:[^;]*hwpmcJit" "$rdir"/*.folded | xargs -n1 basename | sed 's/\.folded$//')
 		((same >= 1 && diff == 0)) && ok "those bodies are their files' reports, JIT maps included ($same)" ||
 			bad "JIT bodies: $same as their files' reports, $diff not"
 	else
