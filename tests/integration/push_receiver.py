@@ -81,14 +81,16 @@ class Handler(BaseHTTPRequestHandler):
     def reply(self, code, text, rec):
         rec["status"] = code
         rec["said"] = text
+        # Recorded before the client hears the answer: a file the daemon counts as
+        # sent is always in requests.jsonl already.
+        with open(os.path.join(OUT, "requests.jsonl"), "a") as f:
+            f.write(json.dumps(rec) + "\n")
         body = text.encode() + b"\n"
         self.send_response(code)
         self.send_header("Content-Type", "text/plain")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        with open(os.path.join(OUT, "requests.jsonl"), "a") as f:
-            f.write(json.dumps(rec) + "\n")
 
     def do_GET(self):
         self.reply(404, "only POST /ingest", {"method": "GET", "path": self.path})

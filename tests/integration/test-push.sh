@@ -119,11 +119,13 @@ n503=$(recv 'sum(r["status"] == 503 for r in rs)')
 # Every file the server took is counted sent, and no more.
 for p in pp:pp fold:foldapp; do
 	name=${p%%:*} app=${p#*:}
+	# The receiver records a file before it answers, and one file is in flight at
+	# most: at any time sent <= taken <= sent + 1.  So, looking at sent, taken, sent:
+	s1=$(pnum "$name" 'u["sent"]')
 	got=$(recv "sum(r['status'] == 200 and r['query']['name'].startswith('$app.') for r in rs)")
-	sent=$(pnum "$name" 'u["sent"]')
-	# A push may be in flight between the two looks: the server's count leads by at most one.
-	(( got >= sent && got <= sent + 1 )) && ok "$name: $sent sent, the server took $got" ||
-		bad "$name: $sent sent, the server took $got"
+	s2=$(pnum "$name" 'u["sent"]')
+	(( s1 <= got && got <= s2 + 1 && s1 > 0 )) && ok "$name: $s1..$s2 sent, the server took $got" ||
+		bad "$name: $s1..$s2 sent, the server took $got"
 done
 # A refusal is given up at once (no retry), with the server's reason.
 [[ $(pnum rej 'u["retries"]') == 0 ]] && grep -q "profile rej: push of .* given up after 1 tries: HTTP 400 from the server: application rejected.cpu{} is not allowed" "$tmp/daemon.log" &&
