@@ -29,6 +29,24 @@ struct jit_ent {
 	int fd;
 };
 
+/*
+ * A process seen without a map (or out of scope): looked at again only at poll
+ * @next, each time twice as late (1, 2, 4, 8, then every 16 polls), so that a
+ * walk of a busy machine costs a readdir and a lookup per such process, and a
+ * young process (a JIT writes its map soon after it starts) is looked at soon.
+ */
+struct jit_neg {
+	pid_t pid; /* 0: an empty slot */
+	uint32_t next, gap;
+};
+
+struct jit_negs {
+	struct jit_neg *v;
+	size_t cap, n;
+};
+
+#define JIT_NEG_GAP_MAX 16
+
 struct maplog_jit {
 	int dirfd;
 	pid_t *targets;
@@ -38,6 +56,8 @@ struct maplog_jit {
 	int64_t only_uid;
 	bool strict_owner;
 	uint64_t dir_bytes; /* written into the current directory: max_bytes bounds it */
+	struct jit_negs neg; /* of the last walk */
+	uint32_t polls;
 	struct jit_ent *v;
 	size_t n, cap;
 	struct maplog_jit_stats st;
@@ -80,7 +100,43 @@ void maplog_jit__free(struct maplog_jit *j)
 			close(j->v[i].fd);
 	free(j->v);
 	free(j->targets);
+	free(j->neg.v);
 	free(j);
+}
+
+static struct jit_neg *neg_find(const struct jit_negs *t, pid_t pid)
+{
+	if (!t->cap)
+		return NULL;
+	for (size_t i = util_mix64((uint64_t)(uint32_t)pid) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		if (t->v[i].pid == pid)
+			return &t->v[i];
+		if (!t->v[i].pid)
+			return NULL;
+	}
+}
+
+/* Remember @pid's next look (a table that cannot grow just forgets: the next walk looks). */
+static void neg_put(struct jit_negs *t, pid_t pid, uint32_t next, uint32_t gap)
+{
+	size_t i;
+
+	if ((t->n + 1) * 2 > t->cap) {
+		struct jit_negs g = { .cap = t->cap ? t->cap * 2 : 256 };
+
+		g.v = calloc(g.cap, sizeof(*g.v));
+		if (!g.v)
+			return;
+		for (size_t k = 0; k < t->cap; k++)
+			if (t->v[k].pid)
+				neg_put(&g, t->v[k].pid, t->v[k].next, t->v[k].gap);
+		free(t->v);
+		*t = g;
+	}
+	for (i = util_mix64((uint64_t)(uint32_t)pid) & (t->cap - 1); t->v[i].pid; i = (i + 1) & (t->cap - 1))
+		;
+	t->v[i] = (struct jit_neg){ pid, next, gap };
+	t->n++;
 }
 
 void maplog_jit__stats(const struct maplog_jit *j, struct maplog_jit_stats *ret)
@@ -228,6 +284,8 @@ static int map_open(struct maplog_jit *j, pid_t pid, uint64_t start)
 }
 
 static void map_copy(struct maplog_jit *j, struct jit_ent *e, bool keep);
+/* A walk of /proc; @full looks at every process, else the negative cache is obeyed. */
+static int poll_walk(struct maplog_jit *j, bool full);
 
 /* Copy the map of @e into DIR/perf-PID.map and close it. */
 static void map_save(struct maplog_jit *j, struct jit_ent *e)
@@ -293,7 +351,7 @@ static void map_copy(struct maplog_jit *j, struct jit_ent *e, bool keep)
 
 int maplog_jit__snapshot(struct maplog_jit *j, int dirfd)
 {
-	int r = maplog_jit__poll(j);
+	int r = poll_walk(j, true);
 
 	for (size_t i = 0; i < j->n; i++)
 		map_copy(j, &j->v[i], true);
@@ -306,8 +364,14 @@ int maplog_jit__snapshot(struct maplog_jit *j, int dirfd)
 
 int maplog_jit__poll(struct maplog_jit *j)
 {
+	return poll_walk(j, false);
+}
+
+static int poll_walk(struct maplog_jit *j, bool full)
+{
 	DIR *d;
 	struct dirent *de;
+	struct jit_negs next = { 0 };
 	int r = 0;
 
 	/* Those that exited (or whose pid is another process's now): saved, forgotten. */
@@ -331,12 +395,26 @@ int maplog_jit__poll(struct maplog_jit *j)
 		uint64_t start;
 		int fd;
 
-		if (*end || v <= 0 || v > INT32_MAX || pid == getpid() || ent_find(j, pid) ||
-		    !in_scope(j, pid) || !proc_stat(pid, &start, NULL))
+		const struct jit_neg *ng;
+		uint32_t gap;
+
+		if (*end || v <= 0 || v > INT32_MAX || pid == getpid() || ent_find(j, pid))
 			continue;
+		ng = neg_find(&j->neg, pid);
+		if (ng && !full && (int32_t)(ng->next - j->polls) > 0) {
+			neg_put(&next, pid, ng->next, ng->gap); /* not yet: kept for later */
+			continue;
+		}
+		gap = ng ? (ng->gap * 2 > JIT_NEG_GAP_MAX ? JIT_NEG_GAP_MAX : ng->gap * 2) : 1;
+		if (!in_scope(j, pid) || !proc_stat(pid, &start, NULL)) {
+			neg_put(&next, pid, j->polls + gap, gap);
+			continue;
+		}
 		fd = map_open(j, pid, start);
-		if (fd == -1)
+		if (fd == -1) {
+			neg_put(&next, pid, j->polls + gap, gap);
 			continue;
+		}
 		if (fd >= 0 && j->nopen >= j->max_open) {
 			close(fd);
 			j->st.over_open++;
@@ -347,12 +425,16 @@ int maplog_jit__poll(struct maplog_jit *j)
 			close(fd);
 	}
 	closedir(d);
+	/* The pids not seen in this walk are gone: the new table forgets them. */
+	free(j->neg.v);
+	j->neg = next;
+	j->polls++;
 	return r;
 }
 
 int maplog_jit__finish(struct maplog_jit *j)
 {
-	int r = maplog_jit__poll(j);
+	int r = poll_walk(j, true);
 
 	for (size_t i = 0; i < j->n; i++)
 		map_save(j, &j->v[i]);

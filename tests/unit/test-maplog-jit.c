@@ -241,6 +241,60 @@ START_TEST(test_snapshot)
 }
 END_TEST
 
+/*
+ * A process without a map is looked at again 1, 2, 4, ... polls later (a walk of a
+ * busy machine stays cheap): one whose map appears after the first look is found
+ * at the next poll; one whose map appears later, at the latest at the end.
+ */
+START_TEST(test_backoff)
+{
+	struct maplog_jit *j = NULL;
+	struct maplog_jit_stats st;
+	struct maplog_jit_opts o = { 0 };
+	char m1[64], m2[64], saved[512];
+	int dfd = open_outdir();
+	pid_t t[2] = { spawn(), spawn() };
+
+	o.pids = t;
+	o.npids = 2;
+	snprintf(m1, sizeof(m1), "/tmp/perf-%d.map", (int)t[0]);
+	snprintf(m2, sizeof(m2), "/tmp/perf-%d.map", (int)t[1]);
+	ck_assert_int_eq(maplog_jit__new(dfd, &o, &j), 0);
+	ck_assert_int_eq(maplog_jit__poll(j), 0); /* neither has a map: next look 1 poll on */
+	put(m1, "1000 10 a\n");
+	ck_assert_int_eq(maplog_jit__poll(j), 0); /* t[0]'s found (kept open) */
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(maplog_jit__poll(j), 0); /* t[1]: looked at, then less often */
+	put(m2, "2000 10 b\n");
+	unlink(m1);
+	unlink(m2); /* gone from /tmp: only what was kept open is saved */
+	ck_assert_int_eq(maplog_jit__finish(j), 0);
+	maplog_jit__stats(j, &st);
+	ck_assert_uint_eq(st.saved, 1);
+	snprintf(saved, sizeof(saved), "%s/perf-%d.map", outdir, (int)t[0]);
+	ck_assert_str_eq(slurp(saved), "1000 10 a\n");
+	unlink(saved);
+	maplog_jit__free(j);
+	/* Under backoff, the end still looks at everyone. */
+	ck_assert_int_eq(maplog_jit__new(dfd, &o, &j), 0);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(maplog_jit__poll(j), 0); /* t[1]: gap 8 by now */
+	put(m2, "3000 10 c\n");
+	ck_assert_int_eq(maplog_jit__finish(j), 0);
+	maplog_jit__stats(j, &st);
+	ck_assert_uint_eq(st.saved, 1);
+	snprintf(saved, sizeof(saved), "%s/perf-%d.map", outdir, (int)t[1]);
+	ck_assert_str_eq(slurp(saved), "3000 10 c\n");
+	unlink(saved);
+	maplog_jit__free(j);
+	reap(t[0]);
+	reap(t[1]);
+	unlink(m2);
+	close(dfd);
+	rmdir(outdir);
+}
+END_TEST
+
 /* A child that becomes @uid, then waits until it is killed. */
 static pid_t spawn_as(uid_t uid)
 {
@@ -337,6 +391,7 @@ int main(void)
 	tcase_add_test(tc, test_fifo_scope_finish);
 	tcase_add_test(tc, test_limits);
 	tcase_add_test(tc, test_snapshot);
+	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_daemon_rules);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
