@@ -308,9 +308,8 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 {
 	static char a_report[] = "report", a_nodi[] = "--no-debuginfod", a_pprof[] = "--pprof",
 		    a_folded[] = "--folded", a_fd1[] = "/dev/fd/1", a_end[] = "--";
-	char path[sizeof(j->path)];
-	char *argv[] = { P.hwpmc, a_report, a_nodi, j->folded ? a_folded : a_pprof,
-			 j->folded ? a_end : a_fd1, a_end, path, NULL };
+	char path[sizeof(j->path)], *argv[8];
+	size_t na = 0;
 	static char e_path[] = "PATH=/usr/bin:/bin", e_lc[] = "LC_ALL=C";
 	char *envp[] = { e_path, e_lc, NULL };
 	int opipe[2] = { -1, -1 }, epipe[2] = { -1, -1 }, pidfd = -1, status = 0, ret = PUSH_FAIL;
@@ -323,12 +322,20 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 	pid_t pid;
 	int r;
 
+	/* hwpmc report --no-debuginfod --pprof /dev/fd/1 -- FILE (--folded prints to stdout) */
 	snprintf(path, sizeof(path), "%s", j->path);
+	argv[na++] = P.hwpmc;
+	argv[na++] = a_report;
+	argv[na++] = a_nodi;
 	if (j->folded) {
-		/* --folded prints to stdout: no file argument of its own. */
-		argv[5] = path;
-		argv[6] = NULL;
+		argv[na++] = a_folded;
+	} else {
+		argv[na++] = a_pprof;
+		argv[na++] = a_fd1;
 	}
+	argv[na++] = a_end;
+	argv[na++] = path;
+	argv[na] = NULL;
 	if (pipe2(opipe, O_CLOEXEC) < 0 || pipe2(epipe, O_CLOEXEC) < 0) {
 		snprintf(err, errsize, "pipe: %s", strerror(errno));
 		goto out;

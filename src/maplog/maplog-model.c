@@ -188,6 +188,8 @@ void maplog__free(struct maplog *m)
 static int read_cgroup(int32_t pid, char *buf, size_t size)
 {
 	char path[64], text[4096 + 64];
+	const char *v2 = NULL, *sd = NULL;
+	size_t v2n = 0, sdn = 0;
 	ssize_t n;
 	int fd;
 
@@ -200,31 +202,36 @@ static int read_cgroup(int32_t pid, char *buf, size_t size)
 	if (n <= 0)
 		return n < 0 ? -errno : -ENODATA;
 	text[n] = '\0';
-	buf[0] = '\0';
-	for (int pass = 0; pass < 2; pass++) {
-		const char *key = pass == 0 ? "0::" : ":name=systemd:";
+	/* One pass over the lines: the v2 path, and systemd's v1 one. */
+	for (char *l = text; *l;) {
+		size_t len = strcspn(l, "\n");
+		char *k = memmem(l, len, ":name=systemd:", 14);
 
-		for (char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-			char *v = pass == 0 ? (strncmp(l, key, 3) == 0 ? l + 3 : NULL) : strstr(l, key);
-			size_t len;
-
-			if (!v || (pass == 1 && v > l + strcspn(l, "\n")))
-				continue;
-			if (pass == 1)
-				v += strlen(key);
-			len = strcspn(v, "\n");
-			if (!len || len >= size)
-				return -ENAMETOOLONG;
-			if (pass == 1 && len == 1)
-				break; /* "/" too: the v2 line's stands */
-			memcpy(buf, v, len);
-			buf[len] = '\0';
-			break;
+		if (!strncmp(l, "0::", 3)) {
+			v2 = l + 3;
+			v2n = len - 3;
+		} else if (k) {
+			sd = k + 14;
+			sdn = (size_t)(l + len - sd);
 		}
-		if (buf[0] && strcmp(buf, "/") != 0)
-			return 0;
+		l += len + (l[len] == '\n');
 	}
-	return buf[0] ? 0 : -ENODATA;
+	if (v2 && (!v2n || v2n >= size))
+		return -ENAMETOOLONG;
+	if ((!v2 || (v2n == 1 && v2[0] == '/')) && sd) {
+		/* v2's is missing or "/": systemd's, when it is deeper. */
+		if (!sdn || sdn >= size)
+			return -ENAMETOOLONG;
+		if (sdn > 1) {
+			v2 = sd;
+			v2n = sdn;
+		}
+	}
+	if (!v2)
+		return -ENODATA;
+	memcpy(buf, v2, v2n);
+	buf[v2n] = '\0';
+	return 0;
 }
 
 /* The index + 1 of @path among the model's cgroups, added if new; 0 if there is no room. */
