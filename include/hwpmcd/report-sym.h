@@ -159,4 +159,10 @@ int report_open_regular(const char *path, uint64_t *ret_size);
  */
 const char *report_sym_source_name(enum report_sym_source s);
 
+/*
+ * report_demangle: the C++ name of an Itanium-ABI symbol ("_Z..."), as c++filt prints
+ * it (libiberty), in a malloc'd string; NULL for other names or a malformed one.
+ */
+char *report_demangle(const char *name);
+
 #endif /* HWPMCD_REPORT_SYM_H */

@@ -1255,7 +1255,6 @@ uint32_t report_model__comm_func(struct report_model *m, struct report_proc *p, 
 const char *report_model__func_name(struct report_model *m, uint32_t id)
 {
 	struct report_func *f = &m->funcs[id];
-	extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 	char buf[600];
 
 	if (f->pretty)
@@ -1270,13 +1269,7 @@ const char *report_model__func_name(struct report_model *m, uint32_t id)
 		break;
 	default:
 		if (f->name && f->name[0] == '_' && f->name[1] == 'Z') {
-			int st = 0;
-
-			f->pretty = __cxa_demangle(f->name, NULL, NULL, &st);
-			if (st != 0) {
-				free(f->pretty);
-				f->pretty = NULL;
-			}
+			f->pretty = report_demangle(f->name);
 		}
 		if (!f->pretty)
 			f->pretty = strdup(f->name ? f->name : "?");

@@ -72,7 +72,7 @@ for kind in hwpmcd:freebsd hwpmcd1:hwpmcd-1; do
 		bad "$mode log: --map-rule $other changed nothing"
 done
 
-# C++ names are demangled (libstdc++'s __cxa_demangle).
+# C++ names are demangled (libiberty's cplus_demangle_v3), here libstdc++'s own symbols.
 libstdcxx=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ { print $NF; exit }')
 if [[ -n "$libstdcxx" ]]; then
 	python3 "$mk" cxx "$libstdcxx" _ZNSt13runtime_errorC1EPKc "$tmp/cxx.pmclog" > /dev/null
