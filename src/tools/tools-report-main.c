@@ -14,9 +14,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -351,6 +353,59 @@ static int write_output(struct tools_report *r, int what, const char *path)
 	return 0;
 }
 
+/*
+ * The report's heap on transparent huge pages.  Nearly all a report's memory is
+ * touched once, for the first time, and each first touch of a 4 KiB page is a page
+ * fault: ~10 us on a VM with paravirtualised page tables (measured here), where a
+ * 2 MiB page costs ~100 us, 0.2 us per 4 KiB.  So every block comes from the brk heap
+ * (below 32 MiB: no mmap'd chunk per large block, unmapped at free and faulted in
+ * again at the next), the heap grows 64 MiB at a time (address space; only what is
+ * touched is memory) and is advised MADV_HUGEPAGE, which THP's default "madvise" mode
+ * needs (a no-op with THP off).  An 80k-sample report took 10 ms less (18.5 ms of
+ * reading to 8.5).  glibc's glibc.malloc.hugetlb tunable does the same but is read
+ * only at exec.  HWPMC_HUGEPAGES=0 keeps malloc's defaults.
+ */
+static void *heap_head;
+
+static void heap_setup(void)
+{
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	const char *env = getenv("HWPMC_HUGEPAGES");
+	uintptr_t lo, hi, edge;
+	size_t heap;
+	void *big, *p;
+
+	if (env && strcmp(env, "0") == 0)
+		return;
+	if (!mallopt(M_MMAP_THRESHOLD, 32 << 20) || !mallopt(M_TRIM_THRESHOLD, 256 << 20) ||
+	    !mallopt(M_TOP_PAD, 64 << 20))
+		return;
+	big = malloc(256 << 10); /* more than the heap's top: it grows, by M_TOP_PAD more */
+	if (!big)
+		return;
+	hi = (uintptr_t)sbrk(0);
+	heap = mallinfo2().arena; /* the main arena's bytes: the heap, ending at the break */
+	free(big);
+	if (hi == (uintptr_t)-1 || heap < (64 << 20) || heap > hi)
+		return; /* not malloc's brk heap (a sanitizer's or valgrind's allocator) */
+	lo = (hi - heap + 4095) & ~(uintptr_t)4095;
+	if (madvise((void *)lo, hi - lo, MADV_HUGEPAGE) != 0)
+		return;
+	/*
+	 * Where a page was touched before the advice, its 2 MiB has a page table of small
+	 * pages for good: the heap's start, and the header malloc wrote above the big
+	 * block (which was where this one is: the heap's top).  A block up to the next
+	 * 2 MiB boundary above them, never touched, keeps the report on huge pages.
+	 */
+	if ((p = malloc(64))) {
+		uintptr_t at = (uintptr_t)p;
+
+		free(p);
+		edge = (at + (256 << 10) + 128 + huge - 1) & ~(huge - 1);
+		heap_head = malloc(edge - at - 4096);
+	}
+}
+
 int tools_report_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -397,6 +452,7 @@ int tools_report_main(int argc, char **argv)
 	unsigned long x;
 	int c, e = 0, rc = TOOLS_EXIT_USAGE;
 
+	heap_setup();
 	memset(&r, 0, sizeof(r));
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
