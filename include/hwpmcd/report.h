@@ -332,11 +332,11 @@ uint32_t report_model__comm_func(struct report_model *m, struct report_proc *p, 
  * @max, the innermost ones; @max >= 1): the functions inlined at @look (--inline)
  * and the out-of-line function, each with its line (--srcline).  Without those
  * options, or for a PC without DWARF, the one function.  Counts the PC for the
- * out-of-line function.  Returns the number of frames (> @max: more were cut), or
- * 0 when out of memory.
+ * out-of-line function, whose index goes to *@ret_func.  Returns the number of
+ * frames (> @max: more were cut), or 0 when out of memory.
  */
 size_t report_model__resolve_frames(struct report_model *m, struct report_proc *p,
-				    uint64_t look, uint32_t *out, size_t max);
+				    uint64_t look, uint32_t *out, size_t max, uint32_t *ret_func);
 
 /*
  * The printed name of function @f (escaped; borrowed until report_model__free()):

@@ -1221,12 +1221,13 @@ uint32_t report_model__resolve(struct report_model *m, struct report_proc *p, ui
 }
 
 size_t report_model__resolve_frames(struct report_model *m, struct report_proc *p,
-				    uint64_t look, uint32_t *out, size_t max)
+				    uint64_t look, uint32_t *out, size_t max, uint32_t *ret_func)
 {
 	uint32_t chain;
 	uint32_t f = resolve_cached(m, p, look, &chain);
 	size_t n;
 
+	*ret_func = f;
 	if (!f || max == 0)
 		return 0;
 	if (!chain) {

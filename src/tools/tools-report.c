@@ -145,19 +145,19 @@ static uint32_t tree_child(struct tools_rep_tree *t, uint32_t parent, uint32_t f
 	return (uint32_t)t->len++;
 }
 
-/* Add one path (@ids, @n functions, in the order given) below the root. */
-static int tree_add(struct tools_rep_tree *t, const uint32_t *ids, size_t n, int step)
+/* Add one path (@ids, @n functions, in the order given) below the root, @w samples. */
+static int tree_add(struct tools_rep_tree *t, const uint32_t *ids, size_t n, int step, uint64_t w)
 {
 	uint32_t node = 0;
 
-	t->n[0].count++;
+	t->n[0].count += w;
 	for (size_t k = 0; k < n; k++) {
 		node = tree_child(t, node, ids[step > 0 ? k : n - 1 - k]);
 		if (!node)
 			return -ENOMEM;
-		t->n[node].count++;
+		t->n[node].count += w;
 	}
-	t->n[node].self++;
+	t->n[node].self += w;
 	return 0;
 }
 
@@ -224,7 +224,9 @@ static int event_announce(struct tools_report *r, uint32_t pmcid, const char *na
 	return 0;
 }
 
-static int event_count(struct tools_report *r, struct tools_rep_event *e, uint32_t f, bool self)
+/* Count function @f of @w samples alike (r->sample_no names them) for event @e. */
+static int event_count(struct tools_report *r, struct tools_rep_event *e, uint32_t f, bool self,
+		       uint64_t w)
 {
 	if (f >= e->ncounts) {
 		size_t n = e->ncounts ? e->ncounts : 1024;
@@ -245,7 +247,7 @@ static int event_count(struct tools_report *r, struct tools_rep_event *e, uint32
 		e->ncounts = n;
 	}
 	if (self)
-		e->self[f]++;
+		e->self[f] += w;
 	if (f >= r->stamp_cap) {
 		size_t n = r->stamp_cap ? r->stamp_cap : 1024;
 		uint32_t *s;
@@ -261,7 +263,7 @@ static int event_count(struct tools_report *r, struct tools_rep_event *e, uint32
 	}
 	if (r->stamp[f] != (uint32_t)r->sample_no) { /* each function once per sample */
 		r->stamp[f] = (uint32_t)r->sample_no;
-		e->total[f]++;
+		e->total[f] += w;
 	}
 	return 0;
 }
@@ -292,6 +294,10 @@ static void record_times(const struct tools_report *r, uint64_t tsc, double *ret
 		*ret_ns = 0;
 	else if (f->tsc_freq == 0)
 		*ret_ns = f->start_ns;
+	else if (d > -(INT64_MAX / 1000000000) && d < INT64_MAX / 1000000000 &&
+		 f->tsc_freq <= INT64_MAX)
+		/* 64-bit arithmetic for the 292 years either side of INITIALIZE (per sample) */
+		*ret_ns = clamp_ns((__int128)f->start_ns + d * 1000000000 / (int64_t)f->tsc_freq);
 	else
 		*ret_ns = clamp_ns((__int128)f->start_ns +
 				   (__int128)d * 1000000000 / (__int128)f->tsc_freq);
@@ -364,17 +370,289 @@ static bool filter_pass(const struct tools_report *r, const struct plog_record *
 	return true;
 }
 
+/*
+ * Samples.  Most samples repeat one another: a hot loop gives the same PCs in the
+ * same thread again and again.  Two samples of one epoch (no record but samples
+ * between them, so the model is the same: processes, mappings, thread names) with
+ * the same event, pid, tid, mode and PCs are resolved into the same frames and
+ * counted the same way, so each distinct one is resolved once, when first seen,
+ * into an entry of r->sc, which counts the samples alike (hits).  The counts and
+ * trees get them at flush: at the end, or when the arena holds TOOLS_REP_SC_BYTES.
+ * Entries are flushed in the order first seen, so functions, tree nodes and
+ * every output come out as if each sample were counted when read.  The PCs a
+ * sample's resolution counts per function (report_model__finish()'s statistics)
+ * are counted for its first sample at resolution and for the others at flush.
+ */
+#define TOOLS_REP_SC_BYTES ((size_t)16 << 20)
+
+struct sc_ent {
+	uint64_t hash;
+	uint64_t hits;	 /* samples alike since it was made */
+	uint64_t epoch;
+	int32_t pid, tid;
+	uint32_t ev;	 /* index in r->ev */
+	uint32_t user;	 /* a user-mode sample */
+	uint32_t npc;	 /* the PCs (key) */
+	uint32_t n;	 /* frames: ids[n] (innermost first), 0: no frame kept */
+	uint32_t npf;	 /* PCs counted for a function: pf[npf] */
+	uint32_t pcs_kernel;
+	/* then: uint64_t pc[npc]; uint32_t ids[n + 1] (ids[n]: the process name); pf[npf] */
+};
+
+static uint64_t *sc_pcs(struct sc_ent *x)
+{
+	return (uint64_t *)(x + 1);
+}
+
+static uint32_t *sc_ids(struct sc_ent *x)
+{
+	return (uint32_t *)(sc_pcs(x) + x->npc);
+}
+
+static size_t sc_size(uint32_t npc, uint32_t n, uint32_t npf)
+{
+	size_t b = sizeof(struct sc_ent) + npc * sizeof(uint64_t) + (n + 1 + npf) * sizeof(uint32_t);
+
+	return (b + 7) & ~(size_t)7;
+}
+
+static uint64_t sc_hash(uint64_t epoch, const struct plog_record *c, uint32_t ev, bool user)
+{
+	/* One multiply per PC (the chain of a sample is the cost), mixed once at the end. */
+	uint64_t h = epoch * 0x9e3779b97f4a7c15ull ^ (uint32_t)c->u.callchain.pid ^
+		     ((uint64_t)(uint32_t)c->u.callchain.tid << 32 | ev << 1 | user) * 31 ^
+		     (uint64_t)c->u.callchain.npc << 56;
+
+	for (uint32_t i = 0; i < c->u.callchain.npc; i++)
+		h = (h ^ c->u.callchain.pc[i]) * 0xff51afd7ed558ccdull + (h >> 29);
+	return util_mix64(h);
+}
+
+/* Count entry @x's samples into its event (tools_rep_event) and trees. */
+static int sc_count(struct tools_report *r, struct sc_ent *x)
+{
+	struct tools_rep_event *e = &r->ev[x->ev];
+	uint32_t *ids = sc_ids(x), *pf = ids + x->n + 1;
+	size_t n = x->n;
+	int err;
+
+	for (uint32_t j = 0; j < x->npf; j++)
+		r->m->funcs[pf[j]].pcs += x->hits - 1; /* the first at its resolution */
+	if (n == 0)
+		return 0;
+	r->sample_no++;
+	if ((uint32_t)r->sample_no == 0)
+		r->sample_no++, memset(r->stamp, 0, r->stamp_cap * sizeof(*r->stamp));
+	for (size_t i = 0; i < n; i++)
+		if ((err = event_count(r, e, ids[i], i == 0, x->hits)) < 0)
+			return err;
+	if (r->o.want_callers && (err = tree_add(&e->callers, ids, n, 1, x->hits)) < 0)
+		return err;
+	/* ids[n] is the process name: the outermost frame */
+	if (r->o.want_callees && (err = tree_add(&e->callees, ids, n + 1, -1, x->hits)) < 0)
+		return err;
+	if (r->o.want_focus) {
+		size_t in = n, out = n;
+
+		for (size_t i = 0; i < n; i++) {
+			if (focus_of(r, ids[i])) {
+				if (in == n)
+					in = i;
+				out = i;
+			}
+		}
+		if (in < n) {
+			e->focus_samples += x->hits;
+			/* callers of F: from its innermost occurrence outwards */
+			if ((err = tree_add(&e->focus_callers, ids + in, n - in, 1, x->hits)) < 0)
+				return err;
+			/* callees of F: from its outermost occurrence inwards */
+			if ((err = tree_add(&e->focus_callees, ids, out + 1, -1, x->hits)) < 0)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* Count every entry, in the order made, and empty the cache. */
+static int sc_flush(struct tools_report *r)
+{
+	struct tools_rep_samples *sc = &r->sc;
+	int err;
+
+	for (size_t off = 0; off < sc->len;) {
+		struct sc_ent *x = (struct sc_ent *)(sc->arena + off);
+
+		if ((err = sc_count(r, x)) < 0)
+			return err;
+		off += sc_size(x->npc, x->n, x->npf);
+	}
+	if (sc->n)
+		memset(sc->ht, 0, sc->htcap * sizeof(*sc->ht));
+	sc->len = sc->n = 0;
+	sc->flushes++;
+	return 0;
+}
+
+/* The entry of sample @c (hashed @h) in the cache, or NULL. */
+static struct sc_ent *sc_find(struct tools_report *r, const struct plog_record *c, uint64_t h,
+			      uint32_t ev, bool user)
+{
+	struct tools_rep_samples *sc = &r->sc;
+
+	if (!sc->htcap)
+		return NULL;
+	for (size_t s = h & (sc->htcap - 1); sc->ht[s]; s = (s + 1) & (sc->htcap - 1)) {
+		struct sc_ent *x = (struct sc_ent *)(sc->arena + ((size_t)sc->ht[s] - 1) * 8);
+
+		if (x->hash == h && x->epoch == sc->epoch && x->pid == c->u.callchain.pid &&
+		    x->tid == c->u.callchain.tid && x->ev == ev && x->user == user &&
+		    x->npc == c->u.callchain.npc &&
+		    memcmp(sc_pcs(x), c->u.callchain.pc, x->npc * sizeof(uint64_t)) == 0)
+			return x;
+	}
+	return NULL;
+}
+
+/*
+ * Resolve sample @c of event @e (process @p, NULL if unknown) into r->chain: its
+ * frames (*ret_n), the outermost function of each counted PC (pf, *ret_npf) and
+ * the number of kernel PCs counted (*ret_kernel).  0 or -ENOMEM.
+ */
+static int sample_resolve(struct tools_report *r, const struct plog_record *c,
+			  struct report_proc *p, bool user_mode, uint32_t *pf, size_t *ret_n,
+			  size_t *ret_npf, uint32_t *ret_kernel)
+{
+	size_t n = 0, k = 0, npf = 0, npc = c->u.callchain.npc;
+	uint32_t *ids = r->chain, f;
+
+	*ret_kernel = 0;
+	if (!user_mode) {
+		for (; k < npc && c->u.callchain.pc[k] >= TOOLS_REP_KERNEL_MIN; k++) {
+			uint64_t pc = c->u.callchain.pc[k];
+
+			if (!r->o.user_only) {
+				(*ret_kernel)++;
+				ids[n++] = f = report_model__resolve(r->m, NULL, k ? pc - 1 : pc);
+				pf[npf++] = f;
+			}
+		}
+	}
+	if (!r->o.kernel_only) {
+		/* The first user PC is where the thread stopped, in user and kernel mode alike. */
+		size_t first = k;
+
+		for (; k < npc; k++) {
+			uint64_t pc = c->u.callchain.pc[k];
+			size_t got;
+
+			if (!p) {
+				ids[n++] = f = r->m->unknown_func;
+				r->m->funcs[f].pcs++;
+				pf[npf++] = f;
+				continue;
+			}
+			/* --inline: the functions inlined at the PC first (room: chain_cap) */
+			got = report_model__resolve_frames(r->m, p, k == first ? pc : pc - 1,
+							   ids + n, r->chain_cap - n - 1, &f);
+			if (got == 0)
+				return -ENOMEM;
+			pf[npf++] = f;
+			n += got < r->chain_cap - n - 1 ? got : r->chain_cap - n - 1;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!ids[i])
+			return -ENOMEM;
+	*ret_n = n;
+	*ret_npf = npf;
+	return 0;
+}
+
+/* A new entry for sample @c (hashed @h), resolved; NULL when out of memory. */
+static struct sc_ent *sc_new(struct tools_report *r, const struct plog_record *c, uint64_t h,
+			     uint32_t ev, struct report_proc *p, bool user)
+{
+	struct tools_rep_samples *sc = &r->sc;
+	uint32_t pf[PLOG_CALLCHAIN_DEPTH_MAX + 1], kernel, cf = 0;
+	size_t n, npf, need, s;
+	struct sc_ent *x;
+
+	if (sample_resolve(r, c, p, user, pf, &n, &npf, &kernel) < 0)
+		return NULL;
+	if (n && r->o.want_callees &&
+	    !(cf = report_model__comm_func(r->m, p, c->u.callchain.pid, c->u.callchain.tid)))
+		return NULL;
+	need = sc_size(c->u.callchain.npc, (uint32_t)n, (uint32_t)npf);
+	if (sc->len + need > TOOLS_REP_SC_BYTES && sc_flush(r) < 0)
+		return NULL;
+	if (sc->len + need > sc->cap) {
+		size_t cap = sc->cap ? sc->cap : (size_t)256 << 10;
+		uint8_t *a;
+
+		while (cap < sc->len + need)
+			cap *= 2;
+		if (!(a = realloc(sc->arena, cap)))
+			return NULL;
+		sc->arena = a;
+		sc->cap = cap;
+	}
+	if ((sc->n + 1) * 2 > sc->htcap) {
+		size_t cap = sc->htcap ? sc->htcap * 2 : 4096;
+		uint32_t *ht = calloc(cap, sizeof(*ht));
+
+		if (!ht)
+			return NULL;
+		for (size_t i = 0; i < sc->htcap; i++) {
+			const struct sc_ent *y;
+
+			if (!sc->ht[i])
+				continue;
+			y = (const struct sc_ent *)(sc->arena + ((size_t)sc->ht[i] - 1) * 8);
+			for (s = y->hash & (cap - 1); ht[s]; s = (s + 1) & (cap - 1))
+				;
+			ht[s] = sc->ht[i];
+		}
+		free(sc->ht);
+		sc->ht = ht;
+		sc->htcap = cap;
+	}
+	x = (struct sc_ent *)(sc->arena + sc->len);
+	memset(x, 0, sizeof(*x));
+	x->hash = h;
+	x->hits = 1;
+	x->epoch = sc->epoch;
+	x->pid = c->u.callchain.pid;
+	x->tid = c->u.callchain.tid;
+	x->ev = ev;
+	x->user = user;
+	x->npc = c->u.callchain.npc;
+	x->n = (uint32_t)n;
+	x->npf = (uint32_t)npf;
+	x->pcs_kernel = kernel;
+	memcpy(sc_pcs(x), c->u.callchain.pc, x->npc * sizeof(uint64_t));
+	memcpy(sc_ids(x), r->chain, n * sizeof(uint32_t));
+	sc_ids(x)[n] = cf;
+	memcpy(sc_ids(x) + n + 1, pf, npf * sizeof(uint32_t));
+	for (s = h & (sc->htcap - 1); sc->ht[s]; s = (s + 1) & (sc->htcap - 1))
+		;
+	sc->ht[s] = (uint32_t)(sc->len / 8 + 1);
+	sc->len += need;
+	sc->n++;
+	return x;
+}
+
 static int on_sample(struct tools_report *r, const struct plog_record *rec)
 {
 	const struct plog_record *c = rec;
 	struct tools_rep_event *e = event_find(r, c->u.callchain.pmcid);
 	struct report_proc *p;
 	bool user_mode = PLOG_CC_FLAGS(c->u.callchain.cpuflags) & PLOG_CC_F_USERSPACE;
+	struct sc_ent *x;
+	uint32_t ev;
+	uint64_t h;
 	double t;
 	int64_t ns;
-	size_t n = 0, k = 0, npc = c->u.callchain.npc;
-	uint32_t *ids = r->chain;
-	int err;
 
 	r->samples++;
 	r->files[r->cur].samples++;
@@ -397,45 +675,15 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 		r->filtered++;
 		return 0;
 	}
-	if (!user_mode) {
-		for (; k < npc && c->u.callchain.pc[k] >= TOOLS_REP_KERNEL_MIN; k++) {
-			uint64_t pc = c->u.callchain.pc[k];
-
-			r->pcs++;
-			if (!r->o.user_only) {
-				r->pcs_kernel++;
-				ids[n++] = report_model__resolve(r->m, NULL, k ? pc - 1 : pc);
-			}
-		}
-	}
-	if (!r->o.kernel_only) {
-		/* The first user PC is where the thread stopped, in user and kernel mode alike. */
-		size_t first = k;
-
-		for (; k < npc; k++) {
-			uint64_t pc = c->u.callchain.pc[k];
-			size_t got;
-
-			r->pcs++;
-			if (!p) {
-				ids[n++] = r->m->unknown_func;
-				r->m->funcs[r->m->unknown_func].pcs++;
-				continue;
-			}
-			/* --inline: the functions inlined at the PC first (room: chain_cap) */
-			got = report_model__resolve_frames(r->m, p, k == first ? pc : pc - 1,
-							   ids + n, r->chain_cap - n - 1);
-			if (got == 0)
-				return -ENOMEM;
-			n += got < r->chain_cap - n - 1 ? got : r->chain_cap - n - 1;
-		}
-	} else {
-		r->pcs += npc - k;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (!ids[i])
-			return -ENOMEM;
-	if (n == 0) {
+	ev = (uint32_t)(e - r->ev);
+	h = sc_hash(r->sc.epoch, c, ev, user_mode);
+	if ((x = sc_find(r, c, h, ev, user_mode)))
+		x->hits++;
+	else if (!(x = sc_new(r, c, h, ev, p, user_mode)))
+		return -ENOMEM;
+	r->pcs += c->u.callchain.npc;
+	r->pcs_kernel += x->pcs_kernel;
+	if (x->n == 0) {
 		r->no_frames++; /* a kernel-only sample under --user */
 		return 0;
 	}
@@ -445,46 +693,9 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 	if (!r->have_span || ns > r->span_hi)
 		r->span_hi = ns;
 	r->have_span = true;
-	r->sample_no++;
-	if ((uint32_t)r->sample_no == 0)
-		r->sample_no++, memset(r->stamp, 0, r->stamp_cap * sizeof(*r->stamp));
 	e->samples++;
 	if (p && report_proc__note_sample(p) == 0)
 		r->sampled_pids++;
-	for (size_t i = 0; i < n; i++)
-		if ((err = event_count(r, e, ids[i], i == 0)) < 0)
-			return err;
-	if (r->o.want_callers && (err = tree_add(&e->callers, ids, n, 1)) < 0)
-		return err;
-	if (r->o.want_callees) {
-		uint32_t cf = report_model__comm_func(r->m, p, c->u.callchain.pid, c->u.callchain.tid);
-
-		if (!cf)
-			return -ENOMEM;
-		ids[n] = cf; /* the process name is the outermost frame */
-		if ((err = tree_add(&e->callees, ids, n + 1, -1)) < 0)
-			return err;
-	}
-	if (r->o.want_focus) {
-		size_t in = n, out = n;
-
-		for (size_t i = 0; i < n; i++) {
-			if (focus_of(r, ids[i])) {
-				if (in == n)
-					in = i;
-				out = i;
-			}
-		}
-		if (in < n) {
-			e->focus_samples++;
-			/* callers of F: from its innermost occurrence outwards */
-			if ((err = tree_add(&e->focus_callers, ids + in, n - in, 1)) < 0)
-				return err;
-			/* callees of F: from its outermost occurrence inwards */
-			if ((err = tree_add(&e->focus_callees, ids, out + 1, -1)) < 0)
-				return err;
-		}
-	}
 	return 0;
 }
 
@@ -538,6 +749,8 @@ static int filter_word(struct tools_report *r, const struct plog_record *rec)
 static int on_record(struct tools_report *r, const struct plog_record *rec)
 {
 	r->records++;
+	if (rec->type != PLOG_TYPE_CALLCHAIN)
+		r->sc.epoch++; /* the model may change: samples alike only within an epoch */
 	if (rec->type != PLOG_TYPE_USERDATA)
 		r->filt_state = 0; /* a mark cut short by another record is dropped */
 	if (rec->type != PLOG_TYPE_INITIALIZE && r->records == 1)
@@ -1035,6 +1248,8 @@ int tools_report_load(struct tools_report *r)
 			return e;
 		r->nread++;
 	}
+	if ((e = sc_flush(r)) < 0)
+		return e;
 	report_model__finish(r->m);
 	if (r->nfiles == 1)
 		r->status = r->files[0].status;
@@ -1084,6 +1299,8 @@ void tools_report_free(struct tools_report *r)
 	r->m = NULL;
 	free(r->focus);
 	free(r->chain);
+	free(r->sc.arena);
+	free(r->sc.ht);
 	free(r->stamp);
 	free(r->pmcmap);
 	free(r->files);

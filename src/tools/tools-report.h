@@ -180,6 +180,19 @@ struct tools_report {
 	/* sample counts */
 	uint64_t samples, kept, filtered, no_frames, sampled_pids;
 	uint64_t pcs, pcs_kernel;
+	/*
+	 * Samples alike (tools-report.c "Samples"): each distinct one of an epoch (a run
+	 * of samples with no other record between them) resolved once, with its count.
+	 * arena: the entries in the order first seen; ht: an entry's offset / 8 + 1.
+	 */
+	struct tools_rep_samples {
+		uint8_t *arena;
+		size_t len, cap;
+		uint32_t *ht;
+		size_t htcap, n;
+		uint64_t epoch;
+		uint64_t flushes;
+	} sc;
 	/* scratch */
 	uint32_t *chain; /* a sample's functions: chain_cap entries */
 	size_t chain_cap;
