@@ -39,6 +39,10 @@ usage: mkpmclog.py freebsd BINARY OUT     a log in FreeBSD's own conventions: cp
                                           /a.slice/web.service?x (a control byte: '?'); a
                                           mark cut short, one with a length past 4 KiB and
                                           one of an unknown pid are dropped; 103 says none
+       mkpmclog.py remap BINARY OUT       the same chain sampled 50 times in no mapping,
+                                          60 times once BINARY is mapped there, 70 times
+                                          after a MAP_OUT of it: samples alike must be
+                                          resolved by the mappings of their time
        mkpmclog.py jit DIR OUT            process 4242 with no image, sampled in JIT code:
                                           DIR/perf-4242.map names two functions (one
                                           with spaces), has a malformed and a cut-off
@@ -295,6 +299,26 @@ def manymaps(binary, out):
     print("unknown_pcs %d" % (len(cut) * len(CHAIN)))
 
 
+def remap(binary, out):
+    vaddr, _ = elf_exec_vaddr(binary)
+    syms = symbols(binary)
+    bias = 0x555500000000
+    start = bias + (vaddr & ~0xFFF)
+    pcs = chain_pcs(syms, bias)
+    b = [initialize(0x400), userdata(HWPMCD_RULE_FREEBSD), allocdyn(PMCID, b"cpu-clock"),
+         proc_create(100, b"corpus")]
+    b += [callchain(100, 100, pcs, tsc=1000 + i) for i in range(50)]
+    b.append(map_in(100, start, binary.encode()))
+    b += [callchain(100, 100, pcs, tsc=2000 + i) for i in range(60)]
+    b.append(map_out(100, bias, bias + (1 << 32)))
+    b += [callchain(100, 100, pcs, tsc=3000 + i) for i in range(70)]
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("samples 180")
+    print("resolved 60")
+    print("unknown_pcs %d" % ((50 + 70) * len(CHAIN)))
+
+
 HWPMCD_BUILDID = 0x48575303  # pmclog-format.md 11.11
 
 
@@ -411,6 +435,9 @@ if __name__ == "__main__":
         sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "filters":
         filters(sys.argv[2], sys.argv[3])
+        sys.exit(0)
+    if len(sys.argv) == 4 and sys.argv[1] == "remap":
+        remap(sys.argv[2], sys.argv[3])
         sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "manymaps":
         manymaps(sys.argv[2], sys.argv[3])

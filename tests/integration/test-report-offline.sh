@@ -391,5 +391,14 @@ got=$(field "$tmp/many.json" "[t['self'] for t in j['events'][0]['top'] if t['fu
 [[ $got == "$want" ]] && ok "80,000 MAP_INs in descending order, every other one cut: kept resolve, cut do not ($got)" ||
 	bad "80,000 MAP_INs: got $got, want $want; $(head -3 "$tmp/err")"
 
+# Samples alike (the same PCs) are resolved once per run of samples: a MAP_IN or a
+# MAP_OUT between them changes what they resolve to.
+python3 "$mk" remap "$corpus" "$tmp/remap.pmclog" > "$tmp/remap.want"
+hwpmc report --json "$tmp/remap.pmclog" > "$tmp/remap.json" 2> "$tmp/err"
+want="$(sed -n 's/^samples //p' "$tmp/remap.want") [$(sed -n 's/^resolved //p' "$tmp/remap.want")] $(sed -n 's/^unknown_pcs //p' "$tmp/remap.want")"
+got=$(field "$tmp/remap.json" "j['events'][0]['samples'], [t['self'] for t in j['events'][0]['top'] if t['function'] == 'c_leaf'], j['header']['pcs_unknown']")
+[[ $got == "$want" ]] && ok "one chain in no mapping, mapped, unmapped: resolved by the mappings of its time ($got)" ||
+	bad "remapped chain: got $got, want $want; $(head -3 "$tmp/err")"
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]
