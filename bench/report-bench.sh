@@ -4,9 +4,10 @@
 # the demo workload (two busy threads, frame-pointer call chains, all CPUs, 4 kHz,
 # cpu-clock), recorded once by each tool (one after the other, a fresh workload each):
 #   - samples in each file (perf: perf report --stats; hwpmc: dump --summary)
-#   - wall seconds and user+sys CPU seconds of each report, best of 3, output to
-#     /dev/null: flat profile (perf --no-children --sort sym / hwpmc --top), call
-#     graph (perf -g --children / hwpmc --callgraph), and folded stacks (hwpmc
+#   - wall seconds and user+sys CPU seconds of each report, best of 5 timed by bash
+#     (peak RSS from a sixth run), output to /dev/null: flat profile (perf
+#     --no-children --sort sym / hwpmc --top), call graph (perf -g --children /
+#     hwpmc --callgraph), and folded stacks (hwpmc
 #     --folded; perf's nearest, `perf script`, whose text a stackcollapse script
 #     would then fold: that second step is not counted)
 #   - the DWARF modes on their own rows: source lines (perf --sort sym,srcline /
@@ -22,7 +23,7 @@
 # exit 77 (skip) without root or perf.
 set -euo pipefail
 build=${1:-build} secs=${2:-10}
-hz=4000 runs=3 big=1000000 target=5
+hz=4000 runs=5 big=1000000 target=5
 src=$(cd "$(dirname "$0")/.." && pwd)
 hwpmcd=$build/src/daemon/hwpmcd hwpmc=$build/src/tools/hwpmc demo=$build/tests/workloads/hwpmc-demo
 [[ $(id -u) == 0 ]] || { echo "bench: skipped: needs root (hwpmcd and perf record -a)"; exit 77; }
@@ -76,20 +77,22 @@ ps=$(perf report -i "$tmp/perf.data" --stats 2> /dev/null | awk '/^ *SAMPLE even
 [[ ${ps:-0} -gt 0 ]] || { echo "bench: no samples in perf.data"; exit 1; }
 echo "   hwpmcd: $hs samples, $(stat -c %s "$tmp/x.pmclog") bytes; perf: $ps samples, $(stat -c %s "$tmp/perf.data") bytes"
 
-# best_of CMD... -> "wall cpu rss_kb": min wall, min user+sys, max peak RSS over $runs runs.
-# Timed by bash (ms resolution, children's CPU included); RSS by /usr/bin/time -f %M.
+# best_of CMD... -> "wall cpu rss_kb": min wall, min user+sys over $runs runs timed by
+# bash alone (ms resolution, the command's CPU), then its peak RSS in one more run
+# under /usr/bin/time -f %M (whose own start-up, ~2 ms here, would otherwise be
+# counted as the command's: a tenth of a fast report's time).
 best_of() {
-	local i w u s r bw='' bc='' br=0 TIMEFORMAT='%3R %3U %3S'
+	local i w u s bw='' bc='' TIMEFORMAT='%3R %3U %3S'
 	for ((i = 0; i < runs; i++)); do
-		{ time /usr/bin/time -f %M -o "$tmp/rss" "$@" > /dev/null 2> "$tmp/cmd.err"; } 2> "$tmp/t" ||
+		{ time "$@" > /dev/null 2> "$tmp/cmd.err"; } 2> "$tmp/t" ||
 			{ echo "bench: failed: $*" >&2; cat "$tmp/cmd.err" >&2; return 1; }
 		read -r w u s < "$tmp/t"
-		r=$(tail -1 "$tmp/rss")
 		bw=$(awk -v a="$w" -v b="${bw:-1e99}" 'BEGIN {print (a < b) ? a : b}')
 		bc=$(awk -v a="$u" -v c="$s" -v b="${bc:-1e99}" 'BEGIN {x = a + c; print (x < b) ? x : b}')
-		((r > br)) && br=$r
 	done
-	echo "$bw $bc $br"
+	/usr/bin/time -f %M -o "$tmp/rss" "$@" > /dev/null 2> "$tmp/cmd.err" ||
+		{ echo "bench: failed: $*" >&2; cat "$tmp/cmd.err" >&2; return 1; }
+	echo "$bw $bc $(tail -1 "$tmp/rss")"
 }
 calc() { awk "BEGIN {printf \"$1\", $2}"; }
 

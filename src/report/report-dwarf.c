@@ -3,6 +3,7 @@
  * report-dwarf.c: inline chains and source lines from DWARF (libdw); see
  * include/hwpmcd/report-dwarf.h.
  */
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
@@ -14,8 +15,94 @@
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
+#include "hwpmcd/log.h"
 #include "hwpmcd/report-dwarf.h"
 #include "hwpmcd/report-sym.h"
+
+/*
+ * libdw, loaded on first use (report_dwarf__open(): --inline and --srcline only): it
+ * and its liblzma and libbz2 cost every hwpmc run ~0.9 ms of dynamic linking at
+ * start-up (2.7 ms with them for an empty program, 1.8 ms without).  The header's
+ * prototypes type the pointers; the dwarf_* names below call through them.
+ */
+#define DW_FUNCS(X) \
+	X(begin_elf) \
+	X(end) \
+	X(get_units) \
+	X(tag) \
+	X(attr) \
+	X(attr_integrate) \
+	X(hasattr) \
+	X(siblingof) \
+	X(child) \
+	X(formudata) \
+	X(formstring) \
+	X(ranges) \
+	X(offdie) \
+	X(haspc) \
+	X(dieoffset) \
+	X(diename) \
+	X(getsrc_die) \
+	X(linesrc) \
+	X(lineno) \
+	X(getsrcfiles) \
+	X(filesrc)
+
+static struct {
+	bool tried, ok;
+#define DW_MEMBER(f) __typeof__(dwarf_##f) *f;
+	DW_FUNCS(DW_MEMBER)
+#undef DW_MEMBER
+} dw_lib;
+
+static bool dw_lib_load(void)
+{
+	const char *missing = NULL;
+	void *h;
+
+	if (dw_lib.tried)
+		return dw_lib.ok;
+	dw_lib.tried = true;
+	h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		log_warn("--inline/--srcline: elfutils' libdw cannot be loaded (%s): no DWARF",
+			 dlerror());
+		return false;
+	}
+#define DW_LOAD(f)                                                 \
+	if (!(*(void **)&dw_lib.f = dlsym(h, "dwarf_" #f)) && !missing) \
+		missing = "dwarf_" #f;
+	DW_FUNCS(DW_LOAD)
+#undef DW_LOAD
+	if (missing) {
+		log_warn("--inline/--srcline: libdw.so.1 has no %s: no DWARF", missing);
+		return false;
+	}
+	dw_lib.ok = true;
+	return true; /* the library stays loaded for the process's life */
+}
+
+#define dwarf_begin_elf (*dw_lib.begin_elf)
+#define dwarf_end (*dw_lib.end)
+#define dwarf_get_units (*dw_lib.get_units)
+#define dwarf_tag (*dw_lib.tag)
+#define dwarf_attr (*dw_lib.attr)
+#define dwarf_attr_integrate (*dw_lib.attr_integrate)
+#define dwarf_hasattr (*dw_lib.hasattr)
+#define dwarf_siblingof (*dw_lib.siblingof)
+#define dwarf_child (*dw_lib.child)
+#define dwarf_formudata (*dw_lib.formudata)
+#define dwarf_formstring (*dw_lib.formstring)
+#define dwarf_ranges (*dw_lib.ranges)
+#define dwarf_offdie (*dw_lib.offdie)
+#define dwarf_haspc (*dw_lib.haspc)
+#define dwarf_dieoffset (*dw_lib.dieoffset)
+#define dwarf_diename (*dw_lib.diename)
+#define dwarf_getsrc_die (*dw_lib.getsrc_die)
+#define dwarf_linesrc (*dw_lib.linesrc)
+#define dwarf_lineno (*dw_lib.lineno)
+#define dwarf_getsrcfiles (*dw_lib.getsrcfiles)
+#define dwarf_filesrc (*dw_lib.filesrc)
 
 /* An address range and what holds it: a unit (index) or a function (DIE offset). */
 struct dw_range {
@@ -180,6 +267,8 @@ int report_dwarf__open(const char *path, struct report_dwarf **ret_d)
 	int fd, e = 0, r;
 
 	*ret_d = NULL;
+	if (!dw_lib_load())
+		return -ENOTSUP;
 	fd = report_open_regular(path, NULL);
 	if (fd < 0)
 		return fd;
