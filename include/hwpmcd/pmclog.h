@@ -344,7 +344,8 @@ void plog_reader__finish(struct plog_reader *r);
 /*
  * plog_reader__next: decode the next record into *ret_rec.  Returns 1 with a
  * record, 0 when none is available (see plog_reader__status()), or -EPROTO for a
- * malformed log (the reader stays in error; see plog_reader__error()).
+ * malformed log (the reader stays in error; see plog_reader__error()).  *ret_rec
+ * is unspecified unless 1 is returned.
  */
 int plog_reader__next(struct plog_reader *r, struct plog_record *ret_rec);
 

@@ -282,7 +282,10 @@ static int64_t wall_ns(int64_t sec, int64_t nsec)
 	return clamp_ns((__int128)sec * 1000000000 + nsec);
 }
 
-/* Seconds from the start of the (first) log and wall clock of the record at @tsc. */
+/*
+ * Seconds from the start of the (first) log (if @ret_s is not NULL: a division, per
+ * sample only with --since/--until) and wall clock of the record at @tsc.
+ */
 static void record_times(const struct tools_report *r, uint64_t tsc, double *ret_s,
 			 int64_t *ret_ns)
 {
@@ -294,6 +297,8 @@ static void record_times(const struct tools_report *r, uint64_t tsc, double *ret
 		*ret_ns = 0;
 	else if (f->tsc_freq == 0)
 		*ret_ns = f->start_ns;
+	else if (f->tsc_freq == 1000000000) /* hwpmcd's nanosecond clock: no division */
+		*ret_ns = clamp_ns((__int128)f->start_ns + d);
 	else if (d > -(INT64_MAX / 1000000000) && d < INT64_MAX / 1000000000 &&
 		 f->tsc_freq <= INT64_MAX)
 		/* 64-bit arithmetic for the 292 years either side of INITIALIZE (per sample) */
@@ -301,6 +306,8 @@ static void record_times(const struct tools_report *r, uint64_t tsc, double *ret
 	else
 		*ret_ns = clamp_ns((__int128)f->start_ns +
 				   (__int128)d * 1000000000 / (__int128)f->tsc_freq);
+	if (!ret_s)
+		return;
 	if (r->cur == 0 || !r->files[0].have_head)
 		*ret_s = r->m->tsc_freq ? (double)(tsc - r->first_tsc) / (double)r->m->tsc_freq : 0;
 	else
@@ -505,10 +512,16 @@ static struct sc_ent *sc_find(struct tools_report *r, const struct plog_record *
 	for (size_t s = h & (sc->htcap - 1); sc->ht[s]; s = (s + 1) & (sc->htcap - 1)) {
 		struct sc_ent *x = (struct sc_ent *)(sc->arena + ((size_t)sc->ht[s] - 1) * 8);
 
-		if (x->hash == h && x->epoch == sc->epoch && x->pid == c->u.callchain.pid &&
-		    x->tid == c->u.callchain.tid && x->ev == ev && x->user == user &&
-		    x->npc == c->u.callchain.npc &&
-		    memcmp(sc_pcs(x), c->u.callchain.pc, x->npc * sizeof(uint64_t)) == 0)
+		const uint64_t *pc = sc_pcs(x);
+		uint32_t i = 0;
+
+		if (x->hash != h || x->epoch != sc->epoch || x->pid != c->u.callchain.pid ||
+		    x->tid != c->u.callchain.tid || x->ev != ev || x->user != user ||
+		    x->npc != c->u.callchain.npc)
+			continue;
+		while (i < x->npc && pc[i] == c->u.callchain.pc[i]) /* a few PCs: no memcmp call */
+			i++;
+		if (i == x->npc)
 			return x;
 	}
 	return NULL;
@@ -651,12 +664,12 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 	struct sc_ent *x;
 	uint32_t ev;
 	uint64_t h;
-	double t;
+	double t = 0;
 	int64_t ns;
 
 	r->samples++;
 	r->files[r->cur].samples++;
-	record_times(r, rec->tsc, &t, &ns);
+	record_times(r, rec->tsc, r->o.since.kind || r->o.until.kind ? &t : NULL, &ns);
 	if (!e) {
 		r->unannounced++;
 		return 0;
@@ -666,7 +679,7 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 		return 0;
 	}
 	p = report_model__proc(r->m, c->u.callchain.pid);
-	if (!time_pass(r, t, ns)) {
+	if ((r->o.since.kind || r->o.until.kind) && !time_pass(r, t, ns)) {
 		r->filtered++;
 		return 0;
 	}
