@@ -670,6 +670,7 @@ int report_open_regular(const char *path, uint64_t *ret_size)
 {
 	struct stat st, st2;
 	char self[64];
+	bool reopened;
 	int pfd, fd, r;
 
 	pfd = open(path, O_PATH | O_CLOEXEC);
@@ -686,19 +687,20 @@ int report_open_regular(const char *path, uint64_t *ret_size)
 	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
 	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	reopened = fd >= 0; /* the O_PATH fd's own inode: nothing to check again */
 	if (fd < 0)
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	r = fd < 0 ? -errno : 0;
 	(void)close(pfd);
 	if (r < 0)
 		return r;
-	if (fstat(fd, &st2) < 0 || !S_ISREG(st2.st_mode) || st2.st_dev != st.st_dev ||
-	    st2.st_ino != st.st_ino) {
+	if (!reopened && (fstat(fd, &st2) < 0 || !S_ISREG(st2.st_mode) ||
+			  st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)) {
 		(void)close(fd);
 		return -ENOEXEC;
 	}
 	if (ret_size)
-		*ret_size = (uint64_t)st2.st_size;
+		*ret_size = (uint64_t)st.st_size;
 	return fd;
 }
 
