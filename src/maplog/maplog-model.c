@@ -133,6 +133,7 @@ struct maplog {
 	bool gated;	  /* maplog__gate() */
 	char **cgs;	  /* distinct cgroup paths (ops->cgroup), at most MAPLOG_CGROUPS_MAX */
 	size_t ncgs, capcgs;
+	uint16_t *cght;	  /* CG_HASH_SIZE slots: index + 1 into cgs, by util_hash_str() */
 };
 
 static void strs_free(struct maplog_str **strs);
@@ -173,6 +174,7 @@ void maplog__free(struct maplog *m)
 	for (size_t i = 0; i < m->ncgs; i++)
 		free(m->cgs[i]);
 	free(m->cgs);
+	free(m->cght);
 	free(m->procs);
 	free(m);
 }
@@ -234,14 +236,25 @@ static int read_cgroup(int32_t pid, char *buf, size_t size)
 	return 0;
 }
 
-/* The index + 1 of @path among the model's cgroups, added if new; 0 if there is no room. */
+/* Twice MAPLOG_CGROUPS_MAX: a probe ends at an empty slot well before it wraps. */
+#define CG_HASH_SIZE (2 * MAPLOG_CGROUPS_MAX)
+
+/*
+ * The index + 1 of @path among the model's cgroups, added if new; 0 if there is no
+ * room.  Looked up at every scan and exec: by hash (a linear strcmp over thousands
+ * of containers' paths was the cost of an exec on a busy host).
+ */
 static uint32_t cg_intern(struct maplog *m, const char *path)
 {
+	size_t s;
 	char *dup;
 
-	for (size_t i = m->ncgs; i-- > 0;)
-		if (strcmp(m->cgs[i], path) == 0)
-			return (uint32_t)i + 1;
+	if (!m->cght && !(m->cght = calloc(CG_HASH_SIZE, sizeof(*m->cght))))
+		return 0;
+	for (s = util_hash_str(path) & (CG_HASH_SIZE - 1); m->cght[s];
+	     s = (s + 1) & (CG_HASH_SIZE - 1))
+		if (strcmp(m->cgs[m->cght[s] - 1], path) == 0)
+			return m->cght[s];
 	if (m->ncgs == MAPLOG_CGROUPS_MAX)
 		return 0;
 	if (m->ncgs == m->capcgs) {
@@ -257,6 +270,7 @@ static uint32_t cg_intern(struct maplog *m, const char *path)
 	if (!dup)
 		return 0;
 	m->cgs[m->ncgs++] = dup;
+	m->cght[s] = (uint16_t)m->ncgs;
 	m->stats.cgroups = m->ncgs;
 	return (uint32_t)m->ncgs;
 }
