@@ -400,5 +400,10 @@ got=$(field "$tmp/remap.json" "j['events'][0]['samples'], [t['self'] for t in j[
 [[ $got == "$want" ]] && ok "one chain in no mapping, mapped, unmapped: resolved by the mappings of its time ($got)" ||
 	bad "remapped chain: got $got, want $want; $(head -3 "$tmp/err")"
 
+# The huge-page heap changes where memory comes from, not what is reported.
+HWPMC_HUGEPAGES=0 hwpmc report --json "$tmp/remap.pmclog" > "$tmp/remap-nohp.json" 2> "$tmp/err"
+cmp -s "$tmp/remap.json" "$tmp/remap-nohp.json" && ok "HWPMC_HUGEPAGES=0: the same report" ||
+	bad "HWPMC_HUGEPAGES=0 changed the report: $(diff "$tmp/remap.json" "$tmp/remap-nohp.json" | head -3)"
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]
