@@ -77,20 +77,33 @@ static int put_arc(FILE *out, uint64_t from, uint64_t to, uint32_t count)
 	return fwrite(rec, sizeof(rec), 1, out) == 1 ? 0 : -EIO;
 }
 
-/* The gmon file of image @img: every sampled function and every edge inside it. */
+/*
+ * An image with a file: its sampled functions and its arcs (nodes of the callees
+ * tree whose parent is in the image too), as ranges of the lists gathered once for
+ * all images (a walk over every function and node per image was O(images x
+ * functions)).
+ */
+struct gp_img {
+	const struct report_image *img;
+	uint32_t first;	  /* its first function with self samples (files are made in that order) */
+	size_t nf, fo;	  /* funcs[fo .. fo + nf) */
+	size_t na, ao;	  /* arcs[ao .. ao + na): tree node indices */
+};
+
+/* The gmon file of image @g: every sampled function and every edge inside it. */
 static int write_image(struct tools_report *r, const struct tools_rep_event *e,
-		       const struct report_image *img, FILE *out)
+		       const struct gp_img *g, const uint32_t *funcs, const uint32_t *arcs,
+		       FILE *out)
 {
 	const struct report_model *m = r->m;
 	const struct tools_rep_tree *t = &e->callees;
 	static const uint8_t head[20] = { 'g', 'm', 'o', 'n', 1 };
 	int k = fwrite(head, sizeof(head), 1, out) == 1 ? 0 : -EIO;
 
-	for (uint32_t f = 1; f < m->nfuncs && k == 0; f++) {
-		uint64_t n = f < e->ncounts ? e->self[f] : 0;
+	for (size_t x = g->fo; x < g->fo + g->nf && k == 0; x++) {
+		uint32_t f = funcs[x];
+		uint64_t n = e->self[f];
 
-		if (m->funcs[f].img != img)
-			continue;
 		while (n > 0 && k == 0) {
 			uint32_t part = n > 65535 ? 65535 : (uint32_t)n;
 
@@ -98,13 +111,11 @@ static int write_image(struct tools_report *r, const struct tools_rep_event *e,
 			n -= part;
 		}
 	}
-	/* Arcs: each node of the callees tree whose parent is in the image too. */
-	for (size_t i = 1; i < t->len && k == 0 && t->n; i++) {
+	for (size_t x = g->ao; x < g->ao + g->na && k == 0; x++) {
+		size_t i = arcs[x];
 		uint32_t p = t->n[i].parent;
 		uint64_t n = t->n[i].count;
 
-		if (!p || m->funcs[t->n[p].func].img != img || m->funcs[t->n[i].func].img != img)
-			continue;
 		while (n > 0 && k == 0) {
 			uint32_t part = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 
@@ -130,12 +141,36 @@ static int make_dir(const char *dir)
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
+static int cmp_first(const void *pa, const void *pb)
+{
+	const struct gp_img *a = pa, *b = pb;
+
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+/* The index of @img among @v (a hash @ht of @cap slots: index + 1), added if new. */
+static size_t img_index(struct gp_img *v, size_t *n, uint32_t *ht, size_t cap,
+			const struct report_image *img)
+{
+	size_t s;
+
+	for (s = util_mix64((uint64_t)(uintptr_t)img) & (cap - 1); ht[s]; s = (s + 1) & (cap - 1))
+		if (v[ht[s] - 1].img == img)
+			return ht[s] - 1;
+	v[*n].img = img;
+	v[*n].first = UINT32_MAX;
+	ht[s] = (uint32_t)++*n;
+	return *n - 1;
+}
+
 int tools_report_write_gprof(struct tools_report *r, const char *dir)
 {
 	struct tools_rep_event *e = tools_report_single_event(r, "--gprof");
 	const struct report_model *m = r->m;
-	const struct report_image **done = NULL;
-	size_t ndone = 0;
+	const struct tools_rep_tree *t;
+	struct gp_img *v = NULL;
+	uint32_t *ht = NULL, *funcs = NULL, *arcs = NULL, *names = NULL, *fimg = NULL;
+	size_t nimg = 0, cap = 16, nnodes, *same = NULL;
 	uint64_t other = 0;
 	int k;
 
@@ -148,31 +183,87 @@ int tools_report_write_gprof(struct tools_report *r, const char *dir)
 		log_error("--gprof: %s: %s", dir, strerror(-k));
 		return k;
 	}
-	done = calloc(m->nfuncs ? m->nfuncs : 1, sizeof(*done));
-	if (!done)
-		return -ENOMEM;
-	for (uint32_t f = 1; f < m->nfuncs && k == 0; f++) {
+	t = &e->callees;
+	nnodes = t->len;
+	while (cap < 2 * (size_t)m->nfuncs)
+		cap *= 2;
+	v = calloc(m->nfuncs + 1, sizeof(*v));
+	ht = calloc(cap, sizeof(*ht));
+	fimg = calloc(m->nfuncs + 1, sizeof(*fimg)); /* per function: image index + 1, 0: none */
+	funcs = calloc(m->nfuncs + 1, sizeof(*funcs));
+	arcs = calloc(nnodes + 1, sizeof(*arcs));
+	names = calloc(cap, sizeof(*names));
+	same = calloc(m->nfuncs + 1, sizeof(*same));
+	if (!v || !ht || !fimg || !funcs || !arcs || !names || !same) {
+		k = -ENOMEM;
+		goto out;
+	}
+	/* The images, the first sampled function of each, and what has no image. */
+	for (uint32_t f = 1; f < m->nfuncs; f++) {
 		const struct report_image *img = m->funcs[f].img;
 		uint64_t n = f < e->ncounts ? e->self[f] : 0;
-		char path[4096];
-		size_t same = 0;
-		bool seen = false, made;
-		int fd;
-		FILE *out;
+		size_t x;
 
 		if (!img) {
 			other += m->funcs[f].kind != REPORT_F_COMM ? n : 0;
 			continue;
 		}
-		for (size_t i = 0; i < ndone; i++) {
-			seen |= done[i] == img;
-			same += strcmp(done[i]->base, img->base) == 0;
+		x = img_index(v, &nimg, ht, cap, img);
+		fimg[f] = (uint32_t)x + 1;
+		if (n) {
+			v[x].nf++;
+			if (v[x].first == UINT32_MAX)
+				v[x].first = f;
 		}
-		if (seen || !n)
-			continue; /* an image gets its file at its first sampled function */
-		done[ndone++] = img;
-		if (same)
-			snprintf(path, sizeof(path), "%s/%s.%zu.gmon", dir, img->base, same + 1);
+	}
+	/* Arcs inside one image, counted, then both lists laid out per image. */
+	for (size_t i = 1; i < nnodes; i++) {
+		uint32_t p = t->n[i].parent, a = t->n[p].func, b = t->n[i].func;
+
+		if (p && fimg[a] && fimg[a] == fimg[b])
+			v[fimg[a] - 1].na++;
+	}
+	for (size_t x = 0, fo = 0, ao = 0; x < nimg; x++) {
+		v[x].fo = fo;
+		v[x].ao = ao;
+		fo += v[x].nf;
+		ao += v[x].na;
+		v[x].nf = v[x].na = 0; /* filled again below */
+	}
+	for (uint32_t f = 1; f < m->nfuncs; f++)
+		if (fimg[f] && f < e->ncounts && e->self[f]) {
+			struct gp_img *g = &v[fimg[f] - 1];
+
+			funcs[g->fo + g->nf++] = f;
+		}
+	for (size_t i = 1; i < nnodes; i++) {
+		uint32_t p = t->n[i].parent, a = t->n[p].func, b = t->n[i].func;
+
+		if (p && fimg[a] && fimg[a] == fimg[b]) {
+			struct gp_img *g = &v[fimg[a] - 1];
+
+			arcs[g->ao + g->na++] = (uint32_t)i;
+		}
+	}
+	/* Files in the order of each image's first sampled function; none without one. */
+	qsort(v, nimg, sizeof(*v), cmp_first);
+	for (size_t x = 0; x < nimg && k == 0 && v[x].first != UINT32_MAX; x++) {
+		const struct report_image *img = v[x].img;
+		char path[4096];
+		size_t s, nth;
+		bool made;
+		int fd;
+		FILE *out;
+
+		/* NAME.gmon, NAME.2.gmon...: the images of one base name written before it */
+		for (s = util_hash_str(img->base) & (cap - 1); names[s]; s = (s + 1) & (cap - 1))
+			if (strcmp(v[names[s] - 1].img->base, img->base) == 0)
+				break;
+		if (!names[s])
+			names[s] = (uint32_t)x + 1;
+		nth = same[names[s] - 1]++;
+		if (nth)
+			snprintf(path, sizeof(path), "%s/%s.%zu.gmon", dir, img->base, nth + 1);
 		else
 			snprintf(path, sizeof(path), "%s/%s.gmon", dir, img->base);
 		fd = util_open_output(path, 0644, &made);
@@ -185,7 +276,7 @@ int tools_report_write_gprof(struct tools_report *r, const char *dir)
 				close(fd);
 			break;
 		}
-		k = write_image(r, e, img, out);
+		k = write_image(r, e, &v[x], funcs, arcs, out);
 		if (fclose(out) != 0 && k == 0)
 			k = -EIO;
 		if (k < 0)
@@ -196,6 +287,13 @@ int tools_report_write_gprof(struct tools_report *r, const char *dir)
 	if (k == 0 && other)
 		fprintf(stderr, "hwpmc: --gprof: %" PRIu64 " samples of the kernel or of no image "
 			"have no file gprof could read (--top shows them)\n", other);
-	free(done);
+out:
+	free(v);
+	free(ht);
+	free(fimg);
+	free(funcs);
+	free(arcs);
+	free(names);
+	free(same);
 	return k;
 }

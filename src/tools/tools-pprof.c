@@ -118,6 +118,8 @@ struct pp {
 	pb_mapping **map_ptrs;
 	size_t nmaps;
 	uintptr_t *map_keys; /* each mapping's image, or its module name's string index */
+	uint32_t *map_ht;    /* mapping index + 1 by util_mix64(key): map_htcap slots */
+	size_t map_htcap;
 	pb_sample **samples;
 	size_t nsamples, samples_cap;
 	int64_t comm_key;
@@ -130,10 +132,12 @@ struct pp {
 static uint64_t mapping_id(struct pp *p, uintptr_t key, const char *name, const char *build_id)
 {
 	int64_t fn, bid;
+	size_t s;
 
-	for (size_t i = 0; i < p->nmaps; i++)
-		if (p->map_keys[i] == key)
-			return i + 1;
+	/* By hash: a linear search per function was O(functions x images). */
+	for (s = util_mix64(key) & (p->map_htcap - 1); p->map_ht[s]; s = (s + 1) & (p->map_htcap - 1))
+		if (p->map_keys[p->map_ht[s] - 1] == key)
+			return p->map_ht[s];
 	fn = str_id(&p->st, name);
 	bid = str_id(&p->st, build_id);
 	if (fn < 0 || bid < 0)
@@ -145,6 +149,7 @@ static uint64_t mapping_id(struct pp *p, uintptr_t key, const char *name, const 
 	p->maps[p->nmaps].has_functions = true;
 	p->map_ptrs[p->nmaps] = &p->maps[p->nmaps];
 	p->map_keys[p->nmaps] = key;
+	p->map_ht[s] = (uint32_t)p->nmaps + 1;
 	return ++p->nmaps;
 }
 
@@ -163,8 +168,11 @@ static int build_funcs(struct pp *p)
 	p->maps = calloc(n + 1, sizeof(*p->maps));
 	p->map_ptrs = calloc(n + 1, sizeof(*p->map_ptrs));
 	p->map_keys = calloc(n + 1, sizeof(*p->map_keys));
+	for (p->map_htcap = 16; p->map_htcap < 2 * (n + 1); p->map_htcap *= 2)
+		;
+	p->map_ht = calloc(p->map_htcap, sizeof(*p->map_ht));
 	if (!p->funcs || !p->func_ptrs || !p->locs || !p->loc_ptrs || !p->lines || !p->line_ptrs ||
-	    !p->maps || !p->map_ptrs || !p->map_keys)
+	    !p->maps || !p->map_ptrs || !p->map_keys || !p->map_ht)
 		return -ENOMEM;
 	for (size_t k = 0; k < n; k++) {
 		uint32_t f = (uint32_t)k + 1;
@@ -341,6 +349,7 @@ static void pp_free(struct pp *p)
 	free(p->maps);
 	free(p->map_ptrs);
 	free(p->map_keys);
+	free(p->map_ht);
 	strtab_free(&p->st);
 }
 

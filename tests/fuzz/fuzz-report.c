@@ -10,7 +10,10 @@
  *   report's kept count, and each event's callee tree holds exactly its samples
  *   (what --folded prints sums to the samples).  MAP_IN paths in the input name
  *   real files of this machine: they are opened read-only, and only if regular.
+ *   --gprof writes its files into one temporary directory, made at the first input
+ *   and removed at exit (names come from images' base names).
  */
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,22 @@
 #include "tools-report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char gdir[] = "/tmp/fuzz-report-gprof.XXXXXX";
+
+/* At exit (libFuzzer's end of run): the --gprof directory and its files go. */
+static void gdir_remove(void)
+{
+	DIR *d = opendir(gdir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			(void)unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+	(void)rmdir(gdir);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -36,8 +55,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		log_open("fuzz-report", LOG_TARGET_PLAIN);
 		log_set_level(LOG_PRIO_ERR - 1); /* quiet: hostile logs warn by design */
 		null = fopen("/dev/null", "w");
-		if (!null)
+		if (!null || !mkdtemp(gdir))
 			abort();
+		atexit(gdir_remove);
 	}
 	fd = memfd_create("log", MFD_CLOEXEC);
 	if (fd < 0 || write(fd, data, size) != (ssize_t)size)
@@ -73,6 +93,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r.nev == 1) {
 			(void)tools_report_print_folded(&r, null);
 			(void)tools_report_write_flame(&r, null);
+			/* a gmon file per image, into one directory kept for the run */
+			(void)tools_report_write_gprof(&r, gdir);
 		}
 	}
 	tools_report_free(&r);

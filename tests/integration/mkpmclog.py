@@ -43,6 +43,9 @@ usage: mkpmclog.py freebsd BINARY OUT     a log in FreeBSD's own conventions: cp
                                           60 times once BINARY is mapped there, 70 times
                                           after a MAP_OUT of it: samples alike must be
                                           resolved by the mappings of their time
+       mkpmclog.py twoimages BINARY COPY OUT  process 100 runs BINARY (30 corpus chains),
+                                          process 101 COPY, a file of the same base name
+                                          elsewhere (20): two images of one name
        mkpmclog.py jit DIR OUT            process 4242 with no image, sampled in JIT code:
                                           DIR/perf-4242.map names two functions (one
                                           with spaces), has a malformed and a cut-off
@@ -319,6 +322,21 @@ def remap(binary, out):
     print("unknown_pcs %d" % ((50 + 70) * len(CHAIN)))
 
 
+def twoimages(binary, copy, out):
+    vaddr, _ = elf_exec_vaddr(binary)
+    syms = symbols(binary)
+    bias = 0x555500000000
+    start = bias + (vaddr & ~0xFFF)
+    b = [initialize(0x400), userdata(HWPMCD_RULE_FREEBSD), allocdyn(PMCID, b"cpu-clock"),
+         proc_create(100, b"corpus"), map_in(100, start, binary.encode()),
+         proc_create(101, b"corpus"), map_in(101, start, copy.encode())]
+    b += [callchain(100, 100, chain_pcs(syms, bias), tsc=1000 + i) for i in range(30)]
+    b += [callchain(101, 101, chain_pcs(syms, bias), tsc=2000 + i) for i in range(20)]
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("samples 50")
+
+
 HWPMCD_BUILDID = 0x48575303  # pmclog-format.md 11.11
 
 
@@ -435,6 +453,9 @@ if __name__ == "__main__":
         sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "filters":
         filters(sys.argv[2], sys.argv[3])
+        sys.exit(0)
+    if len(sys.argv) == 5 and sys.argv[1] == "twoimages":
+        twoimages(sys.argv[2], sys.argv[3], sys.argv[4])
         sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "remap":
         remap(sys.argv[2], sys.argv[3])

@@ -400,6 +400,26 @@ got=$(field "$tmp/remap.json" "j['events'][0]['samples'], [t['self'] for t in j[
 [[ $got == "$want" ]] && ok "one chain in no mapping, mapped, unmapped: resolved by the mappings of its time ($got)" ||
 	bad "remapped chain: got $got, want $want; $(head -3 "$tmp/err")"
 
+# --gprof: two images of one base name get NAME.gmon and NAME.2.gmon, each its own
+# samples (gprof reads them: self samples as "seconds" at 1/s).
+mkdir -p "$tmp/copy"
+cp "$corpus" "$tmp/copy/"
+python3 "$mk" twoimages "$corpus" "$tmp/copy/$(basename "$corpus")" "$tmp/two.pmclog" > /dev/null
+hwpmc report --gprof "$tmp/two.gmon" "$tmp/two.pmclog" > /dev/null 2> "$tmp/two.said"
+b=$(basename "$corpus")
+if grep -q "^hwpmc: gprof $corpus $tmp/two.gmon/$b.gmon\$" "$tmp/two.said" &&
+	grep -q "^hwpmc: gprof $tmp/copy/$b $tmp/two.gmon/$b.2.gmon\$" "$tmp/two.said"; then
+	ok "--gprof: two images named $b: $b.gmon and $b.2.gmon"
+else
+	bad "--gprof of two images of one name: $(cat "$tmp/two.said")"
+fi
+if command -v gprof > /dev/null; then
+	g1=$(gprof -b -p "$corpus" "$tmp/two.gmon/$b.gmon" 2> /dev/null | awk '$NF == "c_leaf" {print $2}')
+	g2=$(gprof -b -p "$tmp/copy/$b" "$tmp/two.gmon/$b.2.gmon" 2> /dev/null | awk '$NF == "c_leaf" {print $2}')
+	[[ $g1 == 30.00 && $g2 == 20.00 ]] && ok "gprof reads each: c_leaf $g1 and $g2 samples" ||
+		bad "gprof: c_leaf '$g1' and '$g2' (want 30.00 and 20.00)"
+fi
+
 # The huge-page heap changes where memory comes from, not what is reported.
 HWPMC_HUGEPAGES=0 hwpmc report --json "$tmp/remap.pmclog" > "$tmp/remap-nohp.json" 2> "$tmp/err"
 cmp -s "$tmp/remap.json" "$tmp/remap-nohp.json" && ok "HWPMC_HUGEPAGES=0: the same report" ||
