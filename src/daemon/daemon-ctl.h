@@ -276,6 +276,17 @@ int daemon_profile_retain(const char *dir, const char *name, const char *current
  * Returns the new rate, 1..@max.  Pure.
  */
 uint64_t daemon_budget_next(uint64_t cur, uint64_t max, uint64_t used_ns, uint64_t budget_ns);
+
+/*
+ * A cost that comes in bursts (a profile's push: one report per rotated file),
+ * spread evenly over the @len (1..DAEMON_BUDGET_SPREAD_MAX) windows after it, so
+ * that the rate does not drop at each burst and climb back after it.  @s holds
+ * the last windows' costs (zeroed at first).  Takes this window's @cost_ns; returns
+ * what this window is charged: the sum of the last @len windows' costs over @len
+ * (each cost is charged in full, a @len-th a window).  Pure but for @s
+ * (daemon-int.h).
+ */
+uint64_t daemon_budget_spread(struct daemon_budget_spread *s, size_t len, uint64_t cost_ns);
 /* daemon_parse_size: "4096", "64K", "64KiB", "1.5G" (binary).  0, -EINVAL or -ERANGE. */
 int daemon_parse_size(const char *s, uint64_t *ret);
 /* daemon_parse_duration: "90", "90s", "15min", "15m", "2h", "7d" in seconds. 0 or -EINVAL/-ERANGE. */

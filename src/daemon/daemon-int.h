@@ -302,6 +302,16 @@ struct daemon_profile {
 	int line[PK_MAX]; /* where each key was set (0: not set) */
 };
 
+/* The most windows a cost is spread over (daemon_budget_spread()): 300 s of 2-s windows. */
+#define DAEMON_BUDGET_SPREAD_MAX 150
+
+/* The last windows' costs of a bursty cost (daemon-ctl.h, daemon_budget_spread()). */
+struct daemon_budget_spread {
+	uint64_t win[DAEMON_BUDGET_SPREAD_MAX];
+	size_t at;
+	uint64_t sum;
+};
+
 /*
  * An always-on profile's part of its session (daemon-profile.c has the files'
  * names and retention): the worker rotates the log into a new file of the
@@ -327,9 +337,12 @@ struct session_profile {
 	uint64_t rate_hz;	  /* the events' rate now (the default events') */
 	uint64_t cost_ns;	  /* measured cost of one sample to the program sampled */
 	uint64_t used_ppm;	  /* share of the machine of the last window, parts per million */
+	uint64_t side_ppm;	  /* of it, the JIT-map thread's and the pushes' (spread) */
 	uint64_t rate_changes;
 	/* the worker's own */
 	uint64_t budget_t0, budget_cpu0, budget_samples0; /* the window's start */
+	uint64_t budget_jit0, budget_push0;		   /* JIT thread and push CPU then */
+	struct daemon_budget_spread push_spread;	   /* pushes' CPU over the last windows */
 	uint64_t file_t0;	/* CLOCK_MONOTONIC of the current file's head */
 	time_t file_wall0;	/* the wall clock its name was stamped with */
 	uint64_t file_bytes0;	/* the writer's byte count at that head */
@@ -521,6 +534,8 @@ void session_jit__closed(struct session_jit *sj, const struct daemon_profile *de
  * NULL accepted.
  */
 void session_jit__stop(struct session_jit *sj, struct maplog_jit_stats *ret_st);
+/* session_jit__cpu_ns (any thread): the CPU @sj's thread has taken so far, in ns (NULL: 0). */
+uint64_t session_jit__cpu_ns(struct session_jit *sj);
 
 #define DAEMON_JIT_POLL_MS 1000
 #define DAEMON_JIT_STOP_MS 5000
@@ -556,6 +571,11 @@ void daemon_push_enqueue(const struct daemon_profile *def, const char *path, int
 			 int64_t until, uint32_t rate_hz);
 /* daemon_push_status (main): profile @name's counters as a JSON object (new reference). */
 struct json_t *daemon_push_status(const char *name);
+/*
+ * daemon_push_cpu_ns (any thread): the CPU the pushes of profile @name have taken so
+ * far (the report children's and the push thread's), in ns; 0 for none.
+ */
+uint64_t daemon_push_cpu_ns(const char *name);
 /*
  * daemon_push_check (main, a profile with push_url): whether the daemon can reach
  * the network at all (an AF_INET socket; the service's sandbox denies it unless

@@ -48,6 +48,7 @@ struct session_jit {
 	int64_t push_from, push_until;
 	uint32_t push_rate;
 	bool push_pending;
+	uint64_t cpu_ns; /* the thread's CPU after its last round (atomic) */
 	/* the thread's own */
 	struct maplog_jit *j;
 	int dirfd;
@@ -143,6 +144,13 @@ static void *jit_main(void *arg)
 			(void)maplog_jit__finish(sj->j);
 		} else {
 			(void)maplog_jit__poll(sj->j);
+		}
+		{
+			struct timespec ts;
+
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+			__atomic_store_n(&sj->cpu_ns, (uint64_t)ts.tv_sec * 1000000000ull +
+							      (uint64_t)ts.tv_nsec, __ATOMIC_RELAXED);
 		}
 		pthread_mutex_lock(&sj->lock);
 		maplog_jit__stats(sj->j, &sj->st);
@@ -278,4 +286,9 @@ void session_jit__stop(struct session_jit *sj, struct maplog_jit_stats *ret_st)
 			 DAEMON_JIT_STOP_MS / 1000);
 		pthread_detach(thr);
 	}
+}
+
+uint64_t session_jit__cpu_ns(struct session_jit *sj)
+{
+	return sj ? __atomic_load_n(&sj->cpu_ns, __ATOMIC_RELAXED) : 0;
 }

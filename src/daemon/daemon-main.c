@@ -386,6 +386,9 @@ static json_t *profile_run_json(struct session *s)
 		json_object_set_new(b, "used_percent",
 				    json_real((double)__atomic_load_n(&pf->used_ppm,
 								      __ATOMIC_RELAXED) / 1e4));
+		json_object_set_new(b, "side_percent",
+				    json_real((double)__atomic_load_n(&pf->side_ppm,
+								      __ATOMIC_RELAXED) / 1e4));
 		json_object_set_new(b, "rate_changes", PL(rate_changes));
 		json_object_set_new(o, "budget", b);
 	}

@@ -7,7 +7,7 @@
  *   daemon_profile_name_ok(), daemon_profile_defaults(), daemon_profile_parse(),
  *   daemon_profile_args(), daemon_profile_load_dir(), daemon_profile_same(),
  *   daemon_profile_open_file(), daemon_profile_retain(), daemon_parse_size(),
- *   daemon_parse_duration(), daemon_budget_next()
+ *   daemon_parse_duration(), daemon_budget_next(), daemon_budget_spread()
  *
  * IMPLEMENTATION NOTES
  *   A profile is one file /etc/hwpmcd/profiles.d/NAME.conf of `key = value`
@@ -919,6 +919,21 @@ int daemon_profile_retain(const char *dir, const char *name, const char *current
 	free(v);
 	closedir(dp);
 	return r;
+}
+
+uint64_t daemon_budget_spread(struct daemon_budget_spread *s, size_t len, uint64_t cost_ns)
+{
+	if (len < 1)
+		len = 1;
+	if (len > DAEMON_BUDGET_SPREAD_MAX)
+		len = DAEMON_BUDGET_SPREAD_MAX;
+	if (s->at >= len)
+		s->at = 0;
+	s->sum -= s->win[s->at];
+	s->win[s->at] = cost_ns;
+	s->sum += cost_ns;
+	s->at = (s->at + 1) % len;
+	return s->sum / len;
 }
 
 uint64_t daemon_budget_next(uint64_t cur, uint64_t max, uint64_t used_ns, uint64_t budget_ns)

@@ -91,6 +91,7 @@ struct push_job {
 struct push_stats {
 	char profile[DAEMON_PROFILE_NAME_MAX]; /* "": a free slot */
 	uint64_t sent, failed, dropped, retries, bytes;
+	uint64_t cpu_ns; /* made and sent: the report children's and the push thread's CPU */
 	int64_t last_sent; /* Unix seconds of the last accepted file */
 	char last_error[320];
 };
@@ -304,7 +305,8 @@ static void last_line(const char *s, size_t len, char *out, size_t size)
  * Run `hwpmc report` on @j's file; its output into @out.  PUSH_OK, or
  * PUSH_FAIL / PUSH_RETRY (stopping) with @err said.
  */
-static int make_profile(const struct push_job *j, struct buf *out, char *err, size_t errsize)
+static int make_profile(const struct push_job *j, struct buf *out, char *err, size_t errsize,
+			uint64_t *ret_cpu_ns)
 {
 	static char a_report[] = "report", a_nodi[] = "--no-debuginfod", a_pprof[] = "--pprof",
 		    a_folded[] = "--folded", a_fd1[] = "/dev/fd/1", a_end[] = "--";
@@ -313,6 +315,7 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 	static char e_path[] = "PATH=/usr/bin:/bin", e_lc[] = "LC_ALL=C";
 	char *envp[] = { e_path, e_lc, NULL };
 	int opipe[2] = { -1, -1 }, epipe[2] = { -1, -1 }, pidfd = -1, status = 0, ret = PUSH_FAIL;
+	struct rusage ru = { 0 };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	struct buf eb = { 0 };
@@ -389,7 +392,7 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 		}
 		if (pidfd < 0 && !exited) {
 			/* No pidfd (an old kernel): look for the exit every round. */
-			if (waitpid(pid, &status, WNOHANG) == pid)
+			if (wait4(pid, &status, WNOHANG, &ru) == pid)
 				exited = true;
 		}
 		(void)poll(pf, 3, 200);
@@ -417,12 +420,17 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 			}
 		}
 		if (!exited && pidfd >= 0 && (pf[2].revents & POLLIN) &&
-		    waitpid(pid, &status, WNOHANG) == pid)
+		    wait4(pid, &status, WNOHANG, &ru) == pid)
 			exited = true;
 		if (!exited && killed && opipe[0] < 0 && epipe[0] < 0 &&
-		    waitpid(pid, &status, 0) == pid)
+		    wait4(pid, &status, 0, &ru) == pid)
 			exited = true;
 	}
+	if (exited) /* what the report cost: the profile's CPU budget counts it */
+		*ret_cpu_ns += (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
+			       (uint64_t)ru.ru_utime.tv_usec * 1000 +
+			       (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
+			       (uint64_t)ru.ru_stime.tv_usec * 1000;
 	if (!killed) {
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && out->len) {
 			ret = PUSH_OK;
@@ -598,25 +606,33 @@ out:
 	return ret;
 }
 
-/* One attempt at @j: the profile made (unless an attempt before kept it), then sent. */
+/*
+ * One attempt at @j: the profile made (unless an attempt before kept it), then sent.
+ * *ret_cpu_ns: the CPU it took (the report child's, and this thread's).
+ */
 static int push_one(CURL *h, struct push_job *j, uint64_t *ret_bytes, char *err,
-		    size_t errsize)
+		    size_t errsize, uint64_t *ret_cpu_ns)
 {
+	struct timespec t0, t1;
 	struct stat st;
 	int r = PUSH_OK;
 
 	*ret_bytes = 0;
+	*ret_cpu_ns = 0;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	if (!j->body.p) {
 		if (stat(j->path, &st) < 0) {
 			snprintf(err, errsize, "'%.120s' is gone (retention deleted it before it was "
 				 "sent: retain more, or rotate less often)", base_name(j->path));
 			return PUSH_GONE;
 		}
-		r = make_profile(j, &j->body, err, errsize);
+		r = make_profile(j, &j->body, err, errsize, ret_cpu_ns);
 	}
 	if (r == PUSH_OK)
 		r = post(h, j, &j->body, err, errsize);
 	*ret_bytes = j->body.len;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	*ret_cpu_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + t1.tv_nsec - t0.tv_nsec);
 	return r;
 }
 
@@ -632,7 +648,7 @@ static void *push_main(void *arg)
 		struct push_job *j;
 		struct push_stats *st;
 		char err[sizeof(st->last_error)] = "";
-		uint64_t bytes = 0;
+		uint64_t bytes = 0, cpu = 0;
 		int r;
 
 		if (P.stop && (!P.n || now >= P.drain_until_ms))
@@ -688,11 +704,12 @@ static void *push_main(void *arg)
 		j = take(best);
 		P.held -= j->body.len; /* the job's own while it is out of the queue */
 		pthread_mutex_unlock(&P.lock);
-		r = h ? push_one(h, j, &bytes, err, sizeof(err)) : PUSH_RETRY;
+		r = h ? push_one(h, j, &bytes, err, sizeof(err), &cpu) : PUSH_RETRY;
 		if (!h)
 			snprintf(err, sizeof(err), "libcurl: no handle (out of memory)");
 		pthread_mutex_lock(&P.lock);
 		st = stats_of(j->profile);
+		st->cpu_ns += cpu;
 		j->attempts++;
 		P.held += j->body.len;
 		if (r == PUSH_OK) {
@@ -796,10 +813,11 @@ json_t *daemon_push_status(const char *name)
 	{
 		const struct push_stats *st = stats_of(name);
 
-		o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "queued", (json_int_t)queued, "sent",
+		o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "queued", (json_int_t)queued, "sent",
 			      (json_int_t)st->sent, "failed", (json_int_t)st->failed, "dropped",
 			      (json_int_t)st->dropped, "retries", (json_int_t)st->retries,
-			      "bytes", (json_int_t)st->bytes);
+			      "bytes", (json_int_t)st->bytes, "cpu_seconds",
+			      (double)st->cpu_ns / 1e9);
 		if (o && st->last_sent)
 			json_object_set_new(o, "last_sent", json_integer(st->last_sent));
 		if (o && st->last_error[0])
@@ -807,6 +825,18 @@ json_t *daemon_push_status(const char *name)
 	}
 	pthread_mutex_unlock(&P.lock);
 	return o;
+}
+
+uint64_t daemon_push_cpu_ns(const char *name)
+{
+	uint64_t ns = 0;
+
+	pthread_mutex_lock(&P.lock);
+	for (size_t i = 0; i < ARRAY_SIZE(P.st); i++)
+		if (!strcmp(P.st[i].profile, name))
+			ns = P.st[i].cpu_ns;
+	pthread_mutex_unlock(&P.lock);
+	return ns;
 }
 
 int daemon_push_check(const char *url, char *msg, size_t size)

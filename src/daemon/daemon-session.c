@@ -1494,6 +1494,10 @@ static int profile_budget_start(struct session *s, char *err, size_t errlen)
 	pf->budget_t0 = now_ns(CLOCK_MONOTONIC);
 	pf->budget_cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	pf->budget_samples0 = 0;
+	pf->budget_jit0 = session_jit__cpu_ns(s->jit);
+	/* a profile name's pushes before this session (a reload) are not its cost */
+	pf->budget_push0 = pf->def.push_url[0] ? daemon_push_cpu_ns(pf->def.name) : 0;
+	memset(&pf->push_spread, 0, sizeof(pf->push_spread));
 	log_info("profile %s: a sample costs the program it interrupts %" PRIu64 " ns (measured); "
 		 "budget %u%% of the machine: starting at %" PRIu64 " Hz", pf->def.name, cost,
 		 pf->def.cpu_budget_percent, pf->rate_hz);
@@ -1501,17 +1505,21 @@ static int profile_budget_start(struct session *s, char *err, size_t errlen)
 }
 
 /*
- * Once a window: what the profile cost the machine (this worker's CPU, plus the
- * samples the kernel took times what one costs), against cpu_budget_percent of
- * every online CPU; the rate follows daemon_budget_next(), and each change is
- * in the log (USERDATA, pmclog-format.md 11.9), the journal and status.  0 or a
- * write error.
+ * Once a window: what the profile cost the machine (this worker's CPU, the samples
+ * the kernel took times what one costs, its JIT-map thread's CPU and, spread over
+ * max(60 s, rotate_seconds) up to 300 s, what its pushes took: the report
+ * children that make the profiles and the push thread that sends them), against
+ * cpu_budget_percent of every online CPU; the rate follows daemon_budget_next(),
+ * and each change is in the log (USERDATA, pmclog-format.md 11.9), the journal and
+ * status.  0 or a write error.
  */
 static int profile_budget(struct session *s)
 {
 	struct session_profile *pf = s->prof;
-	uint64_t now = now_ns(CLOCK_MONOTONIC), cpu, taken, used, budget, win, next;
+	uint64_t now = now_ns(CLOCK_MONOTONIC), cpu, taken, used, budget, win, next, jit, push,
+		 side;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t spread;
 	int r = 0;
 
 	win = now - pf->budget_t0;
@@ -1519,10 +1527,20 @@ static int profile_budget(struct session *s)
 		return 0;
 	cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	taken = samples_taken(s);
-	used = (cpu - pf->budget_cpu0) + (taken - pf->budget_samples0) * pf->cost_ns;
+	jit = session_jit__cpu_ns(s->jit);
+	push = pf->def.push_url[0] ? daemon_push_cpu_ns(pf->def.name) : 0;
+	spread = (size_t)((pf->def.rotate_seconds > 60 ? pf->def.rotate_seconds : 60) * 1000 /
+			  PROFILE_BUDGET_WINDOW_MS);
+	side = (jit >= pf->budget_jit0 ? jit - pf->budget_jit0 : jit) +
+	       daemon_budget_spread(&pf->push_spread, spread,
+				    push >= pf->budget_push0 ? push - pf->budget_push0 : 0);
+	used = (cpu - pf->budget_cpu0) + (taken - pf->budget_samples0) * pf->cost_ns + side;
 	budget = (uint64_t)((double)pf->def.cpu_budget_percent / 100.0 *
 			    (double)(ncpu > 0 ? ncpu : 1) * (double)win);
 	__atomic_store_n(&pf->used_ppm, (uint64_t)((double)used * 1e6 /
+						     ((double)(ncpu > 0 ? ncpu : 1) * (double)win)),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&pf->side_ppm, (uint64_t)((double)side * 1e6 /
 						     ((double)(ncpu > 0 ? ncpu : 1) * (double)win)),
 			 __ATOMIC_RELAXED);
 	next = daemon_budget_next(pf->rate_hz, s->p.cfg.freq, used, budget);
@@ -1552,6 +1570,8 @@ static int profile_budget(struct session *s)
 	pf->budget_t0 = now;
 	pf->budget_cpu0 = cpu;
 	pf->budget_samples0 = taken;
+	pf->budget_jit0 = jit;
+	pf->budget_push0 = push;
 	return r;
 }
 

@@ -64,7 +64,7 @@ rotate_seconds = 1
 retain_bytes = 1G"
 printf '%s\nfreq = 199\npush_url = http://127.0.0.1:%s\npush_labels = env=ci,host=test-1\n' \
 	"$common" "$port" > "$pdir/pp.conf"
-printf '%s\nfreq = 99\npush_url = http://127.0.0.1:%s/\npush_format = folded\npush_name = foldapp\n' \
+printf '%s\nfreq = 99\npush_url = http://127.0.0.1:%s/\npush_format = folded\npush_name = foldapp\ncpu_budget_percent = 100\n' \
 	"$common" "$port" > "$pdir/fold.conf"
 printf '%s\nfreq = 49\npush_url = http://127.0.0.1:%s\npush_name = rejected\n' \
 	"$common" "$port" > "$pdir/rej.conf"
@@ -98,6 +98,13 @@ if wait_for 240 '(( $(pnum pp "u[\"sent\"]") >= 3 && $(pnum fold "u[\"sent\"]") 
 else
 	bad "push counters: pp $(pjq pp u) fold $(pjq fold u) rej $(pjq rej u) dead $(pjq dead u)"
 fi
+# What the pushes cost is counted, and a budget charges it to its profile.
+[[ $(pjq pp 'u["cpu_seconds"] > 0') == True && $(pjq fold 'u["cpu_seconds"] > 0') == True ]] &&
+	ok "push CPU counted (pp $(pjq pp 'u["cpu_seconds"]') s, fold $(pjq fold 'u["cpu_seconds"]') s)" ||
+	bad "push cpu_seconds: pp $(pjq pp u) fold $(pjq fold u)"
+[[ $(pjq fold 'p["status"]["profile"]["budget"]["side_percent"] > 0') == True ]] &&
+	ok "fold's budget charges its pushes: side_percent $(pjq fold 'p["status"]["profile"]["budget"]["side_percent"]')" ||
+	bad "fold's budget: $(pjq fold 'p["status"]["profile"].get("budget")')"
 
 "$hwpmc" profiles > "$tmp/prof.txt" 2> /dev/null
 grep -Eq "push http://127.0.0.1:$port \(pprof\): [1-9][0-9]* sent \([0-9.]+[KMG]?\), [0-9]+ queued, [0-9]+ retries, [0-9]+ failed, [0-9]+ dropped" "$tmp/prof.txt" &&

@@ -3,8 +3,12 @@
 # A soak of two always-on profiles under process churn for SOAK_SECONDS (default
 # 150), rotating every 10 s: "all" keeps every file (so that its samples can be
 # counted), "kept" is bounded by retain_bytes.  Afterwards:
-#   - the daemon's RSS after warm-up (the first 40 s) grew by at most 4 MiB and
-#     its fds and threads by at most what one rotation holds for a moment
+#   - the daemon's RSS after warm-up grew by at most 4 MiB and its fds and threads
+#     by at most what one rotation holds for a moment.  Warm-up is a state, not a
+#     time: it lasts until both profiles have rotated WARM_ROTATIONS (3) times
+#     (each rotation is 10 s of the same workload however slow the machine), and
+#     the soak then lasts at least 3 more rotations of "all", beyond SOAK_SECONDS
+#     if need be (at most 3 x SOAK_SECONDS in all)
 #   - every rotated file is whole (INITIALIZE .. CLOSELOG) and reads alone
 #   - the callchains of all of "all"'s files are exactly the samples its session
 #     counted, and it lost none at rotation (the kernel's own losses are counted
@@ -18,7 +22,7 @@ set -uo pipefail
 build=$1 src=$2
 hwpmcd=$build/src/daemon/hwpmcd hwpmc=$build/src/tools/hwpmc
 demo=$build/tests/workloads/hwpmc-demo
-secs=${SOAK_SECONDS:-150} warm=40
+secs=${SOAK_SECONDS:-150}
 . "$src/tests/integration/harness.sh"
 harness_init "system-wide perf_event_open"
 trap 'kill $(jobs -p) 2> /dev/null; harness_cleanup' EXIT
@@ -57,12 +61,25 @@ grep -q "^all .*running" "$tmp/p.txt" && grep -q "^kept .*running" "$tmp/p.txt" 
 (while :; do /bin/sh -c 'exec /bin/true'; sleep 0.01; done) &
 
 stat_of() { echo "$(awk '/^VmRSS:/ {print $2}' /proc/$dpid/status) $(ls /proc/$dpid/fd | wc -l) $(awk '/^Threads:/ {print $2}' /proc/$dpid/status)"; }
+# rotations of both profiles: "ALL KEPT"
+rotations() {
+	"$hwpmc" profiles --json 2> /dev/null | python3 -c 'import json,sys
+r = {p["name"]: p.get("status", {}).get("profile", {}).get("rotations", 0) for p in json.load(sys.stdin)["profiles"]}
+print(r.get("all", 0), r.get("kept", 0))' 2> /dev/null || echo "0 0"
+}
 t0=$SECONDS
 wrss=0 wfds=0 wthr=0 mrss=0 mfds=0 mthr=0
-while ((SECONDS - t0 < secs)); do
+warm_rot=${WARM_ROTATIONS:-3} warmed=0 rot_warm=0 rall=0
+while ((SECONDS - t0 < 3 * secs)); do
 	sleep 2
+	read -r rall rkept <<< "$(rotations)"
+	if ((!warmed && rall >= warm_rot && rkept >= warm_rot)); then
+		warmed=1 rot_warm=$rall
+		echo "# warm after $((SECONDS - t0)) s: $rall and $rkept rotations"
+	fi
+	((warmed && SECONDS - t0 >= secs && rall >= rot_warm + 3)) && break
 	read -r rss fds thr <<< "$(stat_of)"
-	if ((SECONDS - t0 <= warm)); then
+	if ((!warmed)); then
 		((rss > wrss)) && wrss=$rss
 		((fds > wfds)) && wfds=$fds
 		((thr > wthr)) && wthr=$thr
@@ -73,6 +90,8 @@ while ((SECONDS - t0 < secs)); do
 	fi
 done
 echo "# RSS KiB: warm-up max $wrss, after $mrss; fds $wfds then $mfds; threads $wthr then $mthr"
+((warmed && rall >= rot_warm + 3)) && ok "warm-up ($warm_rot rotations each) then $((rall - rot_warm)) rotations of all" ||
+	bad "the soak ended before warm-up and 3 rotations after it (all: $rall rotations, warm at $rot_warm)"
 ((mrss <= wrss + 4096)) && ok "RSS flat after warm-up (max $wrss KiB, then $mrss KiB)" || bad "RSS grew from $wrss to $mrss KiB"
 ((mfds <= wfds + 2)) && ok "fds flat ($wfds, then at most $mfds)" || bad "fds grew from $wfds to $mfds"
 ((mthr <= wthr + 1)) && ok "threads flat ($wthr, then at most $mthr)" || bad "threads grew from $wthr to $mthr"

@@ -325,6 +325,37 @@ START_TEST(test_names)
 }
 END_TEST
 
+START_TEST(test_budget_spread)
+{
+	struct daemon_budget_spread s;
+	uint64_t charged = 0, c;
+
+	memset(&s, 0, sizeof(s));
+	/* A 120 ms push, then nothing: 4 ms a window for 30 windows, then 0. */
+	c = daemon_budget_spread(&s, 30, 120000000);
+	ck_assert_uint_eq(c, 4000000);
+	charged += c;
+	for (int i = 1; i < 30; i++) {
+		c = daemon_budget_spread(&s, 30, 0);
+		ck_assert_uint_eq(c, 4000000);
+		charged += c;
+	}
+	ck_assert_uint_eq(charged, 120000000); /* all of it, once */
+	ck_assert_uint_eq(daemon_budget_spread(&s, 30, 0), 0);
+	/* A push every 5 windows of 10 ms: 2 ms a window once the horizon is full. */
+	memset(&s, 0, sizeof(s));
+	for (int i = 0; i < 60; i++)
+		c = daemon_budget_spread(&s, 30, i % 5 == 0 ? 10000000 : 0);
+	ck_assert_uint_eq(c, 2000000);
+	/* The horizon is bounded: 0 acts as 1, above the maximum as the maximum. */
+	memset(&s, 0, sizeof(s));
+	ck_assert_uint_eq(daemon_budget_spread(&s, 0, 7), 7);
+	ck_assert_uint_eq(daemon_budget_spread(&s, 0, 9), 9);
+	memset(&s, 0, sizeof(s));
+	ck_assert_uint_eq(daemon_budget_spread(&s, 100000, 150 * 3), 3);
+}
+END_TEST
+
 START_TEST(test_budget_law)
 {
 	/* Over budget: down in proportion, with a tenth to spare. */
@@ -577,6 +608,7 @@ int main(void)
 	tcase_add_test(tp, test_names);
 	tcase_add_test(tp, test_same);
 	tcase_add_test(tp, test_budget_law);
+	tcase_add_test(tp, test_budget_spread);
 	tcase_add_test(tf, test_load_dir);
 	tcase_add_test(tf, test_open_file);
 	tcase_add_test(tf, test_retain);
