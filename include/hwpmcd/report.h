@@ -81,6 +81,7 @@ enum report_func_kind {
 	REPORT_F_COMM,	   /* a process name (the first level of folded stacks) */
 	REPORT_F_INLINE,   /* a function inlined at the PC (--inline; DWARF name, no address) */
 	REPORT_F_JIT,	   /* JIT code named by the process's perf-PID.map (name, no address) */
+	REPORT_F_CGROUP,   /* a cgroup path (pprof's "cgroup" label, above the process name) */
 	REPORT_F_KIND_MAX
 };
 
@@ -127,7 +128,7 @@ struct report_func {
 	struct report_image *img; /* NULL for [unknown], kallsyms and comm functions */
 	const char *module;	  /* kallsyms module, or NULL */
 	char *module_img;	  /* "[module]", made with the function */
-	char *raw;		  /* REPORT_F_COMM: the name as logged (name points here) */
+	char *raw;		  /* REPORT_F_COMM, _CGROUP: the name as logged (name points here) */
 	char *plain;		  /* the printed name without its source line (--srcline) */
 	const char *file;	  /* --srcline: the source file (borrowed from DWARF), or NULL */
 	uint32_t line;		  /* --srcline: the line in @file (0: none) */
@@ -325,6 +326,13 @@ uint32_t report_model__resolve(struct report_model *m, struct report_proc *p, ui
  */
 uint32_t report_model__comm_func(struct report_model *m, struct report_proc *p, int32_t pid,
 				 int32_t tid);
+
+/*
+ * report_model__cgroup_func: the REPORT_F_CGROUP function naming @p's cgroup as the
+ * log said it last (pmclog-format.md 11.12); 0 when @p is NULL, has no cgroup, or
+ * out of memory.
+ */
+uint32_t report_model__cgroup_func(struct report_model *m, const struct report_proc *p);
 
 /*
  * report_model__resolve_frames: like report_model__resolve(), but with

@@ -768,7 +768,8 @@ static int image_range(struct report_image *img, uint64_t bias, struct report_ra
 /* Names compared by content: process names, and inlined functions (named by DWARF). */
 static bool named_kind(enum report_func_kind kind)
 {
-	return kind == REPORT_F_COMM || kind == REPORT_F_INLINE || kind == REPORT_F_JIT;
+	return kind == REPORT_F_COMM || kind == REPORT_F_INLINE || kind == REPORT_F_JIT ||
+	       kind == REPORT_F_CGROUP;
 }
 
 static bool same_str(const char *a, const char *b)
@@ -856,7 +857,7 @@ static uint32_t func_intern_at(struct report_model *m, enum report_func_kind kin
 		if (!f->module_img)
 			return 0;
 	}
-	if (kind == REPORT_F_COMM) {
+	if (kind == REPORT_F_COMM || kind == REPORT_F_CGROUP) {
 		size_t len = strlen(name);
 
 		f->raw = strdup(name);
@@ -1253,6 +1254,13 @@ uint32_t report_model__comm_func(struct report_model *m, struct report_proc *p, 
 	return func_intern(m, REPORT_F_COMM, NULL, NULL, buf, 0);
 }
 
+uint32_t report_model__cgroup_func(struct report_model *m, const struct report_proc *p)
+{
+	if (!p || !p->cg)
+		return 0;
+	return func_intern(m, REPORT_F_CGROUP, NULL, NULL, p->cg->path, 0);
+}
+
 const char *report_model__func_name(struct report_model *m, uint32_t id)
 {
 	struct report_func *f = &m->funcs[id];
@@ -1318,7 +1326,7 @@ const char *report_model__func_image(const struct report_model *m, uint32_t id)
 {
 	const struct report_func *f = &m->funcs[id];
 
-	if (f->kind == REPORT_F_COMM)
+	if (f->kind == REPORT_F_COMM || f->kind == REPORT_F_CGROUP)
 		return "";
 	if (f->kind == REPORT_F_UNKNOWN)
 		return "[unknown]";

@@ -11,7 +11,9 @@
  *   events carries both and pprof's -sample_index picks one.  The samples are the
  *   paths of each event's callees tree (folded stacks, process name first) that end
  *   in a node with self samples: location ids leaf first, the process name not a
- *   frame but a label "comm" (pprof -tagfocus).  The report works per function, so
+ *   frame but a label "comm" (pprof -tagfocus), and the cgroup the log said for the
+ *   process (pmclog-format.md 11.12; the callees_cg tree) a label "cgroup", which
+ *   Pyroscope and pprof's -tagfocus select containers by.  The report works per function, so
  *   a location is a function: location id = function id = the model's function
  *   index (never 0), at the function's address in its image, with one line naming
  *   the function.  With --srcline a function of the model is a function at one
@@ -122,7 +124,7 @@ struct pp {
 	size_t map_htcap;
 	pb_sample **samples;
 	size_t nsamples, samples_cap;
-	int64_t comm_key;
+	int64_t comm_key, cgroup_key;
 };
 
 /*
@@ -229,30 +231,41 @@ static int build_funcs(struct pp *p)
 	return 0;
 }
 
-/* One sample: the path from @node up to (not including) the process name, for value @ev. */
+/*
+ * One sample: the path from @node up to (not including) the process name, for value
+ * @ev.  The process name above it is the label "comm", and a cgroup above that (the
+ * callees_cg tree) the label "cgroup".
+ */
 static int add_sample(struct pp *p, const struct tools_rep_tree *t, uint32_t node, size_t ev,
 		      size_t nev)
 {
 	struct {
 		pb_sample s;
-		pb_label l;
-		pb_label *lp;
+		pb_label l[2];
+		pb_label *lp[2];
 	} *x;
-	size_t depth = 0;
-	uint32_t top = node;
+	size_t depth = 0, nl = 0;
+	uint32_t top = node, below = 0, cg = 0;
 	uint64_t *ids;
 	int64_t *vals;
 	const struct report_func *fn;
 
 	for (uint32_t y = node; y; y = t->n[y].parent) {
+		below = top;
 		top = y;
 		depth++;
 	}
 	fn = &p->r->m->funcs[t->n[top].func];
-	if (fn->kind == REPORT_F_COMM)
+	if (fn->kind == REPORT_F_CGROUP && below != top &&
+	    p->r->m->funcs[t->n[below].func].kind == REPORT_F_COMM) {
+		cg = top; /* the root's child names the cgroup, its child the process: labels */
+		top = below;
+		depth -= 2;
+	} else if (fn->kind == REPORT_F_COMM) {
 		depth--; /* the root's child names the process: a label, not a frame */
-	else
+	} else {
 		top = 0;
+	}
 	x = calloc(1, sizeof(*x));
 	ids = calloc(depth ? depth : 1, sizeof(*ids));
 	vals = calloc(nev, sizeof(*vals));
@@ -271,22 +284,27 @@ static int add_sample(struct pp *p, const struct tools_rep_tree *t, uint32_t nod
 	x->s.location_id = ids;
 	x->s.n_value = nev;
 	x->s.value = vals;
-	if (top) {
-		int64_t v = str_id(&p->st, tools_report_func_name(p->r, t->n[top].func));
+	for (int k = 0; k < 2; k++) {
+		uint32_t at = k == 0 ? top : cg;
+		int64_t v;
 
+		if (!at)
+			continue;
+		v = str_id(&p->st, tools_report_func_name(p->r, t->n[at].func));
 		if (v < 0) {
 			free(x);
 			free(ids);
 			free(vals);
 			return -ENOMEM;
 		}
-		perftools__profiles__label__init(&x->l);
-		x->l.key = p->comm_key;
-		x->l.str = v;
-		x->lp = &x->l;
-		x->s.n_label = 1;
-		x->s.label = &x->lp;
+		perftools__profiles__label__init(&x->l[nl]);
+		x->l[nl].key = k == 0 ? p->comm_key : p->cgroup_key;
+		x->l[nl].str = v;
+		x->lp[nl] = &x->l[nl];
+		nl++;
 	}
+	x->s.n_label = nl;
+	x->s.label = nl ? x->lp : NULL;
 	if (p->nsamples == p->samples_cap) {
 		size_t ncap = p->samples_cap ? 2 * p->samples_cap : 1024;
 		pb_sample **ns = realloc(p->samples, ncap * sizeof(*ns));
@@ -389,7 +407,8 @@ int tools_report_write_pprof(struct tools_report *r, int fd)
 	perftools__profiles__profile__init(&p.prof);
 	for (size_t i = 0; i < r->nev; i++)
 		nev += r->ev[i].selected;
-	if (str_id(&p.st, "") != 0 || (p.comm_key = str_id(&p.st, "comm")) < 0) {
+	if (str_id(&p.st, "") != 0 || (p.comm_key = str_id(&p.st, "comm")) < 0 ||
+	    (p.cgroup_key = str_id(&p.st, "cgroup")) < 0) {
 		e = -ENOMEM;
 		goto out;
 	}
@@ -415,7 +434,9 @@ int tools_report_write_pprof(struct tools_report *r, int fd)
 		p.types[k].type = ti;
 		p.types[k].unit = ui;
 		p.type_ptrs[k] = &p.types[k];
-		e = build_samples(&p, &r->ev[i].callees, k, nev);
+		/* with each sample's cgroup when the report built that tree (--pprof does) */
+		e = build_samples(&p, r->ev[i].callees_cg.n ? &r->ev[i].callees_cg : &r->ev[i].callees,
+				  k, nev);
 		k++;
 	}
 	if (e < 0)

@@ -644,6 +644,7 @@ int tools_report_main(int argc, char **argv)
 	r.o.want_focus_callees = callees != NULL;
 	r.o.want_callers = graph;
 	r.o.want_callees = folded || flame || pprof || calltree || gprof;
+	r.o.want_cgroups = pprof; /* its samples' "cgroup" label */
 	if (isatty(STDOUT_FILENO)) {
 		struct winsize ws;
 

@@ -202,6 +202,7 @@ static int event_announce(struct tools_report *r, uint32_t pmcid, const char *na
 			/* Only the trees an output needs (an unbuilt tree has no nodes, n == NULL). */
 			if ((r->o.want_callers && tree_init(&e->callers) < 0) ||
 			    (r->o.want_callees && tree_init(&e->callees) < 0) ||
+			    (r->o.want_cgroups && tree_init(&e->callees_cg) < 0) ||
 			    (r->o.want_focus && (tree_init(&e->focus_callers) < 0 ||
 						 tree_init(&e->focus_callees) < 0)))
 				return -ENOMEM;
@@ -403,7 +404,10 @@ struct sc_ent {
 	uint32_t n;	 /* frames: ids[n] (innermost first), 0: no frame kept */
 	uint32_t npf;	 /* PCs counted for a function: pf[npf] */
 	uint32_t pcs_kernel;
-	/* then: uint64_t pc[npc]; uint32_t ids[n + 1] (ids[n]: the process name); pf[npf] */
+	/*
+	 * then: uint64_t pc[npc]; uint32_t ids[n + 2] (ids[n]: the process name, ids[n + 1]
+	 * its cgroup or 0); pf[npf]
+	 */
 };
 
 static uint64_t *sc_pcs(struct sc_ent *x)
@@ -418,7 +422,7 @@ static uint32_t *sc_ids(struct sc_ent *x)
 
 static size_t sc_size(uint32_t npc, uint32_t n, uint32_t npf)
 {
-	size_t b = sizeof(struct sc_ent) + npc * sizeof(uint64_t) + (n + 1 + npf) * sizeof(uint32_t);
+	size_t b = sizeof(struct sc_ent) + npc * sizeof(uint64_t) + (n + 2 + npf) * sizeof(uint32_t);
 
 	return (b + 7) & ~(size_t)7;
 }
@@ -445,7 +449,7 @@ static uint64_t sc_hash(uint64_t epoch, const struct plog_record *c, uint32_t ev
 static int sc_count(struct tools_report *r, struct sc_ent *x)
 {
 	struct tools_rep_event *e = &r->ev[x->ev];
-	uint32_t *ids = sc_ids(x), *pf = ids + x->n + 1;
+	uint32_t *ids = sc_ids(x), *pf = ids + x->n + 2;
 	size_t n = x->n;
 	int err;
 
@@ -461,8 +465,11 @@ static int sc_count(struct tools_report *r, struct sc_ent *x)
 			return err;
 	if (r->o.want_callers && (err = tree_add(&e->callers, ids, n, 1, x->hits)) < 0)
 		return err;
-	/* ids[n] is the process name: the outermost frame */
+	/* ids[n] is the process name: the outermost frame; above it its cgroup, if known */
 	if (r->o.want_callees && (err = tree_add(&e->callees, ids, n + 1, -1, x->hits)) < 0)
+		return err;
+	if (r->o.want_cgroups &&
+	    (err = tree_add(&e->callees_cg, ids, n + 1 + (ids[n + 1] != 0), -1, x->hits)) < 0)
 		return err;
 	if (r->o.want_focus) {
 		size_t in = n, out = n;
@@ -593,14 +600,17 @@ static struct sc_ent *sc_new(struct tools_report *r, const struct plog_record *c
 			     uint32_t ev, struct report_proc *p, bool user)
 {
 	struct tools_rep_samples *sc = &r->sc;
-	uint32_t pf[PLOG_CALLCHAIN_DEPTH_MAX + 1], kernel, cf = 0;
+	uint32_t pf[PLOG_CALLCHAIN_DEPTH_MAX + 1], kernel, cf = 0, cg = 0;
 	size_t n, npf, need, s;
 	struct sc_ent *x;
 
 	if (sample_resolve(r, c, p, user, pf, &n, &npf, &kernel) < 0)
 		return NULL;
-	if (n && r->o.want_callees &&
+	if (n && (r->o.want_callees || r->o.want_cgroups) &&
 	    !(cf = report_model__comm_func(r->m, p, c->u.callchain.pid, c->u.callchain.tid)))
+		return NULL;
+	if (n && r->o.want_cgroups && report_model__proc_cgroup(p) &&
+	    !(cg = report_model__cgroup_func(r->m, p)))
 		return NULL;
 	need = sc_size(c->u.callchain.npc, (uint32_t)n, (uint32_t)npf);
 	if (sc->len + need > TOOLS_REP_SC_BYTES && sc_flush(r) < 0)
@@ -652,7 +662,8 @@ static struct sc_ent *sc_new(struct tools_report *r, const struct plog_record *c
 	memcpy(sc_pcs(x), c->u.callchain.pc, x->npc * sizeof(uint64_t));
 	memcpy(sc_ids(x), r->chain, n * sizeof(uint32_t));
 	sc_ids(x)[n] = cf;
-	memcpy(sc_ids(x) + n + 1, pf, npf * sizeof(uint32_t));
+	sc_ids(x)[n + 1] = cg;
+	memcpy(sc_ids(x) + n + 2, pf, npf * sizeof(uint32_t));
 	for (s = h & (sc->htcap - 1); sc->ht[s]; s = (s + 1) & (sc->htcap - 1))
 		;
 	sc->ht[s] = (uint32_t)(sc->len / 8 + 1);
@@ -1312,6 +1323,7 @@ void tools_report_free(struct tools_report *r)
 		tree_exit(&e->callees);
 		tree_exit(&e->focus_callers);
 		tree_exit(&e->focus_callees);
+		tree_exit(&e->callees_cg);
 	}
 	free(r->ev);
 	report_model__free(r->m);

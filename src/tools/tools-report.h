@@ -52,6 +52,9 @@ struct tools_rep_event {
 	uint64_t *self, *total;
 	size_t ncounts;
 	struct tools_rep_tree callers, callees, focus_callers, focus_callees;
+	/* the callees tree with each sample's cgroup (REPORT_F_CGROUP) above its process
+	 * name when the log said one: pprof's "cgroup" label (want_cgroups) */
+	struct tools_rep_tree callees_cg;
 	uint64_t focus_samples;
 };
 
@@ -116,6 +119,7 @@ struct tools_rep_opts {
 	const char *focus; /* --callers/--callees FUNCTION */
 	bool want_callers, want_callees, want_focus;
 	bool want_focus_callers, want_focus_callees;
+	bool want_cgroups; /* --pprof: callees_cg, the callees tree under each cgroup */
 };
 
 /* The longest filter text a report keeps (the daemon writes at most 2047 bytes). */

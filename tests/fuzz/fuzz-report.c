@@ -7,9 +7,10 @@
  *   every tree and the --callers/--callees view on; then every output is
  *   written to /dev/null.  Beyond "no crash, no sanitizer report, no leak", two
  *   properties abort on failure: the kept samples of all events add up to the
- *   report's kept count, and each event's callee tree holds exactly its samples
- *   (what --folded prints sums to the samples).  MAP_IN paths in the input name
- *   real files of this machine: they are opened read-only, and only if regular.
+ *   report's kept count, and each event's callee trees (with and without cgroups)
+ *   hold exactly its samples (what --folded prints sums to the samples).  MAP_IN
+ *   paths in the input name real files of this machine: they are opened
+ *   read-only, and only if regular.
  *   --gprof writes its files into one temporary directory, made at the first input
  *   and removed at exit (names come from images' base names).
  */
@@ -70,6 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.o.focus = "main";
 	r.o.want_callers = r.o.want_callees = true;
 	r.o.want_focus_callers = r.o.want_focus_callees = true;
+	r.o.want_cgroups = true;
 	r.o.kallsyms = "/nonexistent"; /* no dependence on this machine's kernel */
 	r.o.jit_dir = "/nonexistent";  /* nor on its /tmp/perf-PID.map files */
 	r.o.no_debuginfod = true;      /* nor on a network */
@@ -78,7 +80,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (tools_report_load(&r) == 0) {
 		for (size_t i = 0; i < r.nev; i++) {
 			sum += r.ev[i].samples;
-			if (r.ev[i].callees.n[0].count != r.ev[i].samples)
+			if (r.ev[i].callees.n[0].count != r.ev[i].samples ||
+			    r.ev[i].callees_cg.n[0].count != r.ev[i].samples)
 				abort();
 		}
 		if (sum != r.kept)

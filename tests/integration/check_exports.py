@@ -10,7 +10,9 @@ For the first event of the JSON report:
   --pprof: `go tool pprof -top` must list exactly the report's functions with
     flat = self and cum = total, and `-traces` must hold stacks whose counts,
     summed by leaf, are the report's self counts and sum to its samples; every
-    trace carries the comm label.  Skipped (a '#' line) without `go`.  With
+    trace carries the comm label, and (a one-event report) the cgroup labels sum
+    per cgroup to the header's cgroups (none without cgroup marks).  Skipped (a
+    '#' line) without `go`.  With
     --srcline (before --pprof; the report ran with --srcline), `-top -lines` must
     list the report's "NAME FILE:LINE" rows (pprof's full path cut to its last
     component), and -traces's function names are the report's without lines.
@@ -54,7 +56,7 @@ def pprof(args, profile):
     return p.returncode, p.stdout, p.stderr
 
 
-def check_pprof(ev, profile):
+def check_pprof(ev, profile, cgroups=None):
     if not shutil.which("go"):
         print("# go is not installed (scripts/bootstrap installs golang-go): pprof skipped")
         return
@@ -90,20 +92,23 @@ def check_pprof(ev, profile):
 
     rc, out, err = pprof(["-traces"] + idx, profile)
     check(rc == 0, "go tool pprof -traces reads the profile")
-    by_leaf, total, traces, labelled = Counter(), 0, 0, 0
+    by_leaf, total, traces, labelled, by_cgroup = Counter(), 0, 0, 0, Counter()
     for block in out.split("-----------+-------------------------------------------------------")[1:]:
         lines = [l for l in block.splitlines() if l.strip()]
         if not lines:
             continue
         traces += 1
-        labels = [l for l in lines if re.match(r"^\s*comm:\s", l)]
-        labelled += bool(labels)
+        labels = [l for l in lines if re.match(r"^\s*(comm|cgroup):\s", l)]
+        labelled += any(re.match(r"^\s*comm:\s", l) for l in labels)
+        cg = [l.split(":", 1)[1].strip() for l in labels if re.match(r"^\s*cgroup:\s", l)]
         frames = [l for l in lines if l not in labels]
         m = re.match(r"^\s*(\d+)\s+(.*)$", frames[0]) if frames else None
         if not m:
             continue
         by_leaf[m.group(2)] += int(m.group(1))
         total += int(m.group(1))
+        if cg:
+            by_cgroup[cg[0]] += int(m.group(1))
     self_by = Counter()
     for t in ev["top"]:
         if t["self"]:
@@ -114,6 +119,13 @@ def check_pprof(ev, profile):
     check(by_leaf == self_by, "-traces: summed by leaf, the report's self counts")
     check(traces > 0 and labelled == traces, "-traces: every trace has its comm label (%d of %d)"
           % (labelled, traces))
+    if cgroups is not None:
+        # The cgroup label: the samples of each cgroup the log said, as the report's
+        # header counts them (samples of processes with no cgroup have no label).
+        want_cg = Counter({c["path"]: c["samples"] for c in cgroups if c["samples"]})
+        check(by_cgroup == want_cg, "-traces: the cgroup labels count the report's samples per "
+              "cgroup (%d cgroups)%s" % (len(want_cg), "" if by_cgroup == want_cg else
+                                        ": pprof %s, report %s" % (dict(by_cgroup), dict(want_cg))))
 
 
 def on_cycles(path):
@@ -237,7 +249,10 @@ def check_gprof(ev, said):
 
 def main():
     global SRCLINE
-    ev = json.load(open(sys.argv[1]))["events"][0]
+    j = json.load(open(sys.argv[1]))
+    ev = j["events"][0]
+    # the report's samples per cgroup (none: no cgroup label); one event's only
+    cgroups = j["header"].get("cgroups", []) if len(j["events"]) == 1 else None
     args = sys.argv[2:]
     while args:
         if args[0] == "--srcline":
@@ -245,7 +260,7 @@ def main():
             args = args[1:]
             continue
         if args[0] == "--pprof":
-            check_pprof(ev, args[1])
+            check_pprof(ev, args[1], cgroups)
         elif args[0] == "--calltree":
             check_calltree(ev, args[1])
         elif args[0] == "--gprof":

@@ -213,6 +213,9 @@ for c in /a.slice /a.slice/web.service /a.slice/web.service/ /a.slice/db.service
 done
 [[ $cgs == "100 60 60 40 100 0 " ]] && ok "--cgroup: a path keeps itself and what is below it, by component ($cgs)" ||
 	bad "--cgroup: $cgs"
+# pprof: each sample's cgroup is a label (Pyroscope and pprof -tagfocus select by it).
+hwpmc report --pprof "$tmp/cg.pb.gz" "$tmp/cg.pmclog" 2> /dev/null
+export_check "cgroup marks pprof" "$tmp/cg.json" --pprof "$tmp/cg.pb.gz"
 hwpmc report --cgroup a.slice "$tmp/cg.pmclog" > /dev/null 2> "$tmp/cg.err"
 rc=$?
 [[ $rc != 0 ]] && grep -q "is not a cgroup path" "$tmp/cg.err" && ok "--cgroup: a relative path is refused, said why" ||
