@@ -15,7 +15,9 @@
  *   are the model's, referred to by index.  A call tree is an array of nodes
  *   (first child / next sibling, found by a hash of (parent, function)); node 0 is
  *   the root.  The "callers" tree starts at the leaf function (pmcstat -G), the
- *   "callees" tree at the process name (folded stacks and flame graphs).
+ *   "callees" tree at the process name (folded stacks and flame graphs), and with
+ *   --pprof "callees_cg" at the cgroup above it.  Samples alike are resolved once and
+ *   counted together at a flush (tools-report.c, "Samples"; struct tools_rep_samples).
  */
 #ifndef HWPMCD_TOOLS_REPORT_H
 #define HWPMCD_TOOLS_REPORT_H
