@@ -1463,11 +1463,13 @@ int tools_profiles_main(int argc, char **argv)
 
 				printf("%-16s   budget %" JSON_INTEGER_FORMAT "%%: %" JSON_INTEGER_FORMAT
 				       " Hz of %" JSON_INTEGER_FORMAT " (a sample costs %.1f us; the "
-				       "last window used %.2f%%), %" JSON_INTEGER_FORMAT " changes\n", "",
+				       "last window used %.2f%%, JIT maps and pushes %.2f%% of it), %"
+				       JSON_INTEGER_FORMAT " changes\n", "",
 				       jint(bu, "percent", NULL), jint(bu, "rate_hz", NULL),
 				       jint(bu, "max_hz", NULL),
 				       (double)jint(bu, "sample_cost_ns", NULL) / 1000.0,
 				       json_real_value(json_object_get(bu, "used_percent")),
+				       json_real_value(json_object_get(bu, "side_percent")),
 				       jint(bu, "rate_changes", NULL));
 			}
 			if (json_object_get(pf, "push")) {
@@ -1476,13 +1478,15 @@ int tools_profiles_main(int argc, char **argv)
 
 				printf("%-16s   push %s (%s): %" JSON_INTEGER_FORMAT " sent (%s), %"
 				       JSON_INTEGER_FORMAT " queued, %" JSON_INTEGER_FORMAT " retries, %"
-				       JSON_INTEGER_FORMAT " failed, %" JSON_INTEGER_FORMAT " dropped\n",
+				       JSON_INTEGER_FORMAT " failed, %" JSON_INTEGER_FORMAT " dropped; "
+				       "%.2f s of CPU\n",
 				       "", json_string_value(json_object_get(pu, "url")),
 				       json_string_value(json_object_get(pu, "format")),
 				       jint(pu, "sent", NULL),
 				       human_bytes((uint64_t)jint(pu, "bytes", NULL), b, sizeof(b)),
 				       jint(pu, "queued", NULL), jint(pu, "retries", NULL),
-				       jint(pu, "failed", NULL), jint(pu, "dropped", NULL));
+				       jint(pu, "failed", NULL), jint(pu, "dropped", NULL),
+				       json_real_value(json_object_get(pu, "cpu_seconds")));
 				if (le)
 					printf("%-16s   push: last error: %s\n", "", le);
 			}

@@ -107,7 +107,7 @@ fi
 	bad "fold's budget: $(pjq fold 'p["status"]["profile"].get("budget")')"
 
 "$hwpmc" profiles > "$tmp/prof.txt" 2> /dev/null
-grep -Eq "push http://127.0.0.1:$port \(pprof\): [1-9][0-9]* sent \([0-9.]+[KMG]?\), [0-9]+ queued, [0-9]+ retries, [0-9]+ failed, [0-9]+ dropped" "$tmp/prof.txt" &&
+grep -Eq "push http://127.0.0.1:$port \(pprof\): [1-9][0-9]* sent \([0-9.]+[KMG]?\), [0-9]+ queued, [0-9]+ retries, [0-9]+ failed, [0-9]+ dropped; [0-9]+\.[0-9]{2} s of CPU$" "$tmp/prof.txt" &&
 	grep -q "push: last error: " "$tmp/prof.txt" &&
 	ok "hwpmc profiles shows each profile's push and its last error" || bad "table: $(cat "$tmp/prof.txt")"
 
