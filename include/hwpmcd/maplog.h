@@ -19,9 +19,10 @@
  *   object is announced once per process (keyed by device and inode, so a
  *   second executable segment of the same file adds nothing).  An exec keeps the
  *   old image's ranges, in the model and in the log, until the process shows that
- *   it runs the new image (maplog__sample(), a fork, a mapping over them): the
- *   samples taken while the kernel loads the new image still carry the old
- *   image's user registers.  Then one MAP_OUT per old object removes them.  MAP_IN pl_start follows the one
+ *   it runs the new image (maplog__sample(), a fork): the samples taken while
+ *   the kernel loads the new image still carry the old image's user registers.
+ *   Then one MAP_OUT per old object removes them; a new mapping over an old
+ *   object removes that object alone.  MAP_IN pl_start follows the one
  *   rule of 11.5 (maplog-elf.h), computed from the file opened through
  *   /proc/PID/map_files/ (or /proc/PID/root/PATH), whose device and inode must
  *   match the mapping's; a file that cannot be opened or does not match falls
@@ -196,8 +197,11 @@ int maplog__record(struct maplog *m, const struct rec *r);
  * in the kernel with user IP @user_ip (0: unknown).  While an exec of @pid is
  * pending, a sample that shows the new image running (user mode, or a user IP
  * outside the old image) ends it: MAP_OUT for each object of the old image.
- * Call it for every sample, before the sample's PCs are resolved.  Returns 0 or
- * the callback's negative errno.
+ * Call it for every sample, before the sample's PCs are resolved.  Returns 1 for
+ * a kernel-mode sample inside such an exec (user IP in the old image, or
+ * unknown): the address space it ran in is gone, so the sample's user stack
+ * snapshot and the kernel's user frames are not its own; only its user IP
+ * counts.  Otherwise 0, or the callback's negative errno.
  */
 int maplog__sample(struct maplog *m, uint64_t time, int32_t pid, bool user_mode, uint64_t user_ip);
 

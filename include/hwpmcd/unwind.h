@@ -69,8 +69,10 @@ enum unwind_outcome {
 	UNWIND_DEPTH,	  /* stopped at the caller's max */
 	/*
 	 * The kernel copied no byte of the user stack (dyn_size 0): a kernel-mode
-	 * sample inside execve() after the old address space was replaced, or of a
-	 * task whose address space is gone (exit).  Only the sampled IP is known.
+	 * sample inside execve() after the old address space was replaced (the
+	 * session passes such a sample's snapshot as empty when the kernel copied
+	 * the new address space's bytes: maplog__sample()), or of a task whose
+	 * address space is gone (exit).  Only the sampled IP is known.
 	 */
 	UNWIND_NO_STACK,
 	/* unwind info reads memory below the stack pointer, which no snapshot holds */

@@ -337,13 +337,21 @@ static const struct maplog_ops session_maplog_ops = {
  * registers and stack snapshot, for user-mode samples and for kernel-mode
  * samples of user threads alike (pmclog-format.md 11.3).
  */
-static uint32_t dwarf_pcs(struct session *s, const struct rec *r, uint64_t *pcs, uint32_t max)
+static uint32_t dwarf_pcs(struct session *s, const struct rec *r, uint64_t *pcs, uint32_t max,
+			  bool in_exec)
 {
 	const struct rec_sample *sm = &r->u.sample;
+	struct rec_sample bare;
 	enum unwind_outcome o;
 	uint32_t n = coll_sample_chain(sm, pcs, max);
 	int k;
 
+	if (in_exec && sm->stack) {
+		/* Inside an exec: the snapshot is the new address space's (maplog.h). */
+		bare = *sm;
+		bare.stack_dyn_size = 0;
+		sm = &bare;
+	}
 	if ((int32_t)r->pid > 0 && n < max && sm->regs_abi != 0) {
 		k = unwind_ctx__unwind(s->uw, (int32_t)r->pid, sm, pcs + n, max - n, &o);
 		if (k > 0)
@@ -352,6 +360,19 @@ static uint32_t dwarf_pcs(struct session *s, const struct rec *r, uint64_t *pcs,
 	if (n == 0 && max > 0 && sm->ip)
 		pcs[n++] = sm->ip;
 	return n;
+}
+
+/*
+ * A sample inside an exec, after the old address space went (maplog__sample()
+ * returned 1): its chain keeps the kernel's frames and the user IP; user frames
+ * past it were read from the new address space.
+ */
+static uint32_t cut_after_user_ip(const uint64_t *pcs, uint32_t npc)
+{
+	for (uint32_t i = 0; i < npc; i++)
+		if (pcs[i] < DAEMON_KERNEL_PC_MIN)
+			return i + 1;
+	return npc;
 }
 
 /* The unwinder's counters, for status (relaxed stores, as the other statistics). */
@@ -651,6 +672,7 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 	uint64_t pcs[PLOG_CALLCHAIN_DEPTH_MAX];
 	uint64_t taken = r->time; /* before the merge's order moves it */
 	uint32_t npc, flags;
+	bool in_exec;
 	int ev, k;
 
 	if (r->time < s->last_tsc) {
@@ -670,6 +692,7 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 				   coll_sample_user_ip(&r->u.sample));
 		if (k < 0)
 			return k;
+		in_exec = k == 1;
 		if (paused(s)) {
 			__atomic_fetch_add(&s->prof->paused_samples, 1, __ATOMIC_RELAXED);
 			return 0;
@@ -682,12 +705,14 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 		if (k < 0)
 			return k;
 		if (s->uw && k)
-			npc = dwarf_pcs(s, r, pcs, s->p.cfg.depth);
+			npc = dwarf_pcs(s, r, pcs, s->p.cfg.depth, in_exec);
 		else
 			npc = coll_sample_pcs(&r->u.sample, pcs,
 					      s->p.cfg.callgraph == COLL_CG_NONE || s->uw
 						      ? 1 /* an unvouched dwarf sample: its PC only */
 						      : s->p.cfg.depth);
+		if (in_exec)
+			npc = cut_after_user_ip(pcs, npc);
 		if (npc == 0) {
 			ST_ADD(s, no_pcs, 1);
 			return 0;

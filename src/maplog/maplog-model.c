@@ -15,8 +15,9 @@
  *   session merges records in time order, so no sample of it comes later, and a
  *   storm of short-lived processes does not grow the model.  An exec moves the
  *   process's ranges to p->old, where they answer lookups and stay in the log
- *   until exec_retire() (the exec is over) writes one MAP_OUT per old object.  pl_start results are cached by (device,
- *   inode, file offset) as the constant addr - pl_start, so each object's ELF
+ *   until exec_retire() (the exec is over) writes one MAP_OUT per old object (a
+ *   new mapping over an old object retires that one alone, old_retire()).
+ *   pl_start results are cached by (device, inode, file offset) as the constant addr - pl_start, so each object's ELF
  *   headers are read once per session, not once per process.
  *   Each process also has its executable mappings as a sorted array of
  *   non-overlapping struct maplog_map ranges, found by binary search for the
@@ -732,40 +733,65 @@ static bool shown_obj(const struct maplog_proc *p, const struct maplog_map *x)
 	return obj_known(p, x->dev, x->inode);
 }
 
-/*
- * The exec of @p is over: the process runs the new image (a user-mode sample, a
- * kernel-mode sample whose user registers are outside the old image, a fork or
- * new thread, a mapping over the old image, another exec).  The old image's
- * objects leave the log with one MAP_OUT per object span (the new image's MAP_INs
- * are in place already, so no MAP_OUT(0, 2^64-1) here), and leave the model.
- */
-static int exec_retire(struct maplog *m, uint64_t time, struct maplog_proc *p)
+static bool same_obj(const struct maplog_map *a, const struct maplog_map *b)
 {
+	return a->dev == b->dev && a->inode == b->inode && a->path == b->path;
+}
+
+/*
+ * The old image's objects whose span overlaps [lo, hi) leave the log with one
+ * MAP_OUT per object span (the new image's MAP_INs are in place already, so no
+ * MAP_OUT(0, 2^64-1) here) and leave the model; the others stay.
+ */
+static int old_retire(struct maplog *m, uint64_t time, struct maplog_proc *p, uint64_t lo,
+		      uint64_t hi)
+{
+	size_t kept = 0, n = p->nold;
 	int r = 0;
 
-	for (size_t i = 0; i < p->nold && r == 0; i++) {
-		uint64_t lo, hi;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		uint64_t a, b;
 		bool first = true;
 
+		old_span(p, i, &a, &b);
+		if (!(a < hi && b > lo))
+			continue;
 		if (!has_map_in(p->old[i].path))
 			continue;
 		if (m->gated && !shown_obj(p, &p->old[i]))
 			continue; /* the log never had it */
 		/* One MAP_OUT per object: only at the object's first range. */
 		for (size_t j = 0; j < i && first; j++)
-			first = !(p->old[j].dev == p->old[i].dev &&
-				  p->old[j].inode == p->old[i].inode && p->old[j].path == p->old[i].path);
+			first = !same_obj(&p->old[j], &p->old[i]);
 		if (!first)
 			continue;
-		old_span(p, i, &lo, &hi);
-		r = m->ops->map_out(m->ctx, time, p->pid, lo, hi);
+		r = m->ops->map_out(m->ctx, time, p->pid, a, b);
 		if (r == 0)
 			m->stats.map_out++;
 	}
-	p->nold = 0;
+	/* Spans are decided before anything moves: keep the ranges of untouched objects. */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a, b;
+
+		old_span(p, i, &a, &b);
+		if (a < hi && b > lo)
+			continue;
+		p->old[kept++] = p->old[i];
+	}
+	p->nold = kept;
 	if (m->ops->maps_changed)
 		m->ops->maps_changed(m->ctx, p->pid);
 	return r;
+}
+
+/*
+ * The exec of @p is over: the process runs the new image (a user-mode sample, a
+ * kernel-mode sample whose user registers are outside the old image, a fork or
+ * new thread, another exec).  Every object of the old image goes (old_retire()).
+ */
+static int exec_retire(struct maplog *m, uint64_t time, struct maplog_proc *p)
+{
+	return old_retire(m, time, p, 0, UINT64_MAX);
 }
 
 int maplog__sample(struct maplog *m, uint64_t time, int32_t pid, bool user_mode, uint64_t user_ip)
@@ -776,10 +802,14 @@ int maplog__sample(struct maplog *m, uint64_t time, int32_t pid, bool user_mode,
 		return 0;
 	/*
 	 * A kernel-mode sample whose user IP lies in the old image (or is unknown)
-	 * is still inside execve(): keep the old image for it.
+	 * is still inside execve(): keep the old image for it.  The exec is known
+	 * from its COMM record, which the kernel writes once the old address space
+	 * is gone: the user stack the kernel copied for this sample (and any user
+	 * frames it walked) are the new address space's memory at the old stack
+	 * pointer, not the old image's frames.
 	 */
 	if (!user_mode && (user_ip == 0 || ranges_find(p->old, p->nold, user_ip)))
-		return 0;
+		return 1;
 	return exec_retire(m, time, p);
 }
 
@@ -1049,8 +1079,14 @@ static int note_mapping(struct maplog *m, uint64_t time, int32_t pid, uint64_t s
 	if (r < 0)
 		return r;
 	if (p->nold && old_overlaps(p, start, end)) {
-		/* Never two objects over one address in the log: the old image goes first. */
-		r = exec_retire(m, time, p);
+		/*
+		 * Never two objects over one address in the log: the old objects under
+		 * the new mapping go first.  The rest of the old image stays, for the
+		 * samples the exec still takes (without address space randomisation,
+		 * under gdb or setarch -R, the new image lands on the old one's
+		 * executable and loader while the old libc's execve is still the user IP).
+		 */
+		r = old_retire(m, time, p, start, end);
 		if (r < 0)
 			return r;
 	}

@@ -121,6 +121,8 @@ static struct rec mmap_rec(uint32_t pid, uint64_t addr, uint64_t pgoff, uint32_t
 	return r;
 }
 
+static const char *range_at(const struct maplog *m, int32_t pid, uint64_t addr);
+
 static void expect(const char *const *want, int n)
 {
 	for (int i = 0; i < n && i < ncalls; i++)
@@ -191,7 +193,8 @@ START_TEST(test_lifecycle)
 
 	/*
 	 * exec: a new name; the old image stays until the new one runs, and a mapping
-	 * of the new image over it sends it out (one MAP_OUT per object span) first.
+	 * of the new image over one of its objects sends that object out (one MAP_OUT
+	 * over its span) first; the old vDSO stays, the exec not being over.
 	 */
 	r = mk(REC_COMM, NOPID + 2, NOPID + 2, 40);
 	r.u.comm.exec = true;
@@ -202,8 +205,12 @@ START_TEST(test_lifecycle)
 	expect((const char *[]){ "proc_create 40 1000000001 0 true",
 				 "thr_create 1000000001 1000000001 0 true",
 				 "map_out 1000000001 0x7f0000001000 0x7f0000006000",
-				 "map_out 1000000001 0x7f000000b000 0x7f000000c000",
-				 "map_in 1000000001 0x7f0000001000 /usr/lib/libx.so" }, 5);
+				 "map_in 1000000001 0x7f0000001000 /usr/lib/libx.so" }, 4);
+	ck_assert_str_eq(range_at(m, NOPID + 2, 0x7f000000b000),
+			 "7f000000b000-7f000000c000 0 0 [vdso] pid 1000000001");
+	/* The first user-mode sample of the new image: the old vDSO goes. */
+	ck_assert_int_eq(maplog__sample(m, 41, (int32_t)(NOPID + 2), true, 0x7f0000001100), 0);
+	expect((const char *[]){ "map_out 1000000001 0x7f000000b000 0x7f000000c000" }, 1);
 
 	/* A rename of a thread, then exits. */
 	r = mk(REC_COMM, NOPID, NOPID + 1, 50);
@@ -603,9 +610,12 @@ START_TEST(test_exec_window)
 			 "7f0000010000-7f0000020000 10000 2 /lib/libc.so pid 999999999");
 	ck_assert_str_eq(range_at(m, NOPID, 0x560000002000),
 			 "560000001000-560000005000 1000 3 /bin/new pid 999999999");
-	/* Kernel-mode samples inside execve(), user IP in the old libc or unknown: nothing. */
-	ck_assert_int_eq(maplog__sample(m, 21, (int32_t)NOPID, false, 0x7f0000010040), 0);
-	ck_assert_int_eq(maplog__sample(m, 22, (int32_t)NOPID, false, 0), 0);
+	/*
+	 * Kernel-mode samples inside execve(), user IP in the old libc or unknown:
+	 * nothing changes, and their user stacks are not theirs (1).
+	 */
+	ck_assert_int_eq(maplog__sample(m, 21, (int32_t)NOPID, false, 0x7f0000010040), 1);
+	ck_assert_int_eq(maplog__sample(m, 22, (int32_t)NOPID, false, 0), 1);
 	/* Other processes' samples change nothing either. */
 	ck_assert_int_eq(maplog__sample(m, 22, 12345, true, 0x7f0000010040), 0);
 	expect(NULL, 0);
@@ -639,6 +649,73 @@ START_TEST(test_exec_window)
 				 "thr_create 1000000000 1000000000 0 third" }, 5);
 	ck_assert_str_eq(range_at(m, NOPID, 0x560000001000), "none");
 	ck_assert_str_eq(range_at(m, NOPID + 1, 0x560000001000), "none");
+	maplog__free(m);
+}
+END_TEST
+
+/*
+ * An exec without address space randomisation (gdb, setarch -R): the new image
+ * lands where the old one was.  Each new mapping over an old object retires that
+ * object alone; the old libc, whose execve the exec's samples still show, stays
+ * until the new image runs.
+ */
+START_TEST(test_exec_in_place)
+{
+	struct maplog *m;
+	struct rec r;
+
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops, NULL, &m), 0);
+	r = mk(REC_FORK, NOPID, NOPID, 5);
+	r.u.task.ppid = 1;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	/* The old image: executable (two ranges of one file), libc, loader, vDSO. */
+	r = range_rec(NOPID, 0x555555555000, 0x1000, 0x1000, 1, "/bin/prog");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = range_rec(NOPID, 0x555555558000, 0x1000, 0x4000, 1, "/bin/prog");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = range_rec(NOPID, 0x7ffff7df4000, 0x156000, 0x26000, 2, "/lib/libc.so.6");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = range_rec(NOPID, 0x7ffff7fc8000, 0x2000, 0, 0, "[vdso]");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = range_rec(NOPID, 0x7ffff7fcb000, 0x26000, 0x1000, 4, "/lib/ld.so");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ncalls = 0;
+
+	r = mk(REC_COMM, NOPID, NOPID, 20);
+	r.u.comm.exec = true;
+	r.u.comm.comm = "prog";
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ncalls = 0;
+	/* The same executable at the same place: only the old executable goes, its whole span. */
+	r = range_rec(NOPID, 0x555555555000, 0x1000, 0x1000, 1, "/bin/prog");
+	r.time = 21;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	expect((const char *[]){ "map_out 999999999 0x555555555000 0x555555559000",
+				 "map_in 999999999 0x555555555000 /bin/prog" }, 2);
+	ck_assert_str_eq(range_at(m, NOPID, 0x555555558100), "none");
+	/* The loader and the vDSO over theirs. */
+	r = range_rec(NOPID, 0x7ffff7fcb000, 0x26000, 0x1000, 4, "/lib/ld.so");
+	r.time = 22;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	r = range_rec(NOPID, 0x7ffff7fc8000, 0x2000, 0, 0, "[vdso]");
+	r.time = 23;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	expect((const char *[]){ "map_out 999999999 0x7ffff7fcb000 0x7ffff7ff1000",
+				 "map_in 999999999 0x7ffff7fcb000 /lib/ld.so",
+				 "map_out 999999999 0x7ffff7fc8000 0x7ffff7fca000",
+				 "map_in 999999999 0x7ffff7fc8000 [vdso]" }, 4);
+	/* The exec's samples still find the old libc's execve, their stacks not theirs. */
+	ck_assert_str_eq(range_at(m, NOPID, 0x7ffff7ea2ad7),
+			 "7ffff7df4000-7ffff7f4a000 26000 2 /lib/libc.so.6 pid 999999999");
+	ck_assert_int_eq(maplog__sample(m, 24, (int32_t)NOPID, false, 0x7ffff7ea2ad7), 1);
+	expect(NULL, 0);
+	/* The new loader's entry: the exec is over, the old libc goes too. */
+	ck_assert_int_eq(maplog__sample(m, 25, (int32_t)NOPID, false, 0x7ffff7fe3a00), 0);
+	expect((const char *[]){ "map_out 999999999 0x7ffff7df4000 0x7ffff7f4a000" }, 1);
+	ck_assert_str_eq(range_at(m, NOPID, 0x7ffff7ea2ad7), "none");
+	ck_assert_int_eq(maplog__sample(m, 26, (int32_t)NOPID, false, 0x7ffff7fe3a00), 0);
+	expect(NULL, 0);
 	maplog__free(m);
 }
 END_TEST
@@ -1172,6 +1249,7 @@ int main(void)
 	tcase_add_test(tc, test_storm_forgets);
 	tcase_add_test(tc, test_ranges);
 	tcase_add_test(tc, test_exec_window);
+	tcase_add_test(tc, test_exec_in_place);
 	tcase_add_test(tc, test_replay);
 	tcase_add_test(tc, test_ranges_many);
 	tcase_add_test(tc, test_open_mapped_by_name);
