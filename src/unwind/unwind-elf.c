@@ -702,8 +702,41 @@ static void section_name(struct unwind_ctx *u, struct unwind_image *img, uint64_
 		name[0] = '\0';
 }
 
+/* The longest .init or .fini read for the shape of glibc's (23 bytes, 27 with endbr64). */
+#define STUB_MAX 64
+
 /*
- * The sections we need, by name: .eh_frame_hdr, .eh_frame and .debug_frame.  A
+ * A .init or .fini section of glibc's shape (crti.o's prologue, crtn.o's
+ * epilogue, calls between): [endbr64] sub $8,%rsp ... add $8,%rsp; ret.  Noted
+ * in img->stubs; anything else is not.
+ */
+static void note_stub(struct unwind_ctx *u, struct unwind_image *img, const Elf64_Shdr *sh)
+{
+	static const uint8_t endbr[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const uint8_t sub8[4] = { 0x48, 0x83, 0xec, 0x08 };
+	static const uint8_t tail[5] = { 0x48, 0x83, 0xc4, 0x08, 0xc3 };
+	uint8_t b[STUB_MAX];
+	uint32_t off = 0;
+
+	if (img->nstubs >= 2 || sh->sh_type != SHT_PROGBITS ||
+	    (sh->sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR) ||
+	    sh->sh_size < sizeof(sub8) + sizeof(tail) || sh->sh_size > STUB_MAX ||
+	    !image_copy(u, img, sh->sh_offset, sh->sh_size, b))
+		return;
+	if (memcmp(b, endbr, sizeof(endbr)) == 0)
+		off = sizeof(endbr);
+	if (sh->sh_size < off + sizeof(sub8) + sizeof(tail) || memcmp(b + off, sub8, sizeof(sub8)) != 0 ||
+	    memcmp(b + sh->sh_size - sizeof(tail), tail, sizeof(tail)) != 0)
+		return;
+	img->stubs[img->nstubs].vaddr = sh->sh_addr;
+	img->stubs[img->nstubs].size = sh->sh_size;
+	img->stubs[img->nstubs].body = off + (uint32_t)sizeof(sub8);
+	img->nstubs++;
+}
+
+/*
+ * The sections we need, by name: .eh_frame_hdr, .eh_frame and .debug_frame, and
+ * .init and .fini for note_stub().  A
  * table outside the file, too large, or whose names are unreadable is no table
  * (stripped section headers are normal: PT_GNU_EH_FRAME still finds the hdr).
  */
@@ -750,6 +783,8 @@ static void scan_sections(struct unwind_ctx *u, struct unwind_image *img, const 
 		} else if (strcmp(name, ".debug_frame") == 0) {
 			if (sh.sh_type != SHT_NOBITS)
 				img->has_debug_frame = true;
+		} else if (strcmp(name, ".init") == 0 || strcmp(name, ".fini") == 0) {
+			note_stub(u, img, &sh);
 		}
 	}
 }

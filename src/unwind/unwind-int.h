@@ -80,6 +80,16 @@ struct unwind_image {
 	 * accessors at the synthetic address UNWIND_OWN_TABLE_ADDR (table_vaddr).
 	 */
 	int32_t *own_table;
+	/*
+	 * glibc's _init and _fini (crti.o + crtn.o: [endbr64] sub $8,%rsp ... add
+	 * $8,%rsp; ret) have no CFI: their .init and .fini sections, when they have
+	 * that shape, unwound by it (fallback_step()).  body: the offset past the sub.
+	 */
+	struct unwind_stub {
+		uint64_t vaddr, size;
+		uint32_t body;
+	} stubs[2];
+	uint32_t nstubs;
 	bool has_eh_frame;    /* an .eh_frame section (informative) */
 	bool has_debug_frame; /* a .debug_frame section: without has_hdr, unusable here */
 	/* cache */

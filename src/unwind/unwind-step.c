@@ -731,16 +731,43 @@ static bool at_entry(struct walk *w, uint64_t ip)
 }
 
 /*
+ * Whether @ip lies in a _init or _fini of glibc's shape (unwind_image.stubs): then
+ * *@ret_cfa is its frame's CFA, SP + 8 before the sub and at the ret, SP + 16
+ * between (a return address there is after a call, so never on the sub or ret).
+ */
+static bool stub_cfa(struct walk *w, uint64_t ip, uint64_t sp, uint64_t *ret_cfa)
+{
+	const struct maplog_map *m = walk_find_map(w, ip);
+	struct unwind_image *img;
+	uint64_t bias;
+
+	if (!m || unwind_images_get(w->u, w->pid, m, &img) < 0 || img->nstubs == 0 ||
+	    !unwind_image_bias(img, m, &bias))
+		return false;
+	for (uint32_t i = 0; i < img->nstubs; i++) {
+		const struct unwind_stub *st = &img->stubs[i];
+		uint64_t off = ip - bias - st->vaddr;
+
+		if (ip - bias < st->vaddr || off >= st->size)
+			continue;
+		*ret_cfa = sp + (off < st->body || off == st->size - 1 ? 8 : 16);
+		return true;
+	}
+	return false;
+}
+
+/*
  * The frame at the cursor has no unwind table.  Recover its caller's registers
  * into w->reg from the snapshot and restart the cursor there: through the
- * ucontext if the PC is a sigreturn trampoline, else by one frame-pointer step
- * (none at an entry point: UNWIND_COMPLETE).
+ * ucontext if the PC is a sigreturn trampoline, by the known shape of glibc's
+ * _init and _fini, else by one frame-pointer step (none at an entry point:
+ * UNWIND_COMPLETE).
  * Returns UNWIND_OUTCOME_MAX on success, else the outcome that ends the walk.
  */
 static enum unwind_outcome fallback_step(struct walk *w, unw_addr_space_t as, unw_cursor_t *c)
 {
 	uint64_t ip = cursor_reg(c, UNW_REG_IP), sp = cursor_reg(c, UNW_X86_64_RSP);
-	uint64_t bp = cursor_reg(c, UNW_X86_64_RBP), saved_bp, ret;
+	uint64_t bp = cursor_reg(c, UNW_X86_64_RBP), saved_bp, ret, cfa;
 	uint64_t regs[NREGS];
 
 	if (is_sigreturn(w, ip)) {
@@ -758,6 +785,18 @@ static enum unwind_outcome fallback_step(struct walk *w, unw_addr_space_t as, un
 		w->adjust = false;
 	} else if (at_entry(w, ip)) {
 		return UNWIND_COMPLETE;
+	} else if (stub_cfa(w, ip, sp, &cfa)) {
+		/* Only SP moves in them: every other register is the caller's already. */
+		if (!snap_read(w, cfa - 8, &ret))
+			return stack_miss(w, cfa - 8);
+		if (ret == 0)
+			return UNWIND_NO_INFO;
+		for (unsigned int i = 0; i < NREGS; i++)
+			regs[i] = cursor_reg(c, (int)i);
+		regs[UNW_X86_64_RSP] = cfa;
+		regs[UNW_X86_64_RIP] = ret;
+		w->adjust = true;
+		w->adjust_ip = ret;
 	} else {
 		/* A frame pointer must point into this frame's part of the snapshot. */
 		if (bp & 7 || bp < sp)
@@ -893,6 +932,12 @@ static enum unwind_outcome walk_run(struct walk *w, unw_addr_space_t as, uint64_
 		}
 		ip = cursor_reg(&c, UNW_REG_IP);
 		nsp = cursor_reg(&c, UNW_X86_64_RSP);
+		/*
+		 * A return address of 0 is the end of the stack (a thread's or process's
+		 * first frame), never a frame: nothing runs in page 0.
+		 */
+		if (ip == 0)
+			return UNWIND_COMPLETE;
 		/* Every caller's frame is above its callee's: anything else is a loop. */
 		if (nsp <= sp)
 			return UNWIND_ERROR;

@@ -2025,6 +2025,95 @@ START_TEST(test_no_stack)
 }
 END_TEST
 
+extern void _init(void); /* crti.o's, in this executable's .init: no CFI */
+
+/*
+ * A sample in glibc's _init (a library's first instruction run, often the one
+ * whose page fault is sampled as a process starts): no CFI, unwound by its known
+ * shape.  Called from the capture point: on its first instruction the return
+ * address is at SP, after its sub $8,%rsp at SP + 8, on its ret at SP again.
+ */
+START_TEST(test_crt_stub)
+{
+	static const struct {
+		uint64_t off;	  /* into _init */
+		unsigned int pad; /* words between SP and the return address */
+	} at[] = { { 0, 0 }, { 4, 1 }, { 0x12, 1 }, { 0x16, 0 } };
+	struct capture *c = capture_new();
+	uint64_t pcs[MAXPCS], ref[MAXPCS], *st, init = (uint64_t)(uintptr_t)_init;
+	enum unwind_outcome o, ro;
+	struct rec_sample s;
+	struct unwind_ctx *u;
+	int n, rn;
+
+	/* The shape the test relies on: sub $8,%rsp at _init, add $8,%rsp; ret at +0x12. */
+	ck_assert_mem_eq((const void *)(uintptr_t)init, "\x48\x83\xec\x08", 4);
+	ck_assert_mem_eq((const void *)(uintptr_t)(init + 0x12), "\x48\x83\xc4\x08\xc3", 5);
+	unwt_run_qsort(c);
+	sample_from(&s, c);
+	u = ctx_new(0, &c->maps);
+	rn = do_unwind(u, &s, ref, MAXPCS, &ro);
+	ck_assert_int_gt(rn, 2);
+	st = calloc(2 + STACK_BYTES / 8, sizeof(*st));
+	ck_assert_ptr_nonnull(st);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		unsigned int words = at[i].pad + 1;
+
+		memset(st, 0, (2 + STACK_BYTES / 8) * sizeof(*st));
+		st[at[i].pad] = c->regs[8]; /* the return address: the capture point */
+		memcpy(st + words, c->buf + 1, c->dyn);
+		sample_from(&s, c);
+		s.regs[7] = c->regs[7] - 8 * words;
+		s.regs[8] = init + at[i].off;
+		s.stack = (const uint8_t *)st;
+		s.stack_size = STACK_BYTES + 8 * words;
+		s.stack_dyn_size = c->dyn + 8 * words;
+		n = do_unwind(u, &s, pcs, MAXPCS, &o);
+		ck_assert_msg(n == rn + 1 && o == ro && pcs[0] == init + at[i].off &&
+				      memcmp(pcs + 1, ref, (size_t)rn * sizeof(pcs[0])) == 0,
+			      "_init+%#llx: %d frames (%s), reference %d + 1 (%s)",
+			      (unsigned long long)at[i].off, n, unwind_outcome_name(o), rn,
+			      unwind_outcome_name(ro));
+	}
+	/* A return address of 0 in its slot is no caller. */
+	st[0] = 0;
+	s.regs[7] = c->regs[7] - 8;
+	s.regs[8] = init;
+	s.stack_size = STACK_BYTES + 8;
+	s.stack_dyn_size = c->dyn + 8;
+	ck_assert_int_eq(do_unwind(u, &s, pcs, MAXPCS, &o), 1);
+	ck_assert_str_eq(unwind_outcome_name(o), "no-info");
+	free(st);
+	unwind_ctx__free(u);
+	free(c);
+}
+END_TEST
+
+/*
+ * A stack of zeros (the new address space's, read at the old stack pointer by a
+ * sample inside an exec; or a thread's first frame): a return address of 0 ends
+ * the walk, and is no frame.
+ */
+START_TEST(test_zero_return)
+{
+	struct capture *c = capture_new();
+	uint64_t pcs[8];
+	enum unwind_outcome o;
+	struct rec_sample s;
+	struct unwind_ctx *u;
+
+	unwt_run_qsort(c);
+	sample_from(&s, c);
+	memset(c->buf + 1, 0, c->dyn);
+	u = ctx_new(0, &c->maps);
+	ck_assert_int_eq(do_unwind(u, &s, pcs, 8, &o), 1);
+	ck_assert_uint_eq(pcs[0], c->regs[8]);
+	ck_assert_str_eq(unwind_outcome_name(o), "complete");
+	unwind_ctx__free(u);
+	free(c);
+}
+END_TEST
+
 static void log_hook(int prio, const char *msg, void *userdata)
 {
 	(void)userdata;
@@ -2072,6 +2161,8 @@ static Suite *unwind_suite(void)
 	tcase_add_test(tc, test_entry_frame);
 	tcase_add_test(tc, test_epilogue);
 	tcase_add_test(tc, test_no_stack);
+	tcase_add_test(tc, test_zero_return);
+	tcase_add_test(tc, test_crt_stub);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("signal");
