@@ -249,6 +249,7 @@ def main():
     full_re = re.compile(r"%s(?:%s)(?: ~)*" % (lead, "|".join(spec["full"])))
     trunc_re = re.compile(r"(?:[~?] )*(?:%s)" % spec["truncated"]) if "truncated" in spec else None
 
+    history = collections.defaultdict(lambda: collections.deque(maxlen=12))
     recs = [json.loads(line) for line in open(dump)]
     recs.pop()
     procs, maps = {}, {}
@@ -261,6 +262,19 @@ def main():
     ret_samples = collections.Counter()
     for r in recs:
         t = r["type"]
+        if t in ("proc-create", "map-in", "map-out", "fork", "exit", "drop", "callchain"):
+            # Each process's last records, to tell what led to a sample judged wrong.
+            hpid = r["newpid"] if t == "fork" else r.get("pid")
+            what = "%s %s%s%s" % (r["tsc"], t, " " + r["path"] if "path" in r else "",
+                                  " %s-%s" % (r["start"], r.get("end", "")) if "start" in r else "")
+            if t == "callchain":
+                what = "%s callchain %s %s" % (r["tsc"], "user" if r["user"] else "kernel",
+                                               " ".join(p for p in r["pc"] if int(p, 16) < KERNEL_MIN)[:60])
+            if t == "drop":
+                for h in history.values():
+                    h.append(what)
+            else:
+                history[hpid].append(what)
         if t == "proc-create":
             procs[r["pid"]] = r["name"]
         elif t == "map-in" and r["pid"] != -1:
@@ -324,7 +338,13 @@ def main():
                         counts["exec-entry"] += 1  # the new image's registers are set
                     else:
                         counts["exec-bad"] += 1
-                        examples["exec-bad"].append("%s: %s" % (leafname, line))
+                        examples["exec-bad"].append(
+                            "%s: %s (user %s; kernel %s)" %
+                            (leafname, line, " ".join("%#x" % p for p in user[:4]),
+                             " ".join(knames[:4])))
+                        if len(examples["exec-bad"]) <= 2:
+                            print("# pid %d's last records before it:\n#   %s" %
+                                  (r["pid"], "\n#   ".join(list(history[r["pid"]])[:-1])))
             if not any(tk in CORPUS_NAMES for tk in toks):
                 counts["outside"] += 1
                 kind = "outside"

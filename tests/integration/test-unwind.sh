@@ -112,6 +112,17 @@ corpus bigframe bigframe hwpmc-corpus-pie complete -- "$corpus/hwpmc-corpus-pie"
 corpus recursion recursion hwpmc-corpus-pie truncated --truncated -- "$corpus/hwpmc-corpus-pie" recursion "$secs"
 corpus storm storm hwpmc-corpus-pie complete-exec --kallsyms "$tmp/storm.pmclog.kallsyms" -- \
 	"$corpus/hwpmc-corpus-pie" storm 1000
+# The storm without address space randomisation (as gdb runs programs, or setarch
+# -R): each new image lands on the old one's executable, loader and vDSO while the
+# exec's samples still show the old libc's execve, and the kernel copies the new
+# stack at the old stack pointer.  The same checks hold: the old libc stays in
+# the log until the new image runs, and those samples keep their user IP alone.
+if setarch -R true 2> /dev/null; then
+	corpus storm-norand storm hwpmc-corpus-pie complete-exec \
+		--kallsyms "$tmp/storm-norand.pmclog.kallsyms" -- setarch -R "$corpus/hwpmc-corpus-pie" storm 300
+else
+	echo "# setarch -R does not work here: the storm without randomisation was not run"
+fi
 
 # A binary deleted while it runs: unwound through /proc/PID/map_files, symbolized from a copy.
 cp "$corpus/hwpmc-corpus-pie" "$tmp/doomed"
