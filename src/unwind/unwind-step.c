@@ -712,6 +712,17 @@ static bool is_sigreturn(struct walk *w, uint64_t ip)
 	       (w1 & 0xff) == 0x05;
 }
 
+/* The image mapped at @ip and its load bias, if it has a file (or is the vDSO) that fits. */
+static struct unwind_image *image_at(struct walk *w, uint64_t ip, uint64_t *ret_bias)
+{
+	const struct maplog_map *m = walk_find_map(w, ip);
+	struct unwind_image *img;
+
+	if (!m || unwind_images_get(w->u, w->pid, m, &img) < 0 || !unwind_image_bias(img, m, ret_bias))
+		return NULL;
+	return img;
+}
+
 /*
  * Whether @ip is in the first bytes after its object's ELF entry point.  The
  * dynamic linker's _start (call _dl_start, then jump to the program) has no CFI in
@@ -720,12 +731,10 @@ static bool is_sigreturn(struct walk *w, uint64_t ip)
  */
 static bool at_entry(struct walk *w, uint64_t ip)
 {
-	const struct maplog_map *m = walk_find_map(w, ip);
-	struct unwind_image *img;
 	uint64_t bias;
+	struct unwind_image *img = image_at(w, ip, &bias);
 
-	if (!m || unwind_images_get(w->u, w->pid, m, &img) < 0 || img->e_entry == 0 ||
-	    !unwind_image_bias(img, m, &bias))
+	if (!img || img->e_entry == 0)
 		return false;
 	return ip >= img->e_entry + bias && ip - (img->e_entry + bias) <= ENTRY_SPAN;
 }
@@ -737,14 +746,10 @@ static bool at_entry(struct walk *w, uint64_t ip)
  */
 static bool stub_cfa(struct walk *w, uint64_t ip, uint64_t sp, uint64_t *ret_cfa)
 {
-	const struct maplog_map *m = walk_find_map(w, ip);
-	struct unwind_image *img;
 	uint64_t bias;
+	struct unwind_image *img = image_at(w, ip, &bias);
 
-	if (!m || unwind_images_get(w->u, w->pid, m, &img) < 0 || img->nstubs == 0 ||
-	    !unwind_image_bias(img, m, &bias))
-		return false;
-	for (uint32_t i = 0; i < img->nstubs; i++) {
+	for (uint32_t i = 0; img && i < img->nstubs; i++) {
 		const struct unwind_stub *st = &img->stubs[i];
 		uint64_t off = ip - bias - st->vaddr;
 
