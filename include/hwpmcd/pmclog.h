@@ -338,6 +338,17 @@ void plog_reader__free(struct plog_reader *r);
  */
 int plog_reader__feed(struct plog_reader *r, const void *data, size_t len);
 
+/*
+ * plog_reader__space, __commit: __feed() without the copy.  __space makes room
+ * for @len bytes at the end of the reader's buffer and returns it in *ret_space
+ * (valid until the next call on the reader; it invalidates borrowed pointers as
+ * __feed does); the caller writes up to @len bytes there (a read(2)) and
+ * __commit()s how many it wrote.  Returns 0, -ENOMEM, or -EINVAL (after __finish,
+ * @len 0, or a commit beyond the space).
+ */
+int plog_reader__space(struct plog_reader *r, size_t len, void **ret_space);
+int plog_reader__commit(struct plog_reader *r, size_t len);
+
 /* plog_reader__finish: no more input will come; the status becomes final. */
 void plog_reader__finish(struct plog_reader *r);
 

@@ -81,19 +81,11 @@ void plog_reader__free(struct plog_reader *r)
 	free(r);
 }
 
-int plog_reader__feed(struct plog_reader *r, const void *data, size_t len)
+/* Room for @len more bytes after r->end: compact, then grow.  0 or -ENOMEM. */
+static int reserve(struct plog_reader *r, size_t len)
 {
-	size_t live;
+	size_t live = r->end - r->start;
 
-	if (r->finished)
-		return -EINVAL;
-	if (len == 0)
-		return 0;
-	if (r->closed || r->status == PLOG_STATUS_ERROR) {
-		r->trailing += len;
-		return 0;
-	}
-	live = r->end - r->start;
 	if (r->start > 0 && r->cap - r->end < len) {
 		/* Compact: move the undecoded bytes to the front. */
 		memmove(r->buf, r->buf + r->start, live);
@@ -116,8 +108,50 @@ int plog_reader__feed(struct plog_reader *r, const void *data, size_t len)
 		r->buf = nb;
 		r->cap = want;
 	}
+	return 0;
+}
+
+int plog_reader__feed(struct plog_reader *r, const void *data, size_t len)
+{
+	int e;
+
+	if (r->finished)
+		return -EINVAL;
+	if (len == 0)
+		return 0;
+	if (r->closed || r->status == PLOG_STATUS_ERROR) {
+		r->trailing += len;
+		return 0;
+	}
+	e = reserve(r, len);
+	if (e < 0)
+		return e;
 	memcpy(r->buf + r->end, data, len);
 	r->end += len;
+	return 0;
+}
+
+int plog_reader__space(struct plog_reader *r, size_t len, void **ret_space)
+{
+	int e;
+
+	if (r->finished || len == 0 || !ret_space)
+		return -EINVAL;
+	e = reserve(r, len);
+	if (e < 0)
+		return e;
+	*ret_space = r->buf + r->end;
+	return 0;
+}
+
+int plog_reader__commit(struct plog_reader *r, size_t len)
+{
+	if (r->finished || len > r->cap - r->end)
+		return -EINVAL;
+	if (r->closed || r->status == PLOG_STATUS_ERROR)
+		r->trailing += len; /* as __feed(): counted, not kept */
+	else
+		r->end += len;
 	return 0;
 }
 

@@ -1111,7 +1111,7 @@ static int file_read(struct tools_report *r, size_t i)
 	struct tools_rep_file *f = &r->files[i];
 	struct plog_reader *rd = NULL;
 	struct plog_record rec;
-	uint8_t *buf = NULL;
+	void *buf;
 	int fd = -1, e = 0;
 	ssize_t n;
 	const struct plog_error *pe;
@@ -1119,9 +1119,6 @@ static int file_read(struct tools_report *r, size_t i)
 	r->cur = i;
 	r->file = f->path;
 	r->npmcmap = 0;
-	buf = malloc(TOOLS_REP_READ_CHUNK);
-	if (!buf)
-		return -ENOMEM;
 	if (strcmp(f->path, "-") == 0) {
 		fd = STDIN_FILENO;
 	} else {
@@ -1143,6 +1140,9 @@ static int file_read(struct tools_report *r, size_t i)
 	if (e < 0)
 		goto out;
 	for (;;) {
+		/* Read into the reader's own buffer: the bytes are copied once, by read(2). */
+		if ((e = plog_reader__space(rd, TOOLS_REP_READ_CHUNK, &buf)) < 0)
+			goto out;
 		n = util_read_some(fd, buf, TOOLS_REP_READ_CHUNK);
 		if (n < 0) {
 			e = (int)n;
@@ -1151,7 +1151,7 @@ static int file_read(struct tools_report *r, size_t i)
 		}
 		if (n == 0)
 			plog_reader__finish(rd);
-		else if ((e = plog_reader__feed(rd, buf, (size_t)n)) < 0)
+		else if ((e = plog_reader__commit(rd, (size_t)n)) < 0)
 			goto out;
 		while ((e = plog_reader__next(rd, &rec)) > 0) {
 			if ((e = on_record(r, &rec)) < 0) {
@@ -1195,7 +1195,6 @@ out:
 	if (fd > STDIN_FILENO)
 		close(fd);
 	plog_reader__free(rd);
-	free(buf);
 	return e;
 }
 

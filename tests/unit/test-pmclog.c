@@ -173,11 +173,15 @@ static int drain(struct plog_reader *r, const uint8_t *in, size_t inlen, struct 
  * parse: feed @in in chunks of @chunk bytes (0: whole), or, with @sizes, in the
  * successive sizes of that array (cycled).
  */
+/* parse() hands the bytes over by plog_reader__space/__commit (a read into the reader) when set. */
+static bool g_in_place;
+
 static void parse(const uint8_t *in, size_t inlen, size_t chunk, unsigned flags, struct parsed *p)
 {
 	struct plog_reader *r = NULL;
 	size_t pos = 0;
 	int k = 0;
+	void *space;
 
 	memset(p, 0, sizeof(*p));
 	REQUIRE(plog_reader__new(flags, &r) == 0);
@@ -186,13 +190,22 @@ static void parse(const uint8_t *in, size_t inlen, size_t chunk, unsigned flags,
 	while (pos < inlen) {
 		size_t n = inlen - pos < chunk ? inlen - pos : chunk;
 
-		REQUIRE(plog_reader__feed(r, in + pos, n) == 0);
+		if (g_in_place) {
+			/* Room for more than is written, as a read(2) of a short file gives. */
+			REQUIRE(plog_reader__space(r, n + 7, &space) == 0);
+			memcpy(space, in + pos, n);
+			REQUIRE(plog_reader__commit(r, n) == 0);
+		} else {
+			REQUIRE(plog_reader__feed(r, in + pos, n) == 0);
+		}
 		pos += n;
 		/* After an error the bytes still go in: the reader counts them as trailing. */
 		k = drain(r, in, inlen, p);
 	}
 	plog_reader__finish(r);
 	REQUIRE(plog_reader__feed(r, "x", 1) == -EINVAL);
+	REQUIRE(plog_reader__space(r, 1, &space) == -EINVAL);
+	REQUIRE(plog_reader__commit(r, 0) == -EINVAL);
 	k = drain(r, in, inlen, p);
 	p->status = plog_reader__status(r);
 	REQUIRE((p->status) != (PLOG_STATUS_NEED_DATA));
@@ -1226,8 +1239,28 @@ START_TEST(test_reader_chunkings_equal)
 	for (size_t i = 0; i < ARRAY_SIZE(chunks); i++) {
 		parse(log, n, chunks[i], 0, &piece);
 		assert_same(&whole, &piece);
+		/* Read into the reader's own buffer: the same records. */
+		g_in_place = true;
+		parse(log, n, chunks[i], 0, &piece);
+		g_in_place = false;
+		assert_same(&whole, &piece);
 	}
 	free(log);
+}
+END_TEST
+
+/* plog_reader__space/__commit: a commit beyond the space is refused; space 0 is no space. */
+START_TEST(test_reader_space_bounds)
+{
+	struct plog_reader *r = NULL;
+	void *space;
+
+	ck_assert_int_eq(plog_reader__new(0, &r), 0);
+	ck_assert_int_eq(plog_reader__space(r, 0, &space), -EINVAL);
+	ck_assert_int_eq(plog_reader__space(r, 100, &space), 0);
+	ck_assert_int_eq(plog_reader__commit(r, SIZE_MAX), -EINVAL);
+	ck_assert_int_eq(plog_reader__status(r), PLOG_STATUS_NEED_DATA);
+	plog_reader__free(r);
 }
 END_TEST
 
@@ -1478,6 +1511,11 @@ START_TEST(test_reader_after_closelog_and_lenient)
 	ck_assert_uint_eq(p.end_offset, n);
 	parse(b, n + 10, 1, 0, &p);
 	ck_assert_uint_eq(p.trailing, 10);
+	g_in_place = true;
+	parse(b, n + 10, 3, 0, &p);
+	g_in_place = false;
+	ck_assert_uint_eq(p.n, 27);
+	ck_assert_uint_eq(p.trailing, 10);
 
 	/* --lenient: unknown types are skipped by their (checked) length. */
 	hdr(b, 99, 24);
@@ -1587,6 +1625,7 @@ static Suite *pmclog_suite(void)
 	tc = tcase_create("reader");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_reader_chunkings_equal);
+	tcase_add_test(tc, test_reader_space_bounds);
 	tcase_add_test(tc, test_reader_every_prefix);
 	tcase_add_test(tc, test_reader_every_corruption);
 	tcase_add_test(tc, test_reader_error_kinds);
