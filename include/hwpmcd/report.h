@@ -237,8 +237,12 @@ struct report_model {
 	size_t thtcap;
 	/* PC totals (report_model__finish()) */
 	uint64_t pcs_unknown, pcs_nosym, pcs_kernel_nosym;
-	/* the resolution cache */
+	/*
+	 * the resolution cache: direct-mapped, pcc_size entries (a power of two), grown
+	 * (emptied) as it fills: a small report touches little of it
+	 */
 	struct report_pcc *pcc;
+	uint32_t pcc_size, pcc_fills;
 	uint32_t gen;
 	/*
 	 * --inline/--srcline: the frames of each (image, link address) looked up in

@@ -38,7 +38,9 @@
 #define REPORT_FALLBACK_SPAN (256ull << 20)
 /* An x86-64 vmlinux's first executable PT_LOAD (V of the rule for "vmlinux"): _text. */
 #define REPORT_X86_64_KERNEL_V 0xffffffff81000000ull
-#define REPORT_PCC_SIZE 16384
+/* The PC cache's first and largest sizes (entries of 32 bytes). */
+#define REPORT_PCC_MIN 512
+#define REPORT_PCC_MAX 16384
 
 struct report_range {
 	uint64_t lo, hi, bias;
@@ -1192,7 +1194,7 @@ static uint32_t resolve_cached(struct report_model *m, struct report_proc *p, ui
 	uintptr_t key = p ? (uintptr_t)p : 1;
 	struct report_pcc *c =
 		&m->pcc[util_mix64(look ^ (uint64_t)key * 0x9e3779b97f4a7c15ull) &
-			(REPORT_PCC_SIZE - 1)];
+			(m->pcc_size - 1)];
 	uint32_t f;
 
 	*ret_chain = 0;
@@ -1201,6 +1203,19 @@ static uint32_t resolve_cached(struct report_model *m, struct report_proc *p, ui
 		*ret_chain = c->chain;
 	} else {
 		f = p ? resolve_user(m, p, look, ret_chain) : resolve_kernel(m, look, ret_chain);
+		if (f && ++m->pcc_fills > 2 * m->pcc_size && m->pcc_size < REPORT_PCC_MAX) {
+			/* Many more misses than entries: four times the room, empty. */
+			struct report_pcc *n = calloc(m->pcc_size * 4, sizeof(*n));
+
+			if (n) {
+				free(m->pcc);
+				m->pcc = n;
+				m->pcc_size *= 4;
+				m->pcc_fills = 0;
+				c = &m->pcc[util_mix64(look ^ (uint64_t)key * 0x9e3779b97f4a7c15ull) &
+					    (m->pcc_size - 1)];
+			}
+		}
 		if (f) {
 			c->pc = look;
 			c->key = key;
@@ -1871,7 +1886,8 @@ int report_model__new(const struct report_model_opts *o, struct report_model **r
 	 */
 	if (getrandom(&m->rseed, sizeof(m->rseed), GRND_NONBLOCK) != (ssize_t)sizeof(m->rseed))
 		m->rseed = util_mix64((uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)m);
-	m->pcc = calloc(REPORT_PCC_SIZE, sizeof(*m->pcc));
+	m->pcc_size = REPORT_PCC_MIN;
+	m->pcc = calloc(m->pcc_size, sizeof(*m->pcc));
 	if (!m->pcc)
 		goto err;
 	m->unknown_func = func_intern(m, REPORT_F_UNKNOWN, NULL, NULL, NULL, 0);
