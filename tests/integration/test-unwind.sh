@@ -36,7 +36,7 @@ corpus() {
 	shift
 	local log=$tmp/$name.pmclog
 	"$hwpmc" record -g -F 999 -o "$log" -- "$@" > /dev/null 2> "$tmp/$name.rec"; local rc=$?
-	grep '^hwpmc: unwind:' "$tmp/$name.rec" | sed 's/^/# /'
+	grep -E '^hwpmc: (recorded|unwind:)' "$tmp/$name.rec" | sed 's/^/# /'
 	if [[ $rc != 0 ]]; then bad "$name: record exit $rc: $(tail -3 "$tmp/$name.rec")"; return; fi
 	"$hwpmc" dump --json "$log" > "$tmp/$name.json" 2> "$tmp/err"
 	if [[ -s "$tmp/err" ]]; then bad "$name: dump: $(cat "$tmp/err")"; return; fi
