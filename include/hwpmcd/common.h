@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #ifndef MIN
@@ -101,6 +102,20 @@ static inline uint64_t util_hash_str(const char *s)
 void *util_grow(void *p, size_t *cap, size_t need, size_t elem);
 
 int util_write_all(int fd, const void *buf, size_t len, size_t *ret_written);
+
+/* util_ns: a timespec (or a clock's reading: util_now_ns) in nanoseconds. */
+static inline uint64_t util_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
+}
+
+static inline uint64_t util_now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return util_ns(&ts);
+}
 
 /* util_read_some: read(2) retrying EINTR.  Returns bytes read (0 at EOF) or -errno. */
 ssize_t util_read_some(int fd, void *buf, size_t len);

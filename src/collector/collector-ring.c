@@ -460,19 +460,14 @@ int coll_cpu__set_rate(struct coll_cpu *c, const struct coll_config *cfg, uint64
 /* A busy loop for @ns of wall time: the iterations it did (the work it got done). */
 static uint64_t spin_for(uint64_t ns)
 {
-	struct timespec t;
-	uint64_t start, now, n = 0;
+	uint64_t start = util_now_ns(CLOCK_MONOTONIC), n = 0;
 	volatile uint64_t x = 1;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	start = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 	do {
 		for (int i = 0; i < 1024; i++)
 			x = x * 6364136223846793005ull + 1442695040888963407ull;
 		n += 1024;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		now = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-	} while (now - start < ns);
+	} while (util_now_ns(CLOCK_MONOTONIC) - start < ns);
 	return n;
 }
 

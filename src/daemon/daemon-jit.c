@@ -145,13 +145,7 @@ static void *jit_main(void *arg)
 		} else {
 			(void)maplog_jit__poll(sj->j);
 		}
-		{
-			struct timespec ts;
-
-			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-			__atomic_store_n(&sj->cpu_ns, (uint64_t)ts.tv_sec * 1000000000ull +
-							      (uint64_t)ts.tv_nsec, __ATOMIC_RELAXED);
-		}
+		__atomic_store_n(&sj->cpu_ns, util_now_ns(CLOCK_THREAD_CPUTIME_ID), __ATOMIC_RELAXED);
 		pthread_mutex_lock(&sj->lock);
 		maplog_jit__stats(sj->j, &sj->st);
 		if (next[0] || stop)

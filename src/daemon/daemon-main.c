@@ -189,10 +189,7 @@ static bool stderr_is_journal(void)
 
 static uint64_t mono_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return util_now_ns(CLOCK_MONOTONIC);
 }
 
 /* One message line to @fd (consumes @msg). */

@@ -115,10 +115,7 @@ static struct {
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(util_now_ns(CLOCK_MONOTONIC) / 1000000);
 }
 
 /* Profile @name's counters (lock held); a free slot, or one with nothing queued, is taken. */
@@ -613,13 +610,13 @@ out:
 static int push_one(CURL *h, struct push_job *j, uint64_t *ret_bytes, char *err,
 		    size_t errsize, uint64_t *ret_cpu_ns)
 {
-	struct timespec t0, t1;
+	uint64_t t0;
 	struct stat st;
 	int r = PUSH_OK;
 
 	*ret_bytes = 0;
 	*ret_cpu_ns = 0;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	t0 = util_now_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (!j->body.p) {
 		if (stat(j->path, &st) < 0) {
 			snprintf(err, errsize, "'%.120s' is gone (retention deleted it before it was "
@@ -631,8 +628,7 @@ static int push_one(CURL *h, struct push_job *j, uint64_t *ret_bytes, char *err,
 	if (r == PUSH_OK)
 		r = post(h, j, &j->body, err, errsize);
 	*ret_bytes = j->body.len;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-	*ret_cpu_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + t1.tv_nsec - t0.tv_nsec);
+	*ret_cpu_ns += util_now_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	return r;
 }
 

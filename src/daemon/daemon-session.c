@@ -91,13 +91,6 @@
 
 #define ST_ADD(s, f, n) __atomic_fetch_add(&(s)->stats.f, (n), __ATOMIC_RELAXED)
 
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 const char *session_ks_state_name(int ks_state)
 {
@@ -421,7 +414,7 @@ static inline void collect_kernel_pcs(struct session *s, const uint64_t *pcs, ui
 
 static int64_t mono_ms(void)
 {
-	return (int64_t)(now_ns(CLOCK_MONOTONIC) / 1000000);
+	return (int64_t)(util_now_ns(CLOCK_MONOTONIC) / 1000000);
 }
 
 /*
@@ -828,7 +821,7 @@ static int filter_follow(struct session *s)
  */
 static int gate_rescan(struct session *s)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t now = util_now_ns(CLOCK_MONOTONIC);
 
 	if (now - s->gate_rescan_ns < 1000000000ull)
 		return 0;
@@ -899,7 +892,7 @@ static int merge_round(struct session *s, uint64_t w_limit)
 /* A time stamp for a file's boundary (CLOSELOG, a rotation): now, never before the last record. */
 static uint64_t session_stamp(struct session *s)
 {
-	uint64_t t = now_ns(CLOCK_MONOTONIC);
+	uint64_t t = util_now_ns(CLOCK_MONOTONIC);
 
 	if (t < s->last_tsc)
 		t = s->last_tsc;
@@ -930,7 +923,7 @@ static void *session_worker(void *arg)
 
 	/* Signals go to the main thread's signalfd; blocking them all here makes unwinding cheap. */
 	(void)unwind_block_all_signals();
-	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	cpu0 = util_now_ns(CLOCK_THREAD_CPUTIME_ID);
 	r = session_setup(s, s->error_msg, sizeof(s->error_msg));
 	if (r < 0) {
 		s->start_error = r;
@@ -938,12 +931,12 @@ static void *session_worker(void *arg)
 		if (ep >= 0)
 			close(ep);
 		session_teardown(s);
-		s->end_ns = now_ns(CLOCK_MONOTONIC);
+		s->end_ns = util_now_ns(CLOCK_MONOTONIC);
 		set_state(s, SESSION_ERROR);
 		(void)!write(s->done_efd, &one, sizeof(one));
 		return NULL;
 	}
-	__atomic_store_n(&s->stats.cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stats.cpu_ns, util_now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, __ATOMIC_RELAXED);
 	if (s->prof) {
 		/* The first file is main's (its path is set); the worker opens the next ones. */
 		s->prof->file_t0 = s->last_tsc;
@@ -992,7 +985,7 @@ static void *session_worker(void *arg)
 		for (int i = 0; i < n; i++)
 			if (evs[i].data.u64 == UINT64_MAX)
 				stop = true;
-		r = merge_round(s, now_ns(CLOCK_MONOTONIC));
+		r = merge_round(s, util_now_ns(CLOCK_MONOTONIC));
 		if (r == 0 && s->gate_rescan)
 			r = gate_rescan(s);
 		/* An output that was full gets another chance once per round, never a wait. */
@@ -1004,7 +997,7 @@ static void *session_worker(void *arg)
 		if (r == 0 && s->prof && s->prof->def.cpu_budget_percent)
 			r = profile_budget(s);
 		/* The worker's CPU so far, for status while it runs. */
-		__atomic_store_n(&s->stats.cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0,
+		__atomic_store_n(&s->stats.cpu_ns, util_now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0,
 				 __ATOMIC_RELAXED);
 	}
 	/* Drain: nothing new can arrive once the counters are disabled. */
@@ -1032,8 +1025,8 @@ static void *session_worker(void *arg)
 	if (ep >= 0)
 		close(ep);
 	session_teardown(s);
-	__atomic_store_n(&s->stats.cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, __ATOMIC_RELAXED);
-	s->end_ns = now_ns(CLOCK_MONOTONIC);
+	__atomic_store_n(&s->stats.cpu_ns, util_now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, __ATOMIC_RELAXED);
+	s->end_ns = util_now_ns(CLOCK_MONOTONIC);
 	set_state(s, __atomic_load_n(&s->error, __ATOMIC_ACQUIRE) ? SESSION_ERROR : SESSION_DONE);
 	(void)!write(s->done_efd, &one, sizeof(one));
 	return NULL;
@@ -1417,7 +1410,7 @@ static int profile_tick(struct session *s, int r)
 		return 0;
 	}
 	if ((pf->def.rotate_seconds &&
-	     now_ns(CLOCK_MONOTONIC) - pf->file_t0 >= pf->def.rotate_seconds * 1000000000ull) ||
+	     util_now_ns(CLOCK_MONOTONIC) - pf->file_t0 >= pf->def.rotate_seconds * 1000000000ull) ||
 	    (pf->def.rotate_bytes &&
 	     plog_writer__stats(s->w)->bytes - pf->file_bytes0 >= pf->def.rotate_bytes)) {
 		/* The new file's head names the cgroups that are the unit's now. */
@@ -1516,8 +1509,8 @@ static int profile_budget_start(struct session *s, char *err, size_t errlen)
 			}
 		}
 	}
-	pf->budget_t0 = now_ns(CLOCK_MONOTONIC);
-	pf->budget_cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	pf->budget_t0 = util_now_ns(CLOCK_MONOTONIC);
+	pf->budget_cpu0 = util_now_ns(CLOCK_THREAD_CPUTIME_ID);
 	pf->budget_samples0 = 0;
 	pf->budget_jit0 = session_jit__cpu_ns(s->jit);
 	/* a profile name's pushes before this session (a reload) are not its cost */
@@ -1541,7 +1534,7 @@ static int profile_budget_start(struct session *s, char *err, size_t errlen)
 static int profile_budget(struct session *s)
 {
 	struct session_profile *pf = s->prof;
-	uint64_t now = now_ns(CLOCK_MONOTONIC), cpu, taken, used, budget, win, next, jit, push,
+	uint64_t now = util_now_ns(CLOCK_MONOTONIC), cpu, taken, used, budget, win, next, jit, push,
 		 side;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t spread;
@@ -1550,7 +1543,7 @@ static int profile_budget(struct session *s)
 	win = now - pf->budget_t0;
 	if (win < PROFILE_BUDGET_WINDOW_MS * 1000000ull)
 		return 0;
-	cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	cpu = util_now_ns(CLOCK_THREAD_CPUTIME_ID);
 	taken = samples_taken(s);
 	jit = session_jit__cpu_ns(s->jit);
 	push = pf->def.push_url[0] ? daemon_push_cpu_ns(pf->def.name) : 0;
@@ -1700,7 +1693,7 @@ int session__new(struct session_params *p, int id, const int *cpus, size_t ncpus
 	s->id = id;
 	pthread_mutex_init(&s->filt_lock, NULL);
 	s->uid = p->who.uid;
-	s->start_ns = now_ns(CLOCK_MONOTONIC); /* status's "seconds" count from the request */
+	s->start_ns = util_now_ns(CLOCK_MONOTONIC); /* status's "seconds" count from the request */
 	s->stop_efd = s->done_efd = -1;
 	s->p = *p;
 	p->out_fd = -1; /* ours now, even on failure */
@@ -1795,8 +1788,8 @@ static int write_head(struct session *s, uint64_t t0)
 	int r;
 
 	clock_gettime(CLOCK_REALTIME, &wall);
-	now = now_ns(CLOCK_MONOTONIC);
-	at = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
+	now = util_now_ns(CLOCK_MONOTONIC);
+	at = util_ns(&wall);
 	at -= now > t0 ? now - t0 : 0;
 	cpuid_string(cpuid, sizeof(cpuid));
 	r = plog_writer__append_initialize(s->w, t0, PLOG_CPU_GENERIC, 1000000000,
@@ -1927,7 +1920,7 @@ static int session_setup(struct session *s, char *err, size_t errlen)
 			goto fail;
 		}
 		maplog__gate(s->ml);
-		s->gate_rescan_ns = now_ns(CLOCK_MONOTONIC);
+		s->gate_rescan_ns = util_now_ns(CLOCK_MONOTONIC);
 	}
 	if (s->p.cfg.callgraph == COLL_CG_DWARF) {
 		r = unwind_ctx__new(s->p.unwind_cache_bytes, uw_find_map, s, &s->uw);
@@ -1940,7 +1933,7 @@ static int session_setup(struct session *s, char *err, size_t errlen)
 		if (r < 0)
 			goto fail;
 	}
-	t0 = now_ns(CLOCK_MONOTONIC);
+	t0 = util_now_ns(CLOCK_MONOTONIC);
 	r = write_head(s, t0);
 	if (r < 0) {
 		snprintf(err, errlen, "writing the log head: %s", strerror(-r));

@@ -405,10 +405,7 @@ int plog_writer__retry(struct plog_writer *w)
 
 static int64_t mono_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(util_now_ns(CLOCK_MONOTONIC) / 1000000);
 }
 
 /*
