@@ -109,13 +109,7 @@ static inline uint64_t util_ns(const struct timespec *ts)
 	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
 }
 
-static inline uint64_t util_now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return util_ns(&ts);
-}
+uint64_t util_now_ns(clockid_t clk);
 
 /* util_read_some: read(2) retrying EINTR.  Returns bytes read (0 at EOF) or -errno. */
 ssize_t util_read_some(int fd, void *buf, size_t len);

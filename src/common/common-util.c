@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
@@ -187,6 +188,14 @@ static int own_fd_name(const char *path)
 	errno = 0;
 	v = strtol(n, &end, 10);
 	return *end || errno || v > 1 << 20 ? -1 : (int)v;
+}
+
+uint64_t util_now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return util_ns(&ts);
 }
 
 int util_open_output(const char *path, mode_t mode, bool *ret_created)
