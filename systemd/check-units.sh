@@ -103,7 +103,7 @@ fi
 # The system calls the unit's SystemCallFilter= lines leave allowed, applied in order
 # as systemd does (the first, an allow-list, sets the default; a '~' line removes,
 # a later allow line adds back): the daemon's own calls in, ptrace and friends out.
-want_in="perf_event_open bpf mincore openat2 pidfd_open" want_out="ptrace process_vm_readv setuid"
+want_in="perf_event_open bpf mincore openat2 pidfd_open capset" want_out="ptrace process_vm_readv setuid setgroups"
 got=$(grep '^SystemCallFilter=' "$service" | sed 's/^SystemCallFilter=//' | python3 -c '
 import subprocess, sys
 def expand(names):

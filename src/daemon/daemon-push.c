@@ -305,9 +305,10 @@ static void last_line(const char *s, size_t len, char *out, size_t size)
 static int make_profile(const struct push_job *j, struct buf *out, char *err, size_t errsize,
 			uint64_t *ret_cpu_ns)
 {
-	static char a_report[] = "report", a_nodi[] = "--no-debuginfod", a_pprof[] = "--pprof",
-		    a_folded[] = "--folded", a_fd1[] = "/dev/fd/1", a_end[] = "--";
-	char path[sizeof(j->path)], *argv[8];
+	static char a_report[] = "report", a_conf[] = "--confine", a_nodi[] = "--no-debuginfod",
+		    a_pprof[] = "--pprof", a_folded[] = "--folded", a_fd1[] = "/dev/fd/1",
+		    a_end[] = "--";
+	char path[sizeof(j->path)], *argv[9];
 	size_t na = 0;
 	static char e_path[] = "PATH=/usr/bin:/bin", e_lc[] = "LC_ALL=C";
 	char *envp[] = { e_path, e_lc, NULL };
@@ -322,10 +323,15 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 	pid_t pid;
 	int r;
 
-	/* hwpmc report --no-debuginfod --pprof /dev/fd/1 -- FILE (--folded prints to stdout) */
+	/*
+	 * hwpmc report --confine --no-debuginfod --pprof /dev/fd/1 -- FILE (--folded
+	 * prints to stdout): it parses users' ELF files, so it keeps no privilege but
+	 * reading files (docs/security.md).
+	 */
 	snprintf(path, sizeof(path), "%s", j->path);
 	argv[na++] = P.hwpmc;
 	argv[na++] = a_report;
+	argv[na++] = a_conf;
 	argv[na++] = a_nodi;
 	if (j->folded) {
 		argv[na++] = a_folded;

@@ -23,6 +23,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1382,7 +1383,9 @@ static void load_kallsyms(struct report_model *m)
 		snprintf(m->ksyms_source, sizeof(m->ksyms_source), "%s", m->o.kallsyms);
 	} else if (m->o.log && strcmp(m->o.log, "-") != 0 &&
 		   snprintf(path, sizeof(path), "%s.kallsyms", m->o.log) < (int)sizeof(path) &&
-		   access(path, R_OK) == 0 && report_symtab__kallsyms(path, &m->ksyms) == 0) {
+		   /* effective ids and capabilities: hwpmc report --confine */
+		   faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0 &&
+		   report_symtab__kallsyms(path, &m->ksyms) == 0) {
 		/* Rotated logs: each has its own compact table; the header names the first. */
 		if (m->ksyms_source[0])
 			m->ksyms_more++;

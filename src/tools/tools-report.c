@@ -1255,7 +1255,8 @@ int tools_report_load(struct tools_report *r)
 
 		if (asprintf(&v, "%s.vdso", r->files[i].path) < 0)
 			return -ENOMEM;
-		if (access(v, R_OK) != 0) {
+		/* Effective ids and capabilities: hwpmc report --confine. */
+		if (faccessat(AT_FDCWD, v, R_OK, AT_EACCESS) != 0) {
 			free(v);
 			continue;
 		}
