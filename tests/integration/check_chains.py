@@ -250,6 +250,9 @@ def main():
     trunc_re = re.compile(r"(?:[~?] )*(?:%s)" % spec["truncated"]) if "truncated" in spec else None
 
     history = collections.defaultdict(lambda: collections.deque(maxlen=12))
+    # Processes whose whole life the log shows (their FORK, or the start's scan before any
+    # loss), and how many DROPNOTIFY records came so far.
+    whole, drops = set(), 0
     recs = [json.loads(line) for line in open(dump)]
     recs.pop()
     procs, maps = {}, {}
@@ -275,8 +278,17 @@ def main():
                     h.append(what)
             else:
                 history[hpid].append(what)
+        if t == "drop":
+            drops += 1
+        elif t == "exit":
+            # The pid may be used again: its next holder starts from its own FORK.
+            procs.pop(r["pid"], None)
+            maps.pop(r["pid"], None)
+            whole.discard(r["pid"])
         if t == "proc-create":
             procs[r["pid"]] = r["name"]
+            if not drops:
+                whole.add(r["pid"])
         elif t == "map-in" and r["pid"] != -1:
             path = r["path"]
             maps.setdefault(r["pid"], []).append(Image(int(r["start"], 16), path,
@@ -288,7 +300,14 @@ def main():
             maps[r["pid"]] = [m for m in maps.get(r["pid"], []) if m.ranges]
         elif t == "fork":
             maps[r["newpid"]] = [m.copy() for m in maps.get(r["oldpid"], [])]
+            whole.add(r["newpid"])
         elif t == "callchain" and procs.get(r["pid"]) == comm[:15]:  # comm: 15 bytes
+            if r["pid"] not in whole:
+                # Its FORK is among the records the kernel lost (the log has a DROPNOTIFY
+                # before it): what it mapped before its exec is not known, so its
+                # samples are not judged.
+                counts["lost-context"] += 1
+                continue
             pcs = [int(p, 16) for p in r["pc"]]
             user = [p for p in pcs if p < KERNEL_MIN]
             if not user:
@@ -378,6 +397,9 @@ def main():
           "%d outside the corpus; %d kernel-only" %
           (workload, comm, total, counts["full"], counts["truncated"], counts["wrong"],
            counts["outside"], counts["kernel-only"]))
+    if counts["lost-context"]:
+        print("#   not judged: %d samples of processes whose FORK the kernel lost (%d DROPNOTIFY)"
+              % (counts["lost-context"], drops))
     for (kind, line), n in lines.most_common(8):
         print("#   %6d %-9s %s" % (n, kind, line[:200]))
     if leaf_images:
