@@ -567,12 +567,8 @@ START_TEST(test_ranges)
 }
 END_TEST
 
-/*
- * An exec (issue 12): the samples the kernel takes while it loads the new image
- * carry the old image's user registers, so the old ranges answer lookups and
- * stay in the log until the process shows that it runs the new image.
- */
-START_TEST(test_exec_window)
+/* A model with one process (NOPID, forked from 1); the call log emptied. */
+static struct maplog *model_one_proc(void)
 {
 	struct maplog *m;
 	struct rec r;
@@ -582,15 +578,33 @@ START_TEST(test_exec_window)
 	r = mk(REC_FORK, NOPID, NOPID, 5);
 	r.u.task.ppid = 1;
 	ck_assert_int_eq(maplog__record(m, &r), 0);
+	return m;
+}
+
+/* An executable range of NOPID, recorded. */
+static void map_range(struct maplog *m, uint64_t addr, uint64_t len, uint64_t pgoff, uint64_t inode,
+		      const char *path)
+{
+	struct rec r = range_rec(NOPID, addr, len, pgoff, inode, path);
+
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+}
+
+/*
+ * An exec (issue 12): the samples the kernel takes while it loads the new image
+ * carry the old image's user registers, so the old ranges answer lookups and
+ * stay in the log until the process shows that it runs the new image.
+ */
+START_TEST(test_exec_window)
+{
+	struct maplog *m = model_one_proc();
+	struct rec r;
+
 	/* The old image: an executable (two executable mappings) and a library. */
-	r = range_rec(NOPID, 0x555500001000, 0x1000, 0x1000, 1, "/bin/old");
-	ck_assert_int_eq(maplog__record(m, &r), 0);
-	r = range_rec(NOPID, 0x555500005000, 0x1000, 0x5000, 1, "/bin/old");
-	ck_assert_int_eq(maplog__record(m, &r), 0);
-	r = range_rec(NOPID, 0x7f0000010000, 0x10000, 0x10000, 2, "/lib/libc.so");
-	ck_assert_int_eq(maplog__record(m, &r), 0);
-	r = range_rec(NOPID, 0x7fff00000000, 0x2000, 0, 0, "[vdso]");
-	ck_assert_int_eq(maplog__record(m, &r), 0);
+	map_range(m, 0x555500001000, 0x1000, 0x1000, 1, "/bin/old");
+	map_range(m, 0x555500005000, 0x1000, 0x5000, 1, "/bin/old");
+	map_range(m, 0x7f0000010000, 0x10000, 0x10000, 2, "/lib/libc.so");
+	map_range(m, 0x7fff00000000, 0x2000, 0, 0, "[vdso]");
 	ncalls = 0;
 
 	r = mk(REC_COMM, NOPID, NOPID, 20);
@@ -600,10 +614,8 @@ START_TEST(test_exec_window)
 	expect((const char *[]){ "proc_create 20 999999999 0 new",
 				 "thr_create 999999999 999999999 0 new" }, 2);
 	/* The kernel maps the new executable and its interpreter: the old image stays. */
-	r = range_rec(NOPID, 0x560000001000, 0x4000, 0x1000, 3, "/bin/new");
-	ck_assert_int_eq(maplog__record(m, &r), 0);
-	r = range_rec(NOPID, 0x7f1000001000, 0x20000, 0x1000, 4, "/lib/ld.so");
-	ck_assert_int_eq(maplog__record(m, &r), 0);
+	map_range(m, 0x560000001000, 0x4000, 0x1000, 3, "/bin/new");
+	map_range(m, 0x7f1000001000, 0x20000, 0x1000, 4, "/lib/ld.so");
 	expect((const char *[]){ "map_in 999999999 0x560000001000 /bin/new",
 				 "map_in 999999999 0x7f1000001000 /lib/ld.so" }, 2);
 	ck_assert_str_eq(range_at(m, NOPID, 0x7f0000010040),
@@ -661,25 +673,15 @@ END_TEST
  */
 START_TEST(test_exec_in_place)
 {
-	struct maplog *m;
+	struct maplog *m = model_one_proc();
 	struct rec r;
 
-	ncalls = 0;
-	ck_assert_int_eq(maplog__new(&ops, NULL, &m), 0);
-	r = mk(REC_FORK, NOPID, NOPID, 5);
-	r.u.task.ppid = 1;
-	ck_assert_int_eq(maplog__record(m, &r), 0);
 	/* The old image: executable (two ranges of one file), libc, loader, vDSO. */
-	r = range_rec(NOPID, 0x555555555000, 0x1000, 0x1000, 1, "/bin/prog");
-	ck_assert_int_eq(maplog__record(m, &r), 0);
-	r = range_rec(NOPID, 0x555555558000, 0x1000, 0x4000, 1, "/bin/prog");
-	ck_assert_int_eq(maplog__record(m, &r), 0);
-	r = range_rec(NOPID, 0x7ffff7df4000, 0x156000, 0x26000, 2, "/lib/libc.so.6");
-	ck_assert_int_eq(maplog__record(m, &r), 0);
-	r = range_rec(NOPID, 0x7ffff7fc8000, 0x2000, 0, 0, "[vdso]");
-	ck_assert_int_eq(maplog__record(m, &r), 0);
-	r = range_rec(NOPID, 0x7ffff7fcb000, 0x26000, 0x1000, 4, "/lib/ld.so");
-	ck_assert_int_eq(maplog__record(m, &r), 0);
+	map_range(m, 0x555555555000, 0x1000, 0x1000, 1, "/bin/prog");
+	map_range(m, 0x555555558000, 0x1000, 0x4000, 1, "/bin/prog");
+	map_range(m, 0x7ffff7df4000, 0x156000, 0x26000, 2, "/lib/libc.so.6");
+	map_range(m, 0x7ffff7fc8000, 0x2000, 0, 0, "[vdso]");
+	map_range(m, 0x7ffff7fcb000, 0x26000, 0x1000, 4, "/lib/ld.so");
 	ncalls = 0;
 
 	r = mk(REC_COMM, NOPID, NOPID, 20);
