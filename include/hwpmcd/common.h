@@ -110,6 +110,8 @@ static inline uint64_t util_ns(const struct timespec *ts)
 }
 
 uint64_t util_now_ns(clockid_t clk);
+/* util_mono_ms: CLOCK_MONOTONIC in milliseconds (deadlines and poll timeouts). */
+int64_t util_mono_ms(void);
 
 /* util_read_some: read(2) retrying EINTR.  Returns bytes read (0 at EOF) or -errno. */
 ssize_t util_read_some(int fd, void *buf, size_t len);

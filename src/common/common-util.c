@@ -198,6 +198,11 @@ uint64_t util_now_ns(clockid_t clk)
 	return util_ns(&ts);
 }
 
+int64_t util_mono_ms(void)
+{
+	return (int64_t)(util_now_ns(CLOCK_MONOTONIC) / 1000000);
+}
+
 int util_open_output(const char *path, mode_t mode, bool *ret_created)
 {
 	int own = own_fd_name(path);

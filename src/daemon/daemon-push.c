@@ -113,11 +113,6 @@ static struct {
 	char hwpmc[512];
 } P = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static int64_t now_ms(void)
-{
-	return (int64_t)(util_now_ns(CLOCK_MONOTONIC) / 1000000);
-}
-
 /* Profile @name's counters (lock held); a free slot, or one with nothing queued, is taken. */
 static struct push_stats *stats_of(const char *name)
 {
@@ -243,7 +238,7 @@ void daemon_push_enqueue(const struct daemon_profile *def, const char *path, int
 	snprintf(j->path, sizeof(j->path), "%s", path);
 	j->from = from;
 	j->until = until > from ? until : from + 1;
-	j->due_ms = now_ms();
+	j->due_ms = util_mono_ms();
 	j->seq = P.seq++;
 	enqueue_locked(j);
 	pthread_mutex_unlock(&P.lock);
@@ -277,7 +272,7 @@ static bool stopping(void)
 	bool s;
 
 	pthread_mutex_lock(&P.lock);
-	s = P.stop && now_ms() >= P.drain_until_ms;
+	s = P.stop && util_mono_ms() >= P.drain_until_ms;
 	pthread_mutex_unlock(&P.lock);
 	return s;
 }
@@ -318,7 +313,7 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 	posix_spawnattr_t at;
 	struct buf eb = { 0 };
 	sigset_t none, dfl;
-	int64_t deadline = now_ms() + DAEMON_PUSH_REPORT_TIMEOUT_S * 1000ll;
+	int64_t deadline = util_mono_ms() + DAEMON_PUSH_REPORT_TIMEOUT_S * 1000ll;
 	bool exited = false, killed = false;
 	pid_t pid;
 	int r;
@@ -381,15 +376,15 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 					{ exited ? -1 : pidfd, POLLIN, 0 } };
 		char chunk[65536];
 
-		if (exited && now_ms() >= deadline)
+		if (exited && util_mono_ms() >= deadline)
 			break; /* a grandchild holds the pipes open: what came is what there is */
-		if (!killed && !exited && (now_ms() >= deadline || stopping())) {
-			if (now_ms() >= deadline)
+		if (!killed && !exited && (util_mono_ms() >= deadline || stopping())) {
+			if (util_mono_ms() >= deadline)
 				snprintf(err, errsize, "hwpmc report took over %d s: killed",
 					 DAEMON_PUSH_REPORT_TIMEOUT_S);
 			else
 				snprintf(err, errsize, "the daemon stopped");
-			ret = now_ms() >= deadline ? PUSH_FAIL : PUSH_RETRY;
+			ret = util_mono_ms() >= deadline ? PUSH_FAIL : PUSH_RETRY;
 			(void)kill(pid, SIGKILL);
 			killed = true;
 		}
@@ -645,7 +640,7 @@ static void *push_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&P.lock);
 	for (;;) {
-		int64_t now = now_ms(), wait = -1;
+		int64_t now = util_mono_ms(), wait = -1;
 		size_t best = SIZE_MAX;
 		struct push_job *j;
 		struct push_stats *st;
@@ -724,7 +719,7 @@ static void *push_main(void *arg)
 		set_error(st, "%.120s: %s", base_name(j->path), err);
 		if (r == PUSH_RETRY && j->attempts < DAEMON_PUSH_ATTEMPTS && !P.stop) {
 			st->retries++;
-			j->due_ms = now_ms() + (1000ll << (j->attempts - 1));
+			j->due_ms = util_mono_ms() + (1000ll << (j->attempts - 1));
 			if (P.held > DAEMON_PUSH_HELD_MAX) {
 				/* Too much waiting in memory: made again at the next try. */
 				P.held -= j->body.len;
@@ -790,7 +785,7 @@ void daemon_push_stop(void)
 		return;
 	pthread_mutex_lock(&P.lock);
 	P.stop = true;
-	P.drain_until_ms = now_ms() + DAEMON_PUSH_DRAIN_S * 1000ll;
+	P.drain_until_ms = util_mono_ms() + DAEMON_PUSH_DRAIN_S * 1000ll;
 	if (P.n)
 		log_info("push: sending %zu queued files (for at most %d s)", P.n,
 			 DAEMON_PUSH_DRAIN_S);

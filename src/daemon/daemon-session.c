@@ -91,7 +91,6 @@
 
 #define ST_ADD(s, f, n) __atomic_fetch_add(&(s)->stats.f, (n), __ATOMIC_RELAXED)
 
-
 const char *session_ks_state_name(int ks_state)
 {
 	static const char *const names[SESSION_KS_STATE_MAX] = {
@@ -412,11 +411,6 @@ static inline void collect_kernel_pcs(struct session *s, const uint64_t *pcs, ui
 		(void)daemon_pcset__add(&s->pcs, pcs[i]);
 }
 
-static int64_t mono_ms(void)
-{
-	return (int64_t)(util_now_ns(CLOCK_MONOTONIC) / 1000000);
-}
-
 /*
  * Copy @len bytes of @src (a memfd) to the kernel symbols fd, a pipe, socket or
  * device whose reader may be slow or stalled.  Waits as long as the session
@@ -432,7 +426,7 @@ static int ks_copy_out(struct session *s, int src, size_t len, mode_t mode)
 	char *buf = malloc(chunk_max);
 	size_t off = 0, have = 0, at = 0; /* buf[at, have) is read, not yet written */
 	bool stopping = false;
-	int64_t progress = mono_ms();
+	int64_t progress = util_mono_ms();
 	int r = 0;
 
 	if (!buf)
@@ -455,7 +449,7 @@ static int ks_copy_out(struct session *s, int src, size_t len, mode_t mode)
 			have = (size_t)n;
 		}
 		if (stopping) {
-			wait = progress + SESSION_DRAIN_IDLE_MS - mono_ms();
+			wait = progress + SESSION_DRAIN_IDLE_MS - util_mono_ms();
 			if (wait <= 0) {
 				r = -ETIMEDOUT;
 				break;
@@ -489,7 +483,7 @@ static int ks_copy_out(struct session *s, int src, size_t len, mode_t mode)
 		}
 		at += (size_t)n;
 		off += (size_t)n;
-		progress = mono_ms();
+		progress = util_mono_ms();
 	}
 	free(buf);
 	return r;
@@ -773,7 +767,7 @@ static int filter_follow(struct session *s)
 	bool changed = false;
 	int r;
 
-	s->filt_follow_ms = mono_ms() + FILTER_FOLLOW_EVERY_MS;
+	s->filt_follow_ms = util_mono_ms() + FILTER_FOLLOW_EVERY_MS;
 	if (!s->filt)
 		return 0;
 	/* A filter of pids, uids or names only has nothing to look up: no copy, no read. */
@@ -882,7 +876,7 @@ static int merge_round(struct session *s, uint64_t w_limit)
 		pthread_mutex_unlock(&s->filt_lock);
 		r = write_filter_mark(s, t, text);
 	}
-	if (r == 0 && mono_ms() >= s->filt_follow_ms)
+	if (r == 0 && util_mono_ms() >= s->filt_follow_ms)
 		r = filter_follow(s);
 	/* No ELF file stays open between rounds (an unmount would fail on it). */
 	unwind_ctx__close_files(s->uw);
@@ -1289,7 +1283,7 @@ static void profile_retain(struct session *s)
 	if (r < 0)
 		log_warn_errno(r, "profile %s: retention in '%s' failed, ignoring", pf->def.name,
 			       pf->dir);
-	pf->next_retain_ms = mono_ms() + PROFILE_RETAIN_EVERY_MS;
+	pf->next_retain_ms = util_mono_ms() + PROFILE_RETAIN_EVERY_MS;
 }
 
 /*
@@ -1325,7 +1319,7 @@ static void profile_pause(struct session *s, int r)
 	log_warn("profile %s: %s in '%s': paused, its samples are counted but not written "
 		 "until %" PRIu64 " bytes are free", pf->def.name, strerror(-r), pf->dir,
 		 profile_resume_free(pf));
-	pf->next_check_ms = mono_ms() + PROFILE_CHECK_EVERY_MS;
+	pf->next_check_ms = util_mono_ms() + PROFILE_CHECK_EVERY_MS;
 }
 
 static bool disk_full(int r)
@@ -1370,7 +1364,7 @@ static void jit_stop(struct session *s)
 static int profile_tick(struct session *s, int r)
 {
 	struct session_profile *pf = s->prof;
-	int64_t now = mono_ms();
+	int64_t now = util_mono_ms();
 	uint64_t t;
 
 	if (disk_full(r) && !pf->paused) {
@@ -1537,6 +1531,7 @@ static int profile_budget(struct session *s)
 	uint64_t now = util_now_ns(CLOCK_MONOTONIC), cpu, taken, used, budget, win, next, jit, push,
 		 side;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	double machine;
 	size_t spread;
 	int r = 0;
 
@@ -1553,14 +1548,10 @@ static int profile_budget(struct session *s)
 	       daemon_budget_spread(&pf->push_spread, spread,
 				    push >= pf->budget_push0 ? push - pf->budget_push0 : 0);
 	used = (cpu - pf->budget_cpu0) + (taken - pf->budget_samples0) * pf->cost_ns + side;
-	budget = (uint64_t)((double)pf->def.cpu_budget_percent / 100.0 *
-			    (double)(ncpu > 0 ? ncpu : 1) * (double)win);
-	__atomic_store_n(&pf->used_ppm, (uint64_t)((double)used * 1e6 /
-						     ((double)(ncpu > 0 ? ncpu : 1) * (double)win)),
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&pf->side_ppm, (uint64_t)((double)side * 1e6 /
-						     ((double)(ncpu > 0 ? ncpu : 1) * (double)win)),
-			 __ATOMIC_RELAXED);
+	machine = (double)(ncpu > 0 ? ncpu : 1) * (double)win; /* CPU-ns of the window */
+	budget = (uint64_t)((double)pf->def.cpu_budget_percent / 100.0 * machine);
+	__atomic_store_n(&pf->used_ppm, (uint64_t)((double)used * 1e6 / machine), __ATOMIC_RELAXED);
+	__atomic_store_n(&pf->side_ppm, (uint64_t)((double)side * 1e6 / machine), __ATOMIC_RELAXED);
 	next = daemon_budget_next(pf->rate_hz, s->p.cfg.freq, used, budget);
 	if (next != pf->rate_hz) {
 		for (size_t i = 0; i < s->ncoll && r == 0; i++)

@@ -403,11 +403,6 @@ int plog_writer__retry(struct plog_writer *w)
 	return write_some(w);
 }
 
-static int64_t mono_ms(void)
-{
-	return (int64_t)(util_now_ns(CLOCK_MONOTONIC) / 1000000);
-}
-
 /*
  * No-wait mode's end: write the whole backlog, waiting in poll(2) while the output
  * takes data.  -ETIMEDOUT (sticky) after drain_idle_ms without progress or
@@ -415,7 +410,7 @@ static int64_t mono_ms(void)
  */
 static int drain(struct plog_writer *w)
 {
-	int64_t start = mono_ms(), progress = start;
+	int64_t start = util_mono_ms(), progress = start;
 
 	for (;;) {
 		size_t before = w->used - w->head;
@@ -425,7 +420,7 @@ static int drain(struct plog_writer *w)
 
 		if (r < 0 || w->used == w->head)
 			return r;
-		now = mono_ms();
+		now = util_mono_ms();
 		if (w->used - w->head < before)
 			progress = now;
 		wait = progress + w->drain_idle_ms - now;
