@@ -1188,14 +1188,18 @@ static uint32_t resolve_user(struct report_model *m, struct report_proc *p, uint
 	return resolve_in(m, rg, look, ret_chain);
 }
 
+/* The PC cache's slot of (@look, @key). */
+static struct report_pcc *pcc_slot(struct report_model *m, uint64_t look, uintptr_t key)
+{
+	return &m->pcc[util_mix64(look ^ (uint64_t)key * 0x9e3779b97f4a7c15ull) & (m->pcc_size - 1)];
+}
+
 /* The (outermost) function of @look, and its chain of frames (0: the function alone). */
 static uint32_t resolve_cached(struct report_model *m, struct report_proc *p, uint64_t look,
 			       uint32_t *ret_chain)
 {
 	uintptr_t key = p ? (uintptr_t)p : 1;
-	struct report_pcc *c =
-		&m->pcc[util_mix64(look ^ (uint64_t)key * 0x9e3779b97f4a7c15ull) &
-			(m->pcc_size - 1)];
+	struct report_pcc *c = pcc_slot(m, look, key);
 	uint32_t f;
 
 	*ret_chain = 0;
@@ -1213,8 +1217,7 @@ static uint32_t resolve_cached(struct report_model *m, struct report_proc *p, ui
 				m->pcc = n;
 				m->pcc_size *= 4;
 				m->pcc_fills = 0;
-				c = &m->pcc[util_mix64(look ^ (uint64_t)key * 0x9e3779b97f4a7c15ull) &
-					    (m->pcc_size - 1)];
+				c = pcc_slot(m, look, key);
 			}
 		}
 		if (f) {
