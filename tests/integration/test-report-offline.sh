@@ -431,9 +431,11 @@ cmp -s "$tmp/remap.json" "$tmp/remap-nohp.json" && ok "HWPMC_HUGEPAGES=0: the sa
 
 # --confine (hwpmcd's pushes): no privilege but reading files, taken before any
 # input is read.  The report waits on a FIFO the test holds open (no data yet),
-# so its credentials are looked at while it runs, whatever the machine's speed.
+# so its credentials are looked at while it runs, whatever the machine's speed:
+# once it is blocked in read(2) of its standard input (/proc/PID/syscall), it has
+# confined itself.
 # confined_status WRAPPER...: the report's Uid, CapPrm, CapEff, CapInh, CapAmb,
-# Groups and NoNewPrivs once NoNewPrivs is 1 (or after 30 s); its output in $tmp/conf.out.
+# Groups and NoNewPrivs once it reads fd 0 (or after 30 s); its output in $tmp/conf.out.
 confined_status() {
 	local p st='' i
 	rm -f "$tmp/conf.fifo"
@@ -442,8 +444,11 @@ confined_status() {
 	"$@" "$hwpmc_bin" report --confine --top - < "$tmp/conf.fifo" > "$tmp/conf.out" 2>&1 &
 	p=$!
 	for ((i = 0; i < 600; i++)); do
-		st=$(cat "/proc/$p/status" 2> /dev/null)
-		[[ $st == *$'NoNewPrivs:\t1'* && $(readlink "/proc/$p/exe") == *hwpmc ]] && break
+		# "0 0x0 ...": read(2) (x86-64 call 0) of fd 0
+		if [[ $(readlink "/proc/$p/exe") == *hwpmc && $(cut -d' ' -f1,2 "/proc/$p/syscall" 2> /dev/null) == "0 0x0" ]]; then
+			st=$(cat "/proc/$p/status" 2> /dev/null)
+			break
+		fi
 		sleep 0.05
 	done
 	cat "$tmp/priv/c.pmclog" >&3
