@@ -65,8 +65,9 @@ echo "== push-bench: $(perf --version), hwpmcd from $build, $(nproc) CPUs, $secs
 pids+=($!)
 js=no
 if command -v node > /dev/null; then
-	node --perf-basic-prof -e 'function hot(n){let s=0;for(let i=0;i<n;i++)s+=Math.sqrt(i);return s}
-		const end=Date.now()+'"$(((2 * secs + 60) * 1000))"';while(Date.now()<end)hot(1e5)' &
+	# in $tmp: node writes V8's isolate-*.log into its working directory
+	(cd "$tmp" && exec node --perf-basic-prof -e 'function hot(n){let s=0;for(let i=0;i<n;i++)s+=Math.sqrt(i);return s}
+		const end=Date.now()+'"$(((2 * secs + 60) * 1000))"';while(Date.now()<end)hot(1e5)') &
 	pids+=($!)
 	js=yes
 fi
