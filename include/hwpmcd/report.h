@@ -44,7 +44,8 @@
  *   up once per (image, link address) in the image's DWARF (report-dwarf.h): the
  *   frames are interned as a chain of functions (inlined ones are
  *   REPORT_F_INLINE, named by DWARF), each with its file and line under
- *   --srcline.  A PC of a process in no image is looked up in the process's JIT
+ *   --srcline; there a user function is its image, name, file and line (one
+ *   function whether it ran inlined or out of line).  A PC of a process in no image is looked up in the process's JIT
  *   map (perf-PID.map: --jit-maps DIR, LOG.jit/, or /tmp for a log of this boot;
  *   only maps of the reporting user or root), giving REPORT_F_JIT functions
  *   named "[jit]".

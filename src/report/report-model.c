@@ -780,10 +780,23 @@ static bool same_str(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
+/*
+ * --srcline: a user function with a source line is its image, name, file and line,
+ * whether it ran out of line or inlined (glibc's brk is both): what prints the same
+ * is one function, as pprof -lines makes it one node.
+ */
+static bool by_line(enum report_func_kind kind, const char *file, uint32_t line)
+{
+	return file && line && (kind == REPORT_F_USER || kind == REPORT_F_INLINE);
+}
+
 static uint64_t func_key(enum report_func_kind kind, const struct report_image *img,
 			 const char *module, const char *name, uint64_t addr, const char *file,
 			 uint32_t line)
 {
+	if (by_line(kind, file, line))
+		return util_mix64((uint64_t)(uintptr_t)img * 31 ^ (name ? util_hash_str(name) : 0) ^
+				  util_hash_str(file) * 7 ^ (uint64_t)line << 32 ^ 1ull << 59);
 	/*
 	 * Modules by name: two logs' kallsyms tables intern their names apart; source
 	 * files by name, as each compilation unit of a DWARF names them apart.
@@ -828,6 +841,17 @@ static uint32_t func_intern_at(struct report_model *m, enum report_func_kind kin
 	}
 	for (slot = key & (m->fhtcap - 1); m->fht[slot]; slot = (slot + 1) & (m->fhtcap - 1)) {
 		f = &m->funcs[m->fht[slot]];
+		if (by_line(kind, file, line)) {
+			if (!by_line(f->kind, f->file, f->line) || f->img != img || f->line != line ||
+			    !same_str(f->file, file) || !same_str(f->name, name))
+				continue;
+			if (kind == REPORT_F_USER && f->kind == REPORT_F_INLINE) {
+				/* met inlined first: it has an address now */
+				f->kind = REPORT_F_USER;
+				f->addr = addr;
+			}
+			return m->fht[slot];
+		}
 		if (f->kind == kind && f->img == img && f->addr == addr && f->line == line &&
 		    same_str(f->module, module) && same_str(f->file, file) &&
 		    (!named_kind(kind) || same_str(f->name, name)))

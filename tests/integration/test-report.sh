@@ -220,6 +220,34 @@ while IFS= read -r line; do
 	esac
 done < "$tmp/exp.out"
 
+# One source function that ran inlined (in twice_direct) and out of line (through a
+# pointer), at one line: under --srcline both copies print "inl_twice
+# corpus-inline.h:L", and the report makes them one function, as pprof -lines does.
+python3 - "$tmp/inl.folded" "$tmp/inl-all.json" "$(mark INL-TWICE h)" > "$tmp/twice.out" <<'EOF'
+import json, sys
+folded, js, line = sys.argv[1], sys.argv[2], int(sys.argv[3])
+me = "inl_twice corpus-inline.h:%d" % line
+inlined = outl = 0
+for l in open(folded):
+    stack, n = l.rsplit(" ", 1)
+    fr = stack.split(";")
+    if fr[-1] != me:
+        continue
+    if len(fr) > 1 and fr[-2].startswith("twice_direct "):
+        inlined += int(n)
+    else:
+        outl += int(n)
+rows = [t for t in json.load(open(js))["events"][0]["top"] if t["function"] == me]
+print("inlined %d out_of_line %d rows %d self %s" % (inlined, outl, len(rows),
+      rows[0]["self"] if len(rows) == 1 else [r["self"] for r in rows]))
+EOF
+got=$(cat "$tmp/twice.out")
+[[ $got =~ ^inlined\ ([0-9]+)\ out_of_line\ ([0-9]+)\ rows\ 1\ self\ ([0-9]+)$ ]] &&
+	(( BASH_REMATCH[1] > 0 && BASH_REMATCH[2] > 0 &&
+	   BASH_REMATCH[3] == BASH_REMATCH[1] + BASH_REMATCH[2] )) &&
+	ok "--inline --srcline: inl_twice inlined and out of line at one line is one function ($got)" ||
+	bad "--inline --srcline: inl_twice inlined and out of line: $got"
+
 # 4c. JIT code: node --perf-basic-prof writes /tmp/perf-PID.map; hwpmc record keeps it
 # open while node runs and saves it as LOG.jit/perf-PID.map when node exits (here the
 # shell removes the /tmp file as soon as node has exited, before the report); the
