@@ -40,7 +40,10 @@
  *   Images are keyed by path and the build id the log says for the path
  *   (pmclog-format.md 11.11): the file at the path serves only if it is that
  *   build, else the debug directory's .build-id/xx/rest.debug, else the PCs stay
- *   image+0xoffset.  With --inline or --srcline a PC of a user function is looked
+ *   image+0xoffset.  A user process's MAP_INs (and a PROCEXEC's executable) are
+ *   placed only when its ranges are needed (its first PC to resolve, a PROCFORK of
+ *   it, a MAP_OUT), in log order: the file of an image no sampled process maps is
+ *   never opened (images_read counts those that were).  With --inline or --srcline a PC of a user function is looked
  *   up once per (image, link address) in the image's DWARF (report-dwarf.h): the
  *   frames are interned as a chain of functions (inlined ones are
  *   REPORT_F_INLINE, named by DWARF), each with its file and line under
@@ -111,6 +114,8 @@ struct report_image {
 	uint8_t want_id[MAPLOG_BUILD_ID_MAX];
 	size_t want_id_len;
 	char *file;	  /* the file read for it when not the path (found by build id) */
+	bool info_tried;  /* the file was looked at (at the first sample of a process that
+			     maps it, or a fork, MAP_OUT or exec of one) */
 	int info_err;	  /* 0: info is valid; else why the file could not be read (-ESTALE:
 			     the file at the path is another build, and none was found) */
 	struct maplog_elf_info info;
@@ -193,6 +198,7 @@ struct report_model {
 	/* images */
 	struct report_image **iht;
 	size_t ihtcap, nimages, images_missing;
+	size_t images_read; /* of nimages, those looked at (images of sampled processes) */
 	size_t images_other_build; /* of the missing: the file at the path is another build */
 	size_t images_by_id;	   /* found by build id (the file at the path missing or other) */
 	/*

@@ -11,8 +11,10 @@
  *   process holds two sorted, disjoint range arrays: exact ranges (an image's
  *   executable sections placed with its load bias) and fallback ranges of
  *   images whose file cannot be read.  Images are interned by (path, kernel),
- *   read once (ELF facts at the first MAP_IN, symbols at the first PC that needs
- *   them).  Functions are interned in an open-addressing table keyed by (kind,
+ *   read once (ELF facts when a process that maps them is first settled, symbols
+ *   at the first PC that needs them); a user process's MAP_INs wait in its pend
+ *   list until proc_settle() places them, before its ranges are read, shared or
+ *   cut.  Functions are interned in an open-addressing table keyed by (kind,
  *   image or module, address, and for process names the name).  The PC cache is
  *   direct-mapped and tagged with the model generation, which every record that
  *   changes the model bumps.
@@ -70,11 +72,23 @@ struct report_rset {
 
 static void rset_clear(struct report_model *m, struct report_rset *t);
 
+/*
+ * A MAP_IN (or the PROCEXEC's executable) not yet placed: its image's file is read
+ * only when the process's ranges are needed (proc_settle()).
+ */
+struct report_pend {
+	struct report_image *img;
+	uint64_t start; /* pl_start; for the executable of a PROCEXEC, its bias pl_dyn */
+	bool exec;
+};
+
 struct report_proc {
 	int32_t pid;
 	bool zombie;
 	char name[PLOG_MAXCOMLEN + 1];
 	struct report_rset exact, approx;
+	struct report_pend *pend; /* in log order, applied before anything reads the ranges */
+	size_t npend, pendcap;
 	uint64_t samples; /* report_proc__note_sample() */
 	struct report_cgroup *cg; /* the cgroup mark's (NULL: none said) */
 	struct report_proc *hnext;
@@ -191,6 +205,7 @@ static void proc_reset(struct report_model *m, struct report_proc *p)
 {
 	rset_clear(m, &p->exact);
 	rset_clear(m, &p->approx);
+	p->npend = 0;
 	p->zombie = false;
 	p->cg = NULL;
 }
@@ -685,31 +700,44 @@ static struct report_image *image_get(struct report_model *m, const char *path, 
 	img->base = strrchr(img->shown, '/') ? strrchr(img->shown, '/') + 1 : img->shown;
 	if (!*img->base)
 		img->base = img->shown;
-	/* Linux kernel images have no file here: they resolve through kallsyms. */
-	if (kernel && (strcmp(path, "vmlinux") == 0 || strstr(path, ".ko"))) {
-		img->info_err = -ENOENT;
-	} else {
-		image_open_info(m, img);
-		if (idlen && (img->info_err || img->info.build_id_len != idlen ||
-			      memcmp(img->info.build_id, id, idlen) != 0)) {
-			/* Not the build the log names (a container's file, a rebuilt one). */
-			bool other = !img->info_err;
-
-			if (image_by_id(m, img) == 0) {
-				img->info_err = 0;
-				m->images_by_id++;
-			} else if (other) {
-				img->info_err = -ESTALE; /* never resolve through another build */
-				m->images_other_build++;
-			}
-		}
-		if (img->info_err)
-			m->images_missing++;
-	}
 	img->hnext = m->iht[b];
 	m->iht[b] = img;
 	m->nimages++;
 	return img;
+}
+
+/*
+ * The ELF facts of @img's file (img->info, or img->info_err), read once: at the
+ * first need, so that the images of processes without samples are never opened
+ * (a system-wide log names every image of every process).
+ */
+static void image_info(struct report_model *m, struct report_image *img)
+{
+	if (img->info_tried)
+		return;
+	img->info_tried = true;
+	m->images_read++;
+	/* Linux kernel images have no file here: they resolve through kallsyms. */
+	if (img->kernel && (strcmp(img->path, "vmlinux") == 0 || strstr(img->path, ".ko"))) {
+		img->info_err = -ENOENT;
+		return;
+	}
+	image_open_info(m, img);
+	if (img->want_id_len && (img->info_err || img->info.build_id_len != img->want_id_len ||
+				 memcmp(img->info.build_id, img->want_id, img->want_id_len) != 0)) {
+		/* Not the build the log names (a container's file, a rebuilt one). */
+		bool other = !img->info_err;
+
+		if (image_by_id(m, img) == 0) {
+			img->info_err = 0;
+			m->images_by_id++;
+		} else if (other) {
+			img->info_err = -ESTALE; /* never resolve through another build */
+			m->images_other_build++;
+		}
+	}
+	if (img->info_err)
+		m->images_missing++;
 }
 
 static void image_load_syms(struct report_model *m, struct report_image *img)
@@ -1191,10 +1219,16 @@ static int jits_forget(struct report_model *m)
 	return 0;
 }
 
+static int proc_settle(struct report_model *m, struct report_proc *p);
+
 static uint32_t resolve_user(struct report_model *m, struct report_proc *p, uint64_t look,
 			     uint32_t *ret_chain)
 {
-	const struct report_range *rg = rset_find(&p->exact, look);
+	const struct report_range *rg;
+
+	if (p->npend && proc_settle(m, p) < 0)
+		return 0;
+	rg = rset_find(&p->exact, look);
 
 	if (!rg) {
 		/* In no image: JIT code its perf-PID.map names? */
@@ -1651,6 +1685,65 @@ static bool cg_word(struct report_model *m, uint32_t w)
 	}
 }
 
+/*
+ * Place @img in @p's ranges: at pl_start @start by the MAP_IN rule, or (@exec, a
+ * PROCEXEC's executable) with load bias @start.  An image whose file cannot be read
+ * gets a fallback range from @start (a kernel image none: kallsyms names it).
+ */
+static int place(struct report_model *m, struct report_proc *p, struct report_image *img,
+		 uint64_t start, bool exec)
+{
+	struct report_range rg;
+
+	image_info(m, img);
+	if (exec) {
+		/* PROCEXEC places the executable with bias pl_dyn (10.2), whatever the MAP_IN rule. */
+		if (!img->info_err && image_range(img, start, &rg) == 0)
+			return rset_add(m, &p->exact, rg);
+		return 0;
+	}
+	if (!img->info_err &&
+	    image_range(img, start - report_pl_start_v(m->rule, &img->info), &rg) == 0)
+		return rset_add(m, &p->exact, rg);
+	if (p->pid == -1)
+		return 0; /* kernel images without a file: kallsyms */
+	rg.lo = start;
+	rg.hi = rg.lo + REPORT_FALLBACK_SPAN < rg.lo ? UINT64_MAX : rg.lo + REPORT_FALLBACK_SPAN;
+	rg.bias = rg.lo;
+	rg.img = img;
+	return rset_add(m, &p->approx, rg);
+}
+
+/* A user image's placing waits until @p's ranges are needed (proc_settle()). */
+static int pend_add(struct report_proc *p, struct report_image *img, uint64_t start, bool exec)
+{
+	struct report_pend *n = util_grow(p->pend, &p->pendcap, p->npend + 1, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	p->pend = n;
+	p->pend[p->npend++] = (struct report_pend){ .img = img, .start = start, .exec = exec };
+	return 0;
+}
+
+/*
+ * @p's pending MAP_INs into its ranges, in log order: before a PC of @p is
+ * resolved, a fork shares its ranges, or a MAP_OUT cuts them.  0 or -ENOMEM.
+ */
+static int proc_settle(struct report_model *m, struct report_proc *p)
+{
+	size_t n = p->npend;
+
+	p->npend = 0;
+	for (size_t i = 0; i < n; i++) {
+		int e = place(m, p, p->pend[i].img, p->pend[i].start, p->pend[i].exec);
+
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
 static int on_map_in(struct report_model *m, const struct plog_record *rec)
 {
 	struct report_proc *p = proc_get(m, rec->u.map_in.pid);
@@ -1658,28 +1751,20 @@ static int on_map_in(struct report_model *m, const struct plog_record *rec)
 		path_id(m, rec->u.map_in.path, m->bid, m->bid_state == 3 ? m->bid_len : 0);
 	struct report_image *img = image_get(m, rec->u.map_in.path, rec->u.map_in.pid == -1,
 					     said ? said->id : NULL, said ? said->len : 0);
-	struct report_range rg;
 
 	m->bid_state = 0;
 	if (!p || !img)
 		return -ENOMEM;
 	rule_decide(m);
-	if (rec->u.map_in.pid == -1 && strcmp(img->path, "vmlinux") == 0) {
+	if (rec->u.map_in.pid != -1)
+		return pend_add(p, img, rec->u.map_in.start, false);
+	if (strcmp(img->path, "vmlinux") == 0) {
 		/* A Linux kernel has no file here: V of the rule for an x86-64 vmlinux. */
 		m->have_kslide = true;
 		m->kslide = rec->u.map_in.start -
 			    (m->rule == REPORT_RULE_FREEBSD ? REPORT_X86_64_KERNEL_V : 0);
 	}
-	if (!img->info_err &&
-	    image_range(img, rec->u.map_in.start - report_pl_start_v(m->rule, &img->info), &rg) == 0)
-		return rset_add(m, &p->exact, rg);
-	if (rec->u.map_in.pid == -1)
-		return 0; /* kernel images without a file: kallsyms */
-	rg.lo = rec->u.map_in.start;
-	rg.hi = rg.lo + REPORT_FALLBACK_SPAN < rg.lo ? UINT64_MAX : rg.lo + REPORT_FALLBACK_SPAN;
-	rg.bias = rg.lo;
-	rg.img = img;
-	return rset_add(m, &p->approx, rg);
+	return place(m, p, img, rec->u.map_in.start, false);
 }
 
 static int on_procfork(struct report_model *m, const struct plog_record *rec)
@@ -1690,6 +1775,10 @@ static int on_procfork(struct report_model *m, const struct plog_record *rec)
 	if (!p)
 		return -ENOMEM;
 	if (parent && parent != p) {
+		int e = proc_settle(m, parent);
+
+		if (e < 0)
+			return e;
 		/* The child shares its parent's trees until either changes (O(1)). */
 		p->zombie = false;
 		snprintf(p->name, sizeof(p->name), "%s", parent->name);
@@ -1706,7 +1795,6 @@ int report_model__record(struct report_model *m, const struct plog_record *rec)
 {
 	struct report_proc *p;
 	struct report_image *img;
-	struct report_range rg;
 	int e;
 
 	/* A build id mark holds for the MAP_IN right after it: any other record ends it. */
@@ -1763,7 +1851,9 @@ int report_model__record(struct report_model *m, const struct plog_record *rec)
 		p = report_model__proc(m, rec->u.map_out.pid);
 		if (!p)
 			break;
-		e = rset_cut(m, &p->exact, rec->u.map_out.start, rec->u.map_out.end);
+		e = proc_settle(m, p);
+		if (e == 0)
+			e = rset_cut(m, &p->exact, rec->u.map_out.start, rec->u.map_out.end);
 		if (e == 0)
 			e = rset_cut(m, &p->approx, rec->u.map_out.start, rec->u.map_out.end);
 		return e;
@@ -1775,10 +1865,8 @@ int report_model__record(struct report_model *m, const struct plog_record *rec)
 		rule_decide(m);
 		rset_clear(m, &p->exact);
 		rset_clear(m, &p->approx);
-		/* PROCEXEC places the executable with bias pl_dyn (10.2), whatever the MAP_IN rule. */
-		if (!img->info_err && image_range(img, rec->u.procexec.dyn, &rg) == 0)
-			return rset_add(m, &p->exact, rg);
-		break;
+		p->npend = 0;
+		return pend_add(p, img, rec->u.procexec.dyn, true);
 	case PLOG_TYPE_PROCFORK:
 		return on_procfork(m, rec);
 	case PLOG_TYPE_SYSEXIT:
@@ -1834,6 +1922,7 @@ static void procs_forget(struct report_model *m)
 			m->pht[i] = p->hnext;
 			rset_clear(m, &p->exact);
 			rset_clear(m, &p->approx);
+			free(p->pend);
 			free(p);
 		}
 	}

@@ -220,10 +220,12 @@ void tools_report_print_header(struct tools_report *r, FILE *out)
 		r->samples, r->nread > 1 ? "s read" : "", r->kept, r->filtered, r->no_frames,
 		r->unannounced, r->dropnotify);
 	fprintf(out,
-		"# processes: %" PRIu64 " sampled, %zu in the log%s; images: %zu, %zu not readable "
+		"# processes: %" PRIu64 " sampled, %zu in the log%s; images: %zu, %zu of them read "
+		"(the others only of processes without samples), %zu not readable "
 		"(%zu of them another build than the log's at the path), %zu found by build id\n",
 		r->sampled_pids, r->m->nprocs_logged, r->nread > 1 ? "s (per log)" : "",
-		r->m->nimages, r->m->images_missing, r->m->images_other_build, r->m->images_by_id);
+		r->m->nimages, r->m->images_read, r->m->images_missing, r->m->images_other_build,
+		r->m->images_by_id);
 	print_cgroups(r, out);
 	fprintf(out,
 		"# PCs: %" PRIu64 ", %" PRIu64 " in no mapping ([unknown]), %" PRIu64
@@ -702,13 +704,14 @@ int tools_report_print_json(struct tools_report *r, FILE *out,
 	json_t *root, *evs = json_array(), *hdr, *files, *span;
 	int err = 0;
 
-	hdr = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+	hdr = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
 			"s:f, s:I, s:s?}",
 			"file", r->file, "status", r->status_msg, "samples", (json_int_t)r->samples,
 			"reported", (json_int_t)r->kept, "filtered", (json_int_t)r->filtered,
 			"without_frames", (json_int_t)r->no_frames, "lost_dropnotify",
 			(json_int_t)r->dropnotify, "processes_sampled", (json_int_t)r->sampled_pids,
 			"processes", (json_int_t)r->m->nprocs, "images", (json_int_t)r->m->nimages,
+			"images_read", (json_int_t)r->m->images_read,
 			"images_unreadable", (json_int_t)r->m->images_missing, "images_other_build",
 			(json_int_t)r->m->images_other_build, "images_by_build_id",
 			(json_int_t)r->m->images_by_id, "pcs",

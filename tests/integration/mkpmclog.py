@@ -379,6 +379,28 @@ def buildid(binary, out):
     print("samples 200")
 
 
+def idle(binary, other, out):
+    """Processes without samples: their images are never read.  100 is sampled;
+    200 maps two images and has no sample; 300 (no sample) maps an image and forks
+    301, which is sampled: 301's ranges are its parent's, so that image is read."""
+    vaddr, dyn = elf_exec_vaddr(binary)
+    syms = symbols(binary)
+    bias = 0x555500000000 if dyn else 0
+    start = bias + (vaddr & ~0xFFF)
+    b = [initialize(0x400), userdata(HWPMCD_RULE_FREEBSD), allocdyn(PMCID, b"cpu-clock"),
+         proc_create(100, b"busy"), map_in(100, start, binary.encode()),
+         proc_create(200, b"idle"), map_in(200, start, other.encode()),
+         map_in(200, 0x7f0000000000, b"/nonexistent/idle.so"),
+         proc_create(300, b"parent"), map_in(300, 0x7f0000000000, b"/nonexistent/parent.so"),
+         procfork(300, 301), map_in(301, start, binary.encode())]
+    for i in range(100):
+        b.append(callchain(100, 100, chain_pcs(syms, bias), tsc=1000 + i))
+        b.append(callchain(301, 301, chain_pcs(syms, bias), tsc=1000 + i))
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("samples 200")
+
+
 HWPMCD_CGROUP = 0x48575304  # pmclog-format.md 11.12
 
 
@@ -439,6 +461,8 @@ def jit(d, out):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "idle":
+        sys.exit(idle(sys.argv[2], sys.argv[3], sys.argv[4]))
     if len(sys.argv) == 4 and sys.argv[1] == "buildid":
         buildid(sys.argv[2], sys.argv[3])
         sys.exit(0)

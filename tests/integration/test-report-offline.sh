@@ -197,6 +197,16 @@ got=$(field "$tmp/bid.json" "sorted((t['function'], t['self']) for t in j['event
 	ok "build id marks: the right build resolves, another build's PCs stay unnamed (and a cut mark is dropped)" ||
 	bad "build id marks: $got"
 
+# Images are read only for processes with samples (a system-wide log names every
+# image of every process): of 4 images, the sampled processes' 2 (one inherited at a
+# fork from a process without samples, unreadable), and the PCs resolve as ever.
+python3 "$mk" idle "$corpus" "$build/tests/workloads/corpus/hwpmc-corpus-static" "$tmp/idle.pmclog" > /dev/null
+hwpmc report --json --limit 0 "$tmp/idle.pmclog" > "$tmp/idle.json" 2> /dev/null
+got=$(field "$tmp/idle.json" "j['header']['images'], j['header']['images_read'], j['header']['images_unreadable'], sorted((t['function'], t['self']) for t in j['events'][0]['top'] if t['self'])")
+[[ $got == "4 2 1 [('c_leaf', 200)]" ]] &&
+	ok "images of processes without samples are not read (4 in the log, 2 read, 1 of them unreadable)" ||
+	bad "images of processes without samples: $got"
+
 # Cgroup marks (pmclog-format.md 11.12): where each process ran, a move, a PROCFORK
 # child in its parent's, a control byte shown as '?'; cut, over-long and pid-less marks
 # dropped; --cgroup keeps a cgroup and what is below it (by path component).
