@@ -1087,6 +1087,7 @@ static uint32_t resolve_in(struct report_model *m, const struct report_range *rg
 }
 
 static void load_kallsyms(struct report_model *m);
+static int proc_settle(struct report_model *m, struct report_proc *p);
 
 static uint32_t resolve_kernel(struct report_model *m, uint64_t look, uint32_t *ret_chain)
 {
@@ -1105,6 +1106,8 @@ static uint32_t resolve_kernel(struct report_model *m, uint64_t look, uint32_t *
 			return func_intern(m, REPORT_F_KERNEL, NULL, s->module, s->name, s->start);
 	}
 	k = report_model__proc(m, -1);
+	if (k && k->npend && proc_settle(m, k) < 0)
+		return 0; /* a PROCEXEC of pid -1 (a hostile log) waits as a user one would */
 	if (k && ((rg = rset_find(&k->exact, look)) != NULL))
 		return resolve_in(m, rg, look, ret_chain);
 	return func_intern(m, REPORT_F_NOSYM, NULL, NULL, NULL,
@@ -1218,8 +1221,6 @@ static int jits_forget(struct report_model *m)
 	m->jit_dir_decided = false;
 	return 0;
 }
-
-static int proc_settle(struct report_model *m, struct report_proc *p);
 
 static uint32_t resolve_user(struct report_model *m, struct report_proc *p, uint64_t look,
 			     uint32_t *ret_chain)
