@@ -357,11 +357,25 @@ def buildid_mark(bid, tsc=0):
     return bytes_mark(HWPMCD_BUILDID, bid, tsc)
 
 
-def buildid(binary, out):
+def linux_placed(binary):
+    """(symbols, load bias, MAP_IN pl_start) of @binary in a marked hwpmcd log."""
     vaddr, dyn = elf_exec_vaddr(binary)
-    syms = symbols(binary)
     bias = 0x555500000000 if dyn else 0
-    start = bias + (vaddr & ~0xFFF)
+    return symbols(binary), bias, bias + (vaddr & ~0xFFF)
+
+
+def samples_of(b, pids, syms, bias, out, n=100):
+    """@n samples of each pid (its own tid) with the corpus chain, CLOSELOG, written."""
+    for i in range(n):
+        for pid in pids:
+            b.append(callchain(pid, pid, chain_pcs(syms, bias), tsc=1000 + i))
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("samples %d" % (n * len(pids)))
+
+
+def buildid(binary, out):
+    syms, bias, start = linux_placed(binary)
     bid = build_id(binary)
     other = bytes(reversed(bid))
     b = [initialize(0x400), userdata(HWPMCD_RULE_FREEBSD), allocdyn(PMCID, b"cpu-clock"),
@@ -371,34 +385,21 @@ def buildid(binary, out):
     # A mark another record interrupts is no mark: 101's MAP_IN below has the other id.
     b += buildid_mark(bid)[:3] + [proc_create(102, b"cut")]
     b += buildid_mark(other) + [map_in(101, start, binary.encode())]
-    for i in range(100):
-        b.append(callchain(100, 100, chain_pcs(syms, bias), tsc=1000 + i))
-        b.append(callchain(101, 101, chain_pcs(syms, bias), tsc=1000 + i))
-    b.append(closelog())
-    open(out, "wb").write(b"".join(b))
-    print("samples 200")
+    samples_of(b, (100, 101), syms, bias, out)
 
 
 def idle(binary, other, out):
     """Processes without samples: their images are never read.  100 is sampled;
     200 maps two images and has no sample; 300 (no sample) maps an image and forks
     301, which is sampled: 301's ranges are its parent's, so that image is read."""
-    vaddr, dyn = elf_exec_vaddr(binary)
-    syms = symbols(binary)
-    bias = 0x555500000000 if dyn else 0
-    start = bias + (vaddr & ~0xFFF)
+    syms, bias, start = linux_placed(binary)
     b = [initialize(0x400), userdata(HWPMCD_RULE_FREEBSD), allocdyn(PMCID, b"cpu-clock"),
          proc_create(100, b"busy"), map_in(100, start, binary.encode()),
          proc_create(200, b"idle"), map_in(200, start, other.encode()),
          map_in(200, 0x7f0000000000, b"/nonexistent/idle.so"),
          proc_create(300, b"parent"), map_in(300, 0x7f0000000000, b"/nonexistent/parent.so"),
          procfork(300, 301), map_in(301, start, binary.encode())]
-    for i in range(100):
-        b.append(callchain(100, 100, chain_pcs(syms, bias), tsc=1000 + i))
-        b.append(callchain(301, 301, chain_pcs(syms, bias), tsc=1000 + i))
-    b.append(closelog())
-    open(out, "wb").write(b"".join(b))
-    print("samples 200")
+    samples_of(b, (100, 301), syms, bias, out)
 
 
 HWPMCD_CGROUP = 0x48575304  # pmclog-format.md 11.12
