@@ -120,6 +120,9 @@ struct maplog_stats {
 	uint64_t path_compactions;
 	uint64_t cgroups;	 /* distinct cgroup paths the model holds */
 	uint64_t cgroups_over;	 /* processes whose cgroup was not said: MAPLOG_CGROUPS_MAX */
+	uint64_t adopted;	 /* processes first met in a sample, scanned (maplog__adopt) */
+	uint64_t adopt_refused;	 /* ... not scanned: gone, reused pid, exec'd, or refused */
+	uint64_t adopt_deferred; /* ... not tried then: the second's attempts were spent */
 };
 
 /* The distinct cgroup paths a maplog keeps (ops->cgroup); beyond, a process's is not said. */
@@ -179,6 +182,20 @@ int maplog__scan_kernel(struct maplog *m, uint64_t time, const char *procfs, con
  */
 int maplog__scan_procs(struct maplog *m, uint64_t time, const pid_t *pids, size_t npids,
 		       bool children);
+
+/*
+ * maplog__adopt: a sample of @pid, with user IP @user_ip, taken at @time, in a
+ * maplog that is not gated: if the model does not know @pid (its PROCFORK was among
+ * lost records, say), scan it as maplog__scan_procs() would (PROC_CREATE, THR_CREATE,
+ * MAP_IN at @time) if the process at that pid now is the sample's: it began by
+ * @time (within a clock tick) and @user_ip lies in one of its executable mappings
+ * (a process that has exec'd since fails this, so its new image is not put under
+ * the old one's samples); and ops->may_scan allows it.  Nothing for pid 0, a
+ * @user_ip of 0 (a later sample may have one), a known pid, or a gated maplog.
+ * Bounded: ADOPT_PER_SECOND scans a second (of sample time), and a refused pid is
+ * not tried again for a second.  1 if adopted, 0 if not, or the callback's -errno.
+ */
+int maplog__adopt(struct maplog *m, uint64_t time, int32_t pid, uint64_t user_ip);
 
 /*
  * maplog__replay: the bookkeeping of the whole model again, as a new log needs

@@ -674,6 +674,15 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 			ST_ADD(s, unknown_id, 1);
 			return 0;
 		}
+		/*
+		 * A process first met in a sample (its PROCFORK lost with other
+		 * records): into the model and the log, if it is still the sample's.
+		 */
+		k = s->gated ? 0
+			     : maplog__adopt(s->ml, r->time, (int32_t)r->pid,
+					     coll_sample_user_ip(&r->u.sample));
+		if (k < 0)
+			return k;
 		/* A sample that shows a new image running ends its exec (maplog.h). */
 		k = maplog__sample(s->ml, r->time, (int32_t)r->pid, r->u.sample.mode == REC_MODE_USER,
 				   coll_sample_user_ip(&r->u.sample));

@@ -119,6 +119,10 @@ struct maplog_bidsaid {
 
 #define BIDSAID_SIZE 4096
 
+/* maplog__adopt(): /proc reads a second at most, and pids remembered as refused. */
+#define ADOPT_PER_SECOND 20
+#define ADOPT_MISS_SLOTS 64
+
 struct maplog {
 	const struct maplog_ops *ops;
 	void *ctx;
@@ -135,6 +139,13 @@ struct maplog {
 	char **cgs;	  /* distinct cgroup paths (ops->cgroup), at most MAPLOG_CGROUPS_MAX */
 	size_t ncgs, capcgs;
 	uint16_t *cght;	  /* CG_HASH_SIZE slots: index + 1 into cgs, by util_hash_str() */
+	/* maplog__adopt(): attempts in the current second, and pids recently refused */
+	uint64_t adopt_second;
+	uint32_t adopt_tries;
+	struct {
+		int32_t pid;
+		uint64_t time;
+	} adopt_miss[ADOPT_MISS_SLOTS];
 };
 
 static void strs_free(struct maplog_str **strs);
@@ -1526,6 +1537,103 @@ out:
 	closedir(d);
 	free(all);
 	return r;
+}
+
+/*
+ * When process @pid began, on CLOCK_MONOTONIC (the samples' clock) in ns: stat's
+ * starttime is in clock ticks of CLOCK_BOOTTIME, which runs ahead by the time the
+ * machine was suspended.  0 or a negative errno.
+ */
+static int read_start_ns(int32_t pid, uint64_t *ret_ns)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t boot, mono, ahead, ns;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (util_read_small(path, buf, sizeof(buf)) <= 0)
+		return -ESRCH;
+	/* after the comm: state is field 3, starttime field 22 */
+	p = strrchr(buf, ')');
+	if (!p || hz <= 0 ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+			  "%*d %*d %llu",
+		   &ticks) != 1)
+		return -EINVAL;
+	mono = util_now_ns(CLOCK_MONOTONIC);
+	boot = util_now_ns(CLOCK_BOOTTIME);
+	/* read in that order, boot >= mono; the difference is the time suspended */
+	ahead = boot > mono ? boot - mono : 0;
+	ns = (uint64_t)ticks * (1000000000ull / (uint64_t)hz);
+	*ret_ns = ns > ahead ? ns - ahead : 0;
+	return 0;
+}
+
+/* Whether @ip lies in an executable mapping of process @pid now. */
+static bool ip_mapped(int32_t pid, uint64_t ip)
+{
+	char path[64], line[4096 + 256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		struct maplog_maps_entry e;
+
+		line[strcspn(line, "\n")] = '\0';
+		found = maplog_maps_parse_line(line, &e) == 0 && e.x && e.start <= ip && ip < e.end;
+	}
+	fclose(f);
+	return found;
+}
+
+int maplog__adopt(struct maplog *m, uint64_t time, int32_t pid, uint64_t user_ip)
+{
+	size_t slot = (uint32_t)pid % ADOPT_MISS_SLOTS;
+	uint64_t start;
+	int32_t ppid;
+	uint32_t flags;
+	int r;
+
+	if (m->gated || pid <= 0 || user_ip == 0 || proc_find(m, pid))
+		return 0;
+	if (m->adopt_miss[slot].pid == pid && time - m->adopt_miss[slot].time < 1000000000ull)
+		return 0; /* refused less than a second ago */
+	if (time / 1000000000ull != m->adopt_second) {
+		m->adopt_second = time / 1000000000ull;
+		m->adopt_tries = 0;
+	}
+	if (m->adopt_tries >= ADOPT_PER_SECOND) {
+		m->stats.adopt_deferred++;
+		return 0;
+	}
+	m->adopt_tries++;
+	m->adopt_miss[slot].pid = pid;
+	m->adopt_miss[slot].time = time;
+	/*
+	 * The pid's process now must be the sample's: begun by the sample's time (else
+	 * the pid was reused), and with the sample's user IP in an executable mapping
+	 * (else it has exec'd since, its address space is another).
+	 */
+	if (read_stat(pid, &ppid, &flags) < 0 || read_start_ns(pid, &start) < 0) {
+		m->stats.adopt_refused++;
+		return 0;
+	}
+	if (start > time + 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK) ||
+	    !ip_mapped(pid, user_ip) || (m->ops->may_scan && !m->ops->may_scan(m->ctx, pid))) {
+		m->stats.adopt_refused++;
+		return 0;
+	}
+	r = scan_one(m, time, pid, flags);
+	if (r < 0)
+		return r;
+	m->adopt_miss[slot].pid = 0;
+	m->stats.adopted++;
+	return 1;
 }
 
 /* An exec: @p's ranges become the old image's (p->old, which must be empty), none are new. */

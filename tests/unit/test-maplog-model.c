@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hwpmcd/maplog-elf.h"
@@ -958,6 +959,111 @@ START_TEST(test_scan_may_scan)
 }
 END_TEST
 
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether the calls so far have a proc_create of @pid at time @t. */
+static bool created_at(pid_t pid, uint64_t t)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "proc_create %" PRIu64 " %d ", t, (int)pid);
+	for (int i = 0; i < ncalls; i++)
+		if (strncmp(calls[i], want, strlen(want)) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A process first met in a sample (its PROCFORK lost) is scanned into the log if
+ * it is still the sample's: begun by the sample's time, the sample's user IP in
+ * one of its executable mappings, allowed by may_scan; bounded per second.
+ */
+START_TEST(test_adopt)
+{
+	struct maplog *m;
+	pid_t child = fork();
+	uint64_t ip = (uint64_t)(uintptr_t)&created_at, now;
+
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	refused_pid = -1;
+	now = mono_now();
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops_may_scan, NULL, &m), 0);
+	/* nothing for pid 0, an unknown user IP, or a pid the model knows */
+	ck_assert_int_eq(maplog__adopt(m, now, 0, ip), 0);
+	ck_assert_int_eq(maplog__adopt(m, now, child, 0), 0);
+	ck_assert_int_eq(ncalls, 0);
+	/* the fork of us: our text is its text */
+	ck_assert_int_eq(maplog__adopt(m, now, child, ip), 1);
+	ck_assert(created_at(child, now));
+	ck_assert(calls_name(child) || ncalls > 1);
+	ck_assert_uint_eq(maplog__stats(m)->adopted, 1);
+	{
+		int n = ncalls;
+
+		ck_assert_int_eq(maplog__adopt(m, now + 1, child, ip), 0); /* known now */
+		ck_assert_int_eq(ncalls, n);
+	}
+	maplog__free(m);
+
+	/* A sample from before the process began (its pid reused since): refused. */
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops_may_scan, NULL, &m), 0);
+	ck_assert_int_eq(maplog__adopt(m, 1000, child, ip), 0);
+	ck_assert_uint_eq(maplog__stats(m)->adopt_refused, 1);
+	/* refused: not tried again within a second */
+	ck_assert_int_eq(maplog__adopt(m, 2000, child, ip), 0);
+	ck_assert_uint_eq(maplog__stats(m)->adopt_refused, 1);
+	/* a user IP in none of its executable mappings (it exec'd since): refused */
+	ck_assert_int_eq(maplog__adopt(m, now, child, 0x1000), 0);
+	ck_assert_uint_eq(maplog__stats(m)->adopt_refused, 2);
+	ck_assert_int_eq(ncalls, 0);
+	maplog__free(m);
+
+	/* may_scan says no: refused */
+	refused_pid = child;
+	ck_assert_int_eq(maplog__new(&ops_may_scan, NULL, &m), 0);
+	ck_assert_int_eq(maplog__adopt(m, now, child, ip), 0);
+	ck_assert_uint_eq(maplog__stats(m)->adopt_refused, 1);
+	ck_assert_int_eq(ncalls, 0);
+	maplog__free(m);
+	refused_pid = -1;
+
+	/* gated: never (maplog__vouch() does it there) */
+	ck_assert_int_eq(maplog__new(&ops_may_scan, NULL, &m), 0);
+	maplog__gate(m);
+	ck_assert_int_eq(maplog__adopt(m, now, child, ip), 0);
+	ck_assert_int_eq(ncalls, 0);
+	maplog__free(m);
+
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	/* gone: refused; and at most 20 tries in a second of sample time */
+	ck_assert_int_eq(maplog__new(&ops_may_scan, NULL, &m), 0);
+	ck_assert_int_eq(maplog__adopt(m, now, child, ip), 0);
+	ck_assert_uint_eq(maplog__stats(m)->adopt_refused, 1);
+	for (int i = 0; i < 30; i++)
+		ck_assert_int_eq(maplog__adopt(m, now, 4194304 + i, ip), 0); /* past pid_max */
+	ck_assert_uint_eq(maplog__stats(m)->adopt_refused, 20);
+	ck_assert_uint_eq(maplog__stats(m)->adopt_deferred, 11);
+	ck_assert_int_eq(maplog__adopt(m, now + 1000000000ull, 4194304 + 29, ip), 0);
+	ck_assert_uint_eq(maplog__stats(m)->adopt_refused, 21); /* the next second: tried */
+	ck_assert_int_eq(ncalls, 0);
+	maplog__free(m);
+}
+END_TEST
+
+
 /* Record @r, at time @t. */
 static struct rec at_time(struct rec r, uint64_t t)
 {
@@ -1256,6 +1362,7 @@ int main(void)
 	tcase_add_test(tc, test_ranges_many);
 	tcase_add_test(tc, test_open_mapped_by_name);
 	tcase_add_test(tc, test_scan_may_scan);
+	tcase_add_test(tc, test_adopt);
 	tcase_add_test(tc, test_gated);
 	tcase_add_test(tc, test_paths_compact);
 	suite_add_tcase(s, tc);
