@@ -368,6 +368,16 @@ static void print_summary(FILE *out, json_t *st, const char *file, const char *k
 			json_string_value(json_object_get(fo, "text")) ?: "(none)",
 			jint(fo, "kept", NULL), jint(fo, "dropped", NULL));
 	}
+	if (jint(stats, "adopted", NULL) + jint(stats, "adopt_refused", NULL) +
+		    jint(stats, "adopt_deferred", NULL) >
+	    0)
+		fprintf(out,
+			"hwpmc: processes first met in a sample (their fork among lost records): %" JSON_INTEGER_FORMAT
+			" scanned into the log, %" JSON_INTEGER_FORMAT
+			" not (gone, pid reused, exec'd since, or not yours), %" JSON_INTEGER_FORMAT
+			" samples past the 20 scans a second\n",
+			jint(stats, "adopted", NULL), jint(stats, "adopt_refused", NULL),
+			jint(stats, "adopt_deferred", NULL));
 	if (json_object_size(recs)) {
 		fprintf(out, "hwpmc: records:");
 		json_object_foreach(recs, key, v)
