@@ -1339,21 +1339,31 @@ int maplog__scan_kernel(struct maplog *m, uint64_t time, const char *procfs, con
 	return 0;
 }
 
-/* /proc/PID/stat: ppid (field 4) and flags (field 9), after the parenthesised comm. */
-static int read_stat(int32_t pid, int32_t *ret_ppid, uint32_t *ret_flags)
+/*
+ * /proc/PID/stat, after the parenthesised comm: ppid (field 4), flags (field 9)
+ * and, if @ret_start, starttime (field 22: clock ticks since boot).
+ */
+static int read_stat(int32_t pid, int32_t *ret_ppid, uint32_t *ret_flags,
+		     unsigned long long *ret_start)
 {
 	char path[64], buf[1024], *p;
 	int ppid;
 	unsigned flags;
+	unsigned long long start = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if (util_read_small(path, buf, sizeof(buf)) <= 0)
 		return -ENOENT;
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %d %*d %*d %*d %*d %u", &ppid, &flags) != 2)
+	if (!p || sscanf(p + 1,
+			 " %*c %d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+			 "%*d %llu",
+			 &ppid, &flags, &start) < (ret_start ? 3 : 2))
 		return -EINVAL;
 	*ret_ppid = ppid;
 	*ret_flags = flags;
+	if (ret_start)
+		*ret_start = start;
 	return 0;
 }
 
@@ -1484,7 +1494,7 @@ int maplog__scan_procs(struct maplog *m, uint64_t time, const pid_t *pids, size_
 		int32_t pid = (int32_t)atoi(de->d_name), ppid;
 		uint32_t flags;
 
-		if (pid <= 0 || read_stat(pid, &ppid, &flags) < 0)
+		if (pid <= 0 || read_stat(pid, &ppid, &flags, NULL) < 0)
 			continue;
 		if (n == cap) {
 			struct pidinfo *nn = realloc(all, (cap ? 2 * cap : 512) * sizeof(*nn));
@@ -1539,35 +1549,27 @@ out:
 	return r;
 }
 
-/*
- * When process @pid began, on CLOCK_MONOTONIC (the samples' clock) in ns: stat's
- * starttime is in clock ticks of CLOCK_BOOTTIME, which runs ahead by the time the
- * machine was suspended.  0 or a negative errno.
- */
-static int read_start_ns(int32_t pid, uint64_t *ret_ns)
+/* A clock tick of /proc's times (USER_HZ), in ns. */
+static uint64_t tick_ns(void)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long ticks;
 	long hz = sysconf(_SC_CLK_TCK);
-	uint64_t boot, mono, ahead, ns;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (util_read_small(path, buf, sizeof(buf)) <= 0)
-		return -ESRCH;
-	/* after the comm: state is field 3, starttime field 22 */
-	p = strrchr(buf, ')');
-	if (!p || hz <= 0 ||
-	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-			  "%*d %*d %llu",
-		   &ticks) != 1)
-		return -EINVAL;
-	mono = util_now_ns(CLOCK_MONOTONIC);
-	boot = util_now_ns(CLOCK_BOOTTIME);
+	return 1000000000ull / (uint64_t)(hz > 0 ? hz : 100);
+}
+
+/*
+ * @ticks since boot (stat's starttime, on CLOCK_BOOTTIME) on CLOCK_MONOTONIC, the
+ * samples' clock, in ns: CLOCK_BOOTTIME runs ahead by the time the machine was
+ * suspended.
+ */
+static uint64_t boot_ticks_to_mono_ns(unsigned long long ticks)
+{
+	uint64_t mono = util_now_ns(CLOCK_MONOTONIC), boot = util_now_ns(CLOCK_BOOTTIME);
 	/* read in that order, boot >= mono; the difference is the time suspended */
-	ahead = boot > mono ? boot - mono : 0;
-	ns = (uint64_t)ticks * (1000000000ull / (uint64_t)hz);
-	*ret_ns = ns > ahead ? ns - ahead : 0;
-	return 0;
+	uint64_t ahead = boot > mono ? boot - mono : 0;
+	uint64_t ns = (uint64_t)ticks * tick_ns();
+
+	return ns > ahead ? ns - ahead : 0;
 }
 
 /* Whether @ip lies in an executable mapping of process @pid now. */
@@ -1594,7 +1596,7 @@ static bool ip_mapped(int32_t pid, uint64_t ip)
 int maplog__adopt(struct maplog *m, uint64_t time, int32_t pid, uint64_t user_ip)
 {
 	size_t slot = (uint32_t)pid % ADOPT_MISS_SLOTS;
-	uint64_t start;
+	unsigned long long ticks;
 	int32_t ppid;
 	uint32_t flags;
 	int r;
@@ -1619,12 +1621,9 @@ int maplog__adopt(struct maplog *m, uint64_t time, int32_t pid, uint64_t user_ip
 	 * the pid was reused), and with the sample's user IP in an executable mapping
 	 * (else it has exec'd since, its address space is another).
 	 */
-	if (read_stat(pid, &ppid, &flags) < 0 || read_start_ns(pid, &start) < 0) {
-		m->stats.adopt_refused++;
-		return 0;
-	}
-	if (start > time + 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK) ||
-	    !ip_mapped(pid, user_ip) || (m->ops->may_scan && !m->ops->may_scan(m->ctx, pid))) {
+	if (read_stat(pid, &ppid, &flags, &ticks) < 0 ||
+	    boot_ticks_to_mono_ns(ticks) > time + tick_ns() || !ip_mapped(pid, user_ip) ||
+	    (m->ops->may_scan && !m->ops->may_scan(m->ctx, pid))) {
 		m->stats.adopt_refused++;
 		return 0;
 	}
