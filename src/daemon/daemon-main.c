@@ -469,15 +469,15 @@ static json_t *session_json(struct session *s)
 		json_object_set_new(st, "path_too_long",
 				    json_integer((json_int_t)ms->path_too_long));
 		json_object_set_new(st, "scan_refused", json_integer((json_int_t)ms->scan_refused));
-		if (!s->gated) {
+		if (s->gated) {
+			json_object_set_new(st, "unvouched", json_integer((json_int_t)ms->unvouched));
+		} else {
 			json_object_set_new(st, "adopted", json_integer((json_int_t)ms->adopted));
 			json_object_set_new(st, "adopt_refused",
 					    json_integer((json_int_t)ms->adopt_refused));
 			json_object_set_new(st, "adopt_deferred",
 					    json_integer((json_int_t)ms->adopt_deferred));
 		}
-		if (s->gated)
-			json_object_set_new(st, "unvouched", json_integer((json_int_t)ms->unvouched));
 	}
 	for (size_t i = 0; i < s->ncpus; i++) {
 		const struct session_cpu_stats *cs = &s->cstats[i];

@@ -658,6 +658,7 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 {
 	uint64_t pcs[PLOG_CALLCHAIN_DEPTH_MAX];
 	uint64_t taken = r->time; /* before the merge's order moves it */
+	uint64_t uip;
 	uint32_t npc, flags;
 	bool in_exec;
 	int ev, k;
@@ -674,18 +675,18 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 			ST_ADD(s, unknown_id, 1);
 			return 0;
 		}
+		uip = coll_sample_user_ip(&r->u.sample);
 		/*
 		 * A process first met in a sample (its PROCFORK lost with other
-		 * records): into the model and the log, if it is still the sample's.
+		 * records): into the model and the log, if it is still the sample's
+		 * (not in a gated model: maplog__vouch() shows processes there).
 		 */
-		k = s->gated ? 0
-			     : maplog__adopt(s->ml, r->time, (int32_t)r->pid,
-					     coll_sample_user_ip(&r->u.sample));
+		k = maplog__adopt(s->ml, r->time, (int32_t)r->pid, uip);
 		if (k < 0)
 			return k;
 		/* A sample that shows a new image running ends its exec (maplog.h). */
 		k = maplog__sample(s->ml, r->time, (int32_t)r->pid, r->u.sample.mode == REC_MODE_USER,
-				   coll_sample_user_ip(&r->u.sample));
+				   uip);
 		if (k < 0)
 			return k;
 		in_exec = k == 1;
