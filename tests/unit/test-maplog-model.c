@@ -106,6 +106,16 @@ static struct rec mk(enum rec_type type, uint32_t pid, uint32_t tid, uint64_t ti
 	return r;
 }
 
+/* Process @pid's exec of a program named @comm at @time (its COMM record), recorded. */
+static void record_exec(struct maplog *m, uint32_t pid, uint64_t time, const char *comm)
+{
+	struct rec r = mk(REC_COMM, pid, pid, time);
+
+	r.u.comm.exec = true;
+	r.u.comm.comm = comm;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+}
+
 static struct rec mmap_rec(uint32_t pid, uint64_t addr, uint64_t pgoff, uint32_t prot,
 			   uint64_t inode, const char *path)
 {
@@ -197,10 +207,7 @@ START_TEST(test_lifecycle)
 	 * of the new image over one of its objects sends that object out (one MAP_OUT
 	 * over its span) first; the old vDSO stays, the exec not being over.
 	 */
-	r = mk(REC_COMM, NOPID + 2, NOPID + 2, 40);
-	r.u.comm.exec = true;
-	r.u.comm.comm = "true";
-	ck_assert_int_eq(maplog__record(m, &r), 0);
+	record_exec(m, NOPID + 2, 40, "true");
 	r = mmap_rec(NOPID + 2, 0x7f0000001000, 0x1000, 5, 100, "/usr/lib/libx.so");
 	ck_assert_int_eq(maplog__record(m, &r), 0);
 	expect((const char *[]){ "proc_create 40 1000000001 0 true",
@@ -540,10 +547,7 @@ START_TEST(test_ranges)
 	ck_assert_int_eq(changed[0], (int)(NOPID + 2));
 
 	/* exec drops the child's ranges once it runs the new image, never the parent's. */
-	r = mk(REC_COMM, NOPID + 2, NOPID + 2, 40);
-	r.u.comm.exec = true;
-	r.u.comm.comm = "true";
-	ck_assert_int_eq(maplog__record(m, &r), 0);
+	record_exec(m, NOPID + 2, 40, "true");
 	ck_assert_int_eq(maplog__sample(m, 41, (int32_t)(NOPID + 2), true, 0x99000), 0);
 	ck_assert_str_eq(range_at(m, NOPID + 2, 0x10000), "none");
 	ck_assert_str_eq(range_at(m, NOPID, 0x10000), "10000-18000 1000 1 /a pid 999999999");
@@ -608,10 +612,7 @@ START_TEST(test_exec_window)
 	map_range(m, 0x7fff00000000, 0x2000, 0, 0, "[vdso]");
 	ncalls = 0;
 
-	r = mk(REC_COMM, NOPID, NOPID, 20);
-	r.u.comm.exec = true;
-	r.u.comm.comm = "new";
-	ck_assert_int_eq(maplog__record(m, &r), 0);
+	record_exec(m, NOPID, 20, "new");
 	expect((const char *[]){ "proc_create 20 999999999 0 new",
 				 "thr_create 999999999 999999999 0 new" }, 2);
 	/* The kernel maps the new executable and its interpreter: the old image stays. */
@@ -646,10 +647,7 @@ START_TEST(test_exec_window)
 	expect(NULL, 0);
 
 	/* A second exec; a fork of the process ends it too (only running code forks). */
-	r = mk(REC_COMM, NOPID, NOPID, 30);
-	r.u.comm.exec = true;
-	r.u.comm.comm = "third";
-	ck_assert_int_eq(maplog__record(m, &r), 0);
+	record_exec(m, NOPID, 30, "third");
 	ncalls = 0;
 	ck_assert_str_eq(range_at(m, NOPID, 0x560000001000),
 			 "560000001000-560000005000 1000 3 /bin/new pid 999999999");
@@ -685,10 +683,7 @@ START_TEST(test_exec_in_place)
 	map_range(m, 0x7ffff7fcb000, 0x26000, 0x1000, 4, "/lib/ld.so");
 	ncalls = 0;
 
-	r = mk(REC_COMM, NOPID, NOPID, 20);
-	r.u.comm.exec = true;
-	r.u.comm.comm = "prog";
-	ck_assert_int_eq(maplog__record(m, &r), 0);
+	record_exec(m, NOPID, 20, "prog");
 	ncalls = 0;
 	/* The same executable at the same place: only the old executable goes, its whole span. */
 	r = range_rec(NOPID, 0x555555555000, 0x1000, 0x1000, 1, "/bin/prog");
@@ -772,10 +767,7 @@ START_TEST(test_replay)
 			 "7f0000005000-7f0000006000 5000 100 /usr/lib/libx.so pid 999999999");
 
 	/* An exec still pending: the old image is in the log, so it is replayed too. */
-	r = mk(REC_COMM, NOPID, NOPID, 100);
-	r.u.comm.exec = true;
-	r.u.comm.comm = "new";
-	ck_assert_int_eq(maplog__record(m, &r), 0);
+	record_exec(m, NOPID, 100, "new");
 	r = range_rec(NOPID, 0x560000001000, 0x4000, 0x1000, 3, "/bin/new");
 	ck_assert_int_eq(maplog__record(m, &r), 0);
 	ncalls = 0;
@@ -1145,10 +1137,7 @@ START_TEST(test_gated)
 	 * only: no sample of the old image follows); the new image stays unwritten
 	 * until a sample of it is kept, which for a setuid program never happens.
 	 */
-	r = mk(REC_COMM, (uint32_t)a, (uint32_t)a, 60);
-	r.u.comm.exec = true;
-	r.u.comm.comm = "su";
-	ck_assert_int_eq(maplog__record(m, &r), 0);
+	record_exec(m, (uint32_t)a, 60, "su");
 	r = at_time(mmap_rec((uint32_t)a, 0x560000001000, 0x1000, 5, 50, "/bin/su"), 61);
 	ck_assert_int_eq(maplog__record(m, &r), 0);
 	expect((const char *[]){ "map_out 999999999 0x555500001000 0x555500002000",
