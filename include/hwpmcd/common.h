@@ -101,6 +101,16 @@ static inline uint64_t util_hash_str(const char *s)
  */
 void *util_grow(void *p, size_t *cap, size_t need, size_t elem);
 
+/*
+ * util_prefault: fault in the whole pages of [@p, @p + @len) for writing, in one
+ * system call (MADV_POPULATE_WRITE, Linux 5.14), for memory about to be filled:
+ * a first touch costs a page fault per 4 KiB page, ~10 us each on a VM with
+ * paravirtualised page tables (measured: 0.3-1 us a page populated), ~0.5 us on
+ * bare metal.  Below UTIL_PREFAULT_MIN bytes, and where the kernel refuses, a no-op.
+ */
+#define UTIL_PREFAULT_MIN (64u << 10)
+void util_prefault(void *p, size_t len);
+
 int util_write_all(int fd, const void *buf, size_t len, size_t *ret_written);
 
 /* util_ns: a timespec (or a clock's reading: util_now_ns) in nanoseconds. */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -163,6 +164,16 @@ void *util_grow(void *p, size_t *cap, size_t need, size_t elem)
 		return NULL;
 	*cap = n;
 	return q;
+}
+
+void util_prefault(void *p, size_t len)
+{
+	const uintptr_t page = 4096;
+	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)p + len) & ~(page - 1);
+
+	if (p && len >= UTIL_PREFAULT_MIN && hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE); /* a hint: errors ignored */
 }
 
 /*
