@@ -10,7 +10,6 @@
  *   report_symtab__kallsyms()  a /proc/kallsyms-format file
  *   report_symtab__lookup(), __find(), __nsyms(), __info(), __source(), __free()
  *   report_open_regular()      open a file only if it is a regular one
- *   report_map_safe()          whether libelf may map a file (nobody can cut it)
  * IMPLEMENTATION NOTES
  *   An image is opened once, its functions copied out (start, size, offset of the
  *   name in one string pool) and the ELF file closed again, so thousands of
@@ -153,15 +152,6 @@ const char *report_symtab__debug_path(const struct report_symtab *t);
  * with the file's size in *ret_size (if not NULL), or a negative errno.  Any thread.
  */
 int report_open_regular(const char *path, uint64_t *ret_size);
-
-/*
- * report_map_safe: whether the regular file open on @fd may be mapped (libelf's
- * ELF_C_READ_MMAP) rather than read: only root or the caller's effective uid own
- * it, neither group nor others may write it, and it is on a local file system
- * (ext4, XFS, Btrfs, tmpfs, overlayfs, SquashFS), so nobody else can shrink it
- * under the mapping (SIGBUS).  Pure test; any thread.
- */
-bool report_map_safe(int fd);
 
 /*
  * report_sym_source_name: "symtab", "debug-buildid", "debuglink", "debuginfod", "dynsym",

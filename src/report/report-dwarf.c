@@ -281,11 +281,8 @@ int report_dwarf__open(const char *path, struct report_dwarf **ret_d)
 		e = -ENOTSUP;
 		goto out;
 	}
-	/*
-	 * Everything into memory, so that the fd can go: mapped where nobody else can
-	 * cut the file (no copy of a debug file's megabytes), else read.
-	 */
-	d->elf = elf_begin(fd, report_map_safe(fd) ? ELF_C_READ_MMAP : ELF_C_READ, NULL);
+	d->elf = elf_begin(fd, ELF_C_READ, NULL);
+	/* Everything into memory, so that the fd can go. */
 	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF || elf_cntl(d->elf, ELF_C_FDREAD) != 0) {
 		e = -ENOEXEC;
 		goto out;

@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1050,77 +1049,6 @@ START_TEST(test_open_errors)
 	}
 	/* Outputs are written only on success. */
 	ck_assert_ptr_eq(t, sentinel);
-}
-END_TEST
-
-/* Whether the statfs type of @path is one report_map_safe() trusts. */
-static bool local_fs(const char *path)
-{
-	static const long local[] = { 0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0x794c7630,
-				      0x73717368 };
-	struct statfs sf;
-
-	if (statfs(path, &sf) != 0)
-		return false;
-	for (size_t i = 0; i < ARRAY_SIZE(local); i++)
-		if ((long)sf.f_type == local[i])
-			return true;
-	return false;
-}
-
-static bool map_safe_path(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	bool r;
-
-	ck_assert_msg(fd >= 0, "open '%s'", path);
-	r = report_map_safe(fd);
-	close(fd);
-	return r;
-}
-
-/*
- * libelf maps only files nobody else can cut (SIGBUS): ours or root's, not group- or
- * world-writable, on a local file system; a table read without the mapping is the
- * same table.
- */
-START_TEST(test_map_safe)
-{
-	struct report_symtab *a, *b;
-	char p[PATH_MAX], q[PATH_MAX];
-
-	if (!need_files())
-		return;
-	tpath(p, "small");
-	tpath(q, "small-group-writable");
-	place(p, q);
-	ck_assert_int_eq(chmod(q, 0664), 0);
-	ck_assert(!map_safe_path(q));
-	ck_assert_int_eq(chmod(q, 0646), 0);
-	ck_assert(!map_safe_path(q));
-	ck_assert_int_eq(chmod(q, 0644), 0);
-	ck_assert(map_safe_path(q) == local_fs(q));
-	if (geteuid() == 0) {
-		/* Another user's file: they could truncate it while we read. */
-		ck_assert_int_eq(chown(q, 65534, 65534), 0);
-		ck_assert(!map_safe_path(q));
-	}
-	ck_assert(!map_safe_path("/dev/null"));
-	/* The same table mapped (ours, 0644) and read (0664). */
-	ck_assert_int_eq(chmod(q, 0664), 0);
-	ck_assert_int_eq(report_symtab__open(p, NULL, &a), 0);
-	ck_assert_int_eq(report_symtab__open(q, NULL, &b), 0);
-	ck_assert_uint_eq(report_symtab__nsyms(a), report_symtab__nsyms(b));
-	ck_assert_uint_gt(report_symtab__nsyms(a), 0);
-	for (size_t i = 0; i < report_symtab__nsyms(a); i++) {
-		const struct report_sym *x = report_symtab__sym(a, i), *y = report_symtab__sym(b, i);
-
-		ck_assert_uint_eq(x->start, y->start);
-		ck_assert_uint_eq(x->size, y->size);
-		ck_assert_str_eq(x->name, y->name);
-	}
-	report_symtab__free(a);
-	report_symtab__free(b);
 }
 END_TEST
 
@@ -2772,7 +2700,6 @@ int main(void)
 	suite_add_tcase(s, tc_dwarf);
 
 	tcase_add_test(tc_open, test_open_errors);
-	tcase_add_test(tc_open, test_map_safe);
 	tcase_add_test(tc_open, test_api);
 	suite_add_tcase(s, tc_open);
 
