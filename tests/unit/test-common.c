@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -117,6 +118,46 @@ END_TEST
 
 
 /* util_open_output: every trick a user can plant where a recorder (maybe root) writes. */
+/* Resident pages of [p, p + len) (mincore). */
+static size_t resident(void *p, size_t len)
+{
+	unsigned char v[64];
+	size_t n = 0;
+
+	ck_assert_uint_le(len / 4096, sizeof(v));
+	ck_assert_int_eq(mincore(p, len, v), 0);
+	for (size_t i = 0; i < len / 4096; i++)
+		n += v[i] & 1;
+	return n;
+}
+
+/* util_prefault faults in whole pages only, and nothing under UTIL_PREFAULT_MIN. */
+START_TEST(test_prefault)
+{
+	size_t len = 64 * 4096;
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	ck_assert_uint_eq(resident(p, len), 0);
+	util_prefault(p, UTIL_PREFAULT_MIN - 1);
+	ck_assert_uint_eq(resident(p, len), 0);
+	util_prefault(NULL, len);
+	if (madvise(p + 63 * 4096, 4096, MADV_POPULATE_WRITE) != 0) {
+		/* Linux before 5.14: util_prefault() is a no-op, as it says. */
+		ck_assert_int_eq(errno, EINVAL);
+		munmap(p, len);
+		return;
+	}
+	ck_assert_uint_eq(resident(p, len), 1);
+	/* From the middle of page 1 to the middle of page 40: pages 2..39 */
+	util_prefault(p + 4096 + 100, 39 * 4096);
+	ck_assert_uint_eq(resident(p, len), 38 + 1);
+	ck_assert_uint_eq(resident(p + 2 * 4096, 38 * 4096), 38);
+	ck_assert_uint_eq(p[2 * 4096], 0); /* zero-filled, as any fresh page */
+	munmap(p, len);
+}
+END_TEST
+
 START_TEST(test_open_output)
 {
 	char dir[] = "/tmp/hwpmc-test-out.XXXXXX", p[128], q[128];
@@ -246,6 +287,7 @@ int main(void)
 	tcase_add_test(tc, test_parse_u64);
 	tcase_add_test(tc, test_write_all);
 	tcase_add_test(tc, test_open_output);
+	tcase_add_test(tc, test_prefault);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
