@@ -15,6 +15,8 @@
 #     --inline / hwpmc --callgraph --inline); the demo is built -g
 #   - samples per wall second, and the ratio per mode, per sample: perf's
 #     seconds/sample over hwpmc's (> 1: hwpmc report is faster)
+#   - the start-up floor: hwpmc --version, perf --version and /bin/true (exec,
+#     dynamic linking and exit, which every report pays)
 # then a 1,000,000-sample log made from hwpmcd's by repeating its CALLCHAIN records
 # (bench/multiply-log.py), and hwpmc report --top/--callgraph/--folded on it:
 # seconds, peak RSS, samples/s, against the target of a few seconds; and
@@ -137,6 +139,13 @@ for spec in "top|--top|--no-children --sort sym" "callgraph|--callgraph|-g --chi
 done
 echo "(best of $runs, output to /dev/null; folded: perf has no folded output, 'perf script' is"
 echo " the text a stackcollapse script would fold, the folding itself not counted)"
+# What a run costs before and after its work: exec, dynamic linking and exit of each
+# program, and of a program that does nothing (/bin/true): a floor no report beats.
+read -r vw _ _ < <(best_of "$hwpmc" --version)
+read -r pvw _ _ < <(best_of perf --version)
+read -r tw _ _ < <(best_of /bin/true)
+echo "start-up  hwpmc --version $(calc %.3f "$vw") s, perf --version $(calc %.3f "$pvw") s," \
+	"/bin/true $(calc %.3f "$tw") s (best of $runs)"
 
 # --- the 1M-sample log
 echo
