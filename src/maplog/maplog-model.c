@@ -1367,6 +1367,53 @@ static int read_stat(int32_t pid, int32_t *ret_ppid, uint32_t *ret_flags,
 	return 0;
 }
 
+/*
+ * Each executable mapping of process @pid now, in address order, to @fn until it
+ * returns nonzero: 0 (all seen, or the process is gone: /proc/PID/maps does not
+ * open), or what @fn returned (> 0: stop; < 0: an error).
+ */
+static int exec_maps(int32_t pid, int (*fn)(void *ctx, const struct maplog_maps_entry *e),
+		     void *ctx)
+{
+	char path[64], line[4096 + 256];
+	FILE *f;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (r == 0 && fgets(line, sizeof(line), f)) {
+		struct maplog_maps_entry e;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (maplog_maps_parse_line(line, &e) == 0 && e.x)
+			r = fn(ctx, &e);
+	}
+	fclose(f);
+	return r;
+}
+
+struct scan_maps {
+	struct maplog *m;
+	uint64_t time;
+	int32_t pid;
+};
+
+/* exec_maps() of scan_one(): a MAP_IN for each mapping of a file, the vDSO, anon or memfd. */
+static int scan_map(void *ctx, const struct maplog_maps_entry *e)
+{
+	const struct scan_maps *sm = ctx;
+	int r;
+
+	if (e->kind != MAPLOG_MAP_FILE && e->kind != MAPLOG_MAP_VDSO &&
+	    e->kind != MAPLOG_MAP_ANON && e->kind != MAPLOG_MAP_MEMFD)
+		return 0;
+	r = note_mapping(sm->m, sm->time, sm->pid, e->start, e->end, e->pgoff, e->path,
+			 makedev(e->dev_major, e->dev_minor), e->inode);
+	return r < 0 ? r : 0; /* only an error stops the scan */
+}
+
 static void read_comm(const char *path, char *name)
 {
 	char buf[64];
@@ -1382,10 +1429,9 @@ static void read_comm(const char *path, char *name)
 static int scan_one(struct maplog *m, uint64_t time, int32_t pid, uint32_t pflags)
 {
 	struct maplog_proc *p;
-	char path[128], name[20], line[4096 + 256];
+	char path[128], name[20];
 	DIR *d;
 	struct dirent *de;
-	FILE *f;
 	bool fresh;
 	int r;
 
@@ -1441,28 +1487,8 @@ static int scan_one(struct maplog *m, uint64_t time, int32_t pid, uint32_t pflag
 maps:
 	if (p->flags & MAPLOG_F_KPROC)
 		return 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0; /* exited meanwhile */
-	while (fgets(line, sizeof(line), f)) {
-		struct maplog_maps_entry e;
-
-		line[strcspn(line, "\n")] = '\0';
-		if (maplog_maps_parse_line(line, &e) < 0 || !e.x ||
-		    (e.kind != MAPLOG_MAP_FILE && e.kind != MAPLOG_MAP_VDSO &&
-		     e.kind != MAPLOG_MAP_ANON && e.kind != MAPLOG_MAP_MEMFD))
-			continue;
-		r = note_mapping(m, time, pid, e.start, e.end, e.pgoff, e.path,
-				 makedev(e.dev_major, e.dev_minor), e.inode);
-		if (r < 0) {
-			fclose(f);
-			return r;
-		}
-	}
-	fclose(f);
-	return 0;
+	/* A process that exited meanwhile has no maps to read: nothing more to log. */
+	return exec_maps(pid, scan_map, &(struct scan_maps){ .m = m, .time = time, .pid = pid });
 }
 
 struct pidinfo {
@@ -1572,25 +1598,18 @@ static uint64_t boot_ticks_to_mono_ns(unsigned long long ticks)
 	return ns > ahead ? ns - ahead : 0;
 }
 
+/* exec_maps() of ip_mapped(): 1 if the mapping holds *(uint64_t *)ctx. */
+static int holds_ip(void *ctx, const struct maplog_maps_entry *e)
+{
+	uint64_t ip = *(const uint64_t *)ctx;
+
+	return e->start <= ip && ip < e->end;
+}
+
 /* Whether @ip lies in an executable mapping of process @pid now. */
 static bool ip_mapped(int32_t pid, uint64_t ip)
 {
-	char path[64], line[4096 + 256];
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		struct maplog_maps_entry e;
-
-		line[strcspn(line, "\n")] = '\0';
-		found = maplog_maps_parse_line(line, &e) == 0 && e.x && e.start <= ip && ip < e.end;
-	}
-	fclose(f);
-	return found;
+	return exec_maps(pid, holds_ip, &ip) > 0;
 }
 
 int maplog__adopt(struct maplog *m, uint64_t time, int32_t pid, uint64_t user_ip)
