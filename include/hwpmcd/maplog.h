@@ -192,9 +192,11 @@ int maplog__scan_procs(struct maplog *m, uint64_t time, const pid_t *pids, size_
  * (a process that has exec'd since fails this, so its new image is not put under
  * the old one's samples); and ops->may_scan allows it.  Nothing for pid 0, a
  * @user_ip of 0 (a later sample may have one), a known pid, or a gated maplog.
- * Bounded: ADOPT_PER_SECOND scans a second (of sample time), and a refused pid is
- * not tried again for a second.  1 if adopted, 0 if not, or the callback's -errno.
+ * Bounded: MAPLOG_ADOPT_PER_SECOND scans a second (of sample time), and a refused
+ * pid is not tried again for a second.  1 if adopted, 0 if not, or the callback's
+ * -errno.
  */
+#define MAPLOG_ADOPT_PER_SECOND 20
 int maplog__adopt(struct maplog *m, uint64_t time, int32_t pid, uint64_t user_ip);
 
 /*

@@ -119,8 +119,7 @@ struct maplog_bidsaid {
 
 #define BIDSAID_SIZE 4096
 
-/* maplog__adopt(): /proc reads a second at most, and pids remembered as refused. */
-#define ADOPT_PER_SECOND 20
+/* maplog__adopt(): pids remembered as refused. */
 #define ADOPT_MISS_SLOTS 64
 
 struct maplog {
@@ -1628,7 +1627,7 @@ int maplog__adopt(struct maplog *m, uint64_t time, int32_t pid, uint64_t user_ip
 		m->adopt_second = time / 1000000000ull;
 		m->adopt_tries = 0;
 	}
-	if (m->adopt_tries >= ADOPT_PER_SECOND) {
+	if (m->adopt_tries >= MAPLOG_ADOPT_PER_SECOND) {
 		m->stats.adopt_deferred++;
 		return 0;
 	}

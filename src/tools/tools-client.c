@@ -375,9 +375,9 @@ static void print_summary(FILE *out, json_t *st, const char *file, const char *k
 			"hwpmc: processes first met in a sample (their fork among lost records): %" JSON_INTEGER_FORMAT
 			" scanned into the log, %" JSON_INTEGER_FORMAT
 			" not (gone, pid reused, exec'd since, or not yours), %" JSON_INTEGER_FORMAT
-			" samples past the 20 scans a second\n",
+			" samples past the %d scans a second\n",
 			jint(stats, "adopted", NULL), jint(stats, "adopt_refused", NULL),
-			jint(stats, "adopt_deferred", NULL));
+			jint(stats, "adopt_deferred", NULL), MAPLOG_ADOPT_PER_SECOND);
 	if (json_object_size(recs)) {
 		fprintf(out, "hwpmc: records:");
 		json_object_foreach(recs, key, v)
