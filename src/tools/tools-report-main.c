@@ -374,8 +374,13 @@ static int write_output(struct tools_report *r, int what, const char *path)
  * needs (a no-op with THP off).  An 80k-sample report took 10 ms less (18.5 ms of
  * reading to 8.5).  glibc's glibc.malloc.hugetlb tunable does the same but is read
  * only at exec.  HWPMC_HUGEPAGES=0 keeps malloc's defaults.
+ *
+ * heap_head is volatile: it is only ever written, and GCC drops a malloc() whose
+ * result nothing reads, which it did here, so the report's first 2 MiB block (up to
+ * 2 MiB of it, wherever ASLR put the heap's start) was filled with small pages:
+ * libc's symbol table alone then cost ~300 page faults, 3.5-4 ms of an 11 ms load.
  */
-static void *heap_head;
+static void *volatile heap_head;
 
 static void heap_setup(void)
 {
