@@ -18,6 +18,9 @@
 #   - the start-up floor: hwpmc --version, perf --version and /bin/true (exec,
 #     dynamic linking and exit, which every report pays), and each ratio again
 #     without it (the reports' own work; the ratios above are the ones that count)
+#   - the reading floor: hwpmc dump --summary, which reads and decodes every record
+#     and resolves nothing, and perf's time over it per mode (the most any report
+#     of this log could reach here)
 # then a 1,000,000-sample log made from hwpmcd's by repeating its CALLCHAIN records
 # (bench/multiply-log.py), and hwpmc report --top/--callgraph/--folded on it:
 # seconds, peak RSS, samples/s, against the target of a few seconds; and
@@ -154,6 +157,19 @@ read -r pvw _ _ < <(best_of perf --version)
 read -r tw _ _ < <(best_of /bin/true)
 echo "start-up  hwpmc --version $(calc %.3f "$vw") s, perf --version $(calc %.3f "$pvw") s," \
 	"/bin/true $(calc %.3f "$tw") s (best of $runs)"
+# Reading and decoding every record and nothing more (no image, no symbol) is the
+# least any report of this log does: `hwpmc dump --summary`.  perf's time over it is
+# the most any report could reach, said per mode, so that a target above it is seen
+# for what it is.
+read -r dw _ _ < <(best_of "$hwpmc" dump --summary "$tmp/x.pmclog")
+fl=""
+for mode in $modes; do
+	[[ -n ${walls[$mode]:-} ]] || continue
+	read -r pw _ <<< "${walls[$mode]}"
+	fl+=" $mode $(calc %.1f "($pw / $ps) / (($dw > 0.0005 ? $dw : 0.0005) / $hs)")x,"
+done
+echo "floor     hwpmc dump --summary (reads and decodes every record, no symbols) $(calc %.3f "$dw") s:" \
+	"the most a report could reach against perf:${fl%,}"
 # The same ratios without each program's start-up: what the reports' own work costs.
 for mode in $modes; do
 	[[ -n ${walls[$mode]:-} ]] || continue

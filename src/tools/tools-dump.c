@@ -467,7 +467,6 @@ int tools_dump_main(int argc, char **argv)
 	};
 	struct dump_ctx c = { 0 };
 	struct plog_reader *r = NULL;
-	static char chunk[DUMP_READ_CHUNK];
 	unsigned rflags = 0;
 	int fd = -1, opt, ret = TOOLS_EXIT_FAIL, k;
 	const char *path;
@@ -516,8 +515,15 @@ int tools_dump_main(int argc, char **argv)
 	}
 
 	for (;;) {
-		ssize_t n = util_read_some(fd, chunk, sizeof(chunk));
+		void *space;
+		ssize_t n;
 
+		/* Read into the reader's own buffer, as hwpmc report does: one copy, read(2)'s. */
+		if (plog_reader__space(r, DUMP_READ_CHUNK, &space) < 0) {
+			log_error("%s: out of memory", c.name);
+			goto out;
+		}
+		n = util_read_some(fd, space, DUMP_READ_CHUNK);
 		if (n < 0) {
 			log_error("%s: read error at offset %" PRIu64 ": %s", c.name,
 				  plog_reader__offset(r) + plog_reader__trailing(r), strerror((int)-n));
@@ -526,7 +532,7 @@ int tools_dump_main(int argc, char **argv)
 		}
 		if (n == 0)
 			break;
-		if (plog_reader__feed(r, chunk, (size_t)n) < 0) {
+		if (plog_reader__commit(r, (size_t)n) < 0) {
 			log_error("%s: out of memory", c.name);
 			goto out;
 		}
