@@ -29,6 +29,7 @@ declare -A owner=(
 	["elfutils/libdw.h"]="report"
 	["dwarf.h"]="report"
 	["curl/curl.h"]="daemon"
+	["seccomp.h"]="tools"
 	["systemd/"]="daemon"
 	["bpf/"]="filter"
 	["linux/bpf"]="filter"

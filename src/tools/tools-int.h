@@ -32,4 +32,10 @@ void tools_profiles_usage(FILE *out);
 int tools_events_main(int argc, char **argv);
 void tools_events_usage(FILE *out);
 
+/*
+ * tools_confine: keep no privilege but reading files, and refuse the system calls
+ * a report never makes (tools-confine.c).  0 or -errno (said on stderr).
+ */
+int tools_confine(void);
+
 #endif /* HWPMCD_TOOLS_INT_H */

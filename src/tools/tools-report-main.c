@@ -14,16 +14,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <grp.h>
-#include <linux/capability.h>
 #include <malloc.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,8 +106,11 @@ void tools_report_usage(FILE *out)
 		"                     FILE.vdso hwpmc record writes beside the log)\n"
 		"  --confine          before reading anything, keep no privilege but reading\n"
 		"                     files: as root, become user nobody; keep only the\n"
-		"                     capability CAP_DAC_READ_SEARCH; no new privileges\n"
-		"                     (hwpmcd's pushes run the report so on users' ELF files)\n"
+		"                     capability CAP_DAC_READ_SEARCH; no new privileges; a\n"
+		"                     seccomp filter refuses the network, exec, new processes\n"
+		"                     and changing files but by writing them (so no\n"
+		"                     debuginfod); hwpmcd's pushes run the report so on\n"
+		"                     users' ELF files\n"
 		"  --map-rule R       how MAP_IN starts place images: auto (default), freebsd\n"
 		"                     (FreeBSD main's rule: pl_start - V is the load bias, V the\n"
 		"                     first executable segment's p_vaddr & -p_align; hwpmcd's\n"
@@ -421,55 +419,6 @@ static void heap_setup(void)
 	}
 }
 
-/*
- * --confine: what reading logs and ELF files needs, nothing more, before any
- * input is read (hwpmcd's push child parses users' ELF files).  No new
- * privileges (no setuid exec); as root with CAP_SETUID and CAP_SETGID, the user
- * and group nobody; every capability but CAP_DAC_READ_SEARCH (read any file)
- * dropped from the permitted, effective, inheritable and ambient sets.  Under
- * hwpmcd.service, whose sandbox has no CAP_SETUID, the uid stays 0 (its mounts
- * are read-only but for its state directory: ProtectSystem=strict).  The raw
- * capget/capset calls rather than libcap: one library less at every start.
- * 0 or -errno.
- */
-static int confine(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
-	const uint32_t keep = 1u << CAP_DAC_READ_SEARCH; /* in d[0]: its number is 2 */
-	bool have;
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -errno;
-	if (geteuid() == 0) {
-		const struct passwd *pw = getpwnam("nobody");
-		uid_t uid = pw ? pw->pw_uid : 65534;
-		gid_t gid = pw ? pw->pw_gid : 65534;
-
-		/* Keep the permitted set across the uid change; trimmed below. */
-		if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
-			return -errno;
-		if (setgroups(0, NULL) == 0) {
-			if (setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
-				return -errno;
-		} else if (errno != EPERM) {
-			return -errno;
-		}
-		if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
-			return -errno;
-	}
-	if (syscall(SYS_capget, &h, d) < 0)
-		return -errno;
-	have = (d[0].permitted & keep) != 0;
-	memset(d, 0, sizeof(d));
-	d[0].permitted = d[0].effective = have ? keep : 0;
-	if (syscall(SYS_capset, &h, d) < 0)
-		return -errno;
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-		return -errno;
-	return 0;
-}
-
 int tools_report_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -626,6 +575,7 @@ int tools_report_main(int argc, char **argv)
 			break;
 		case OPT_CONFINE:
 			confined = true;
+			r.o.no_debuginfod = true; /* no socket under its filter */
 			break;
 		case OPT_INLINE:
 			r.o.inline_frames = true;
@@ -662,7 +612,7 @@ int tools_report_main(int argc, char **argv)
 		if (e < 0)
 			goto out;
 	}
-	if (confined && (e = confine()) < 0) {
+	if (confined && (e = tools_confine()) < 0) {
 		log_error("report: --confine: %s", strerror(-e));
 		goto out;
 	}

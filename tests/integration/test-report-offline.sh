@@ -445,7 +445,7 @@ cmp -s "$tmp/remap.json" "$tmp/remap-nohp.json" && ok "HWPMC_HUGEPAGES=0: the sa
 # once it is blocked in read(2) of its standard input (/proc/PID/syscall), it has
 # confined itself.
 # confined_status WRAPPER...: the report's Uid, CapPrm, CapEff, CapInh, CapAmb,
-# Groups and NoNewPrivs once it reads fd 0 (or after 30 s); its output in $tmp/conf.out.
+# Groups, NoNewPrivs and Seccomp (2: a filter, tools-confine.c) once it reads fd 0 (or after 30 s); its output in $tmp/conf.out.
 confined_status() {
 	local p st='' i
 	rm -f "$tmp/conf.fifo"
@@ -464,7 +464,7 @@ confined_status() {
 	cat "$tmp/priv/c.pmclog" >&3
 	exec 3>&-
 	wait "$p"
-	awk '/^(Uid|Gid|CapPrm|CapEff|CapInh|CapAmb|NoNewPrivs):/ {printf "%s %s ", $1, $2} /^Groups:/ {printf "Groups:%s ", $2}' <<< "$st"
+	awk '/^(Uid|Gid|CapPrm|CapEff|CapInh|CapAmb|NoNewPrivs|Seccomp):/ {printf "%s %s ", $1, $2} /^Groups:/ {printf "Groups:%s ", $2}' <<< "$st"
 }
 mkdir -m 700 "$tmp/priv"
 cp "$tmp/hostile.pmclog" "$tmp/priv/c.pmclog" # it has kernel PCs
@@ -477,21 +477,28 @@ hwpmc report --confine --top "$tmp/priv/c.pmclog" > "$tmp/conf-file.txt" 2> "$tm
 	bad "--confine: exit $rc, another report: $(diff "$tmp/conf-free.txt" "$tmp/conf-file.txt" | head -4; head -3 "$tmp/conf-file.err")"
 got=$(confined_status)
 if [[ $(id -u) == 0 ]]; then
-	[[ $got == "Uid: 65534 Gid: 65534 Groups: CapInh: 0000000000000000 CapPrm: 0000000000000004 CapEff: 0000000000000004 CapAmb: 0000000000000000 NoNewPrivs: 1 " ]] &&
-		ok "--confine as root: user nobody, only CAP_DAC_READ_SEARCH, no new privileges" ||
+	[[ $got == "Uid: 65534 Gid: 65534 Groups: CapInh: 0000000000000000 CapPrm: 0000000000000004 CapEff: 0000000000000004 CapAmb: 0000000000000000 NoNewPrivs: 1 Seccomp: 2 " ]] &&
+		ok "--confine as root: user nobody, only CAP_DAC_READ_SEARCH, no new privileges, a seccomp filter" ||
 		bad "--confine as root: $got"
 	grep -q "reported" "$tmp/conf.out" && ok "--confine as root: the report of standard input" ||
 		bad "--confine as root: $(head -3 "$tmp/conf.out")"
+	# hwpmcd.service's SystemCallFilter= refuses seccomp(2) (EPERM): libseccomp then
+	# installs the filter with prctl(2), which it allows.
+	got=$(NO_BPF_NR=317 NO_BPF_ERRNO=EPERM confined_status "$build/tests/no-bpf")
+	[[ $got == *"NoNewPrivs: 1 Seccomp: 2 " ]] &&
+		ok "--confine where seccomp(2) is refused, as under hwpmcd.service: a filter all the same" ||
+		bad "--confine where seccomp(2) is refused: $got; $(head -3 "$tmp/conf.out")"
 	if command -v setpriv > /dev/null; then
 		# As under hwpmcd.service: no CAP_SETUID/CAP_SETGID to become nobody with.
 		got=$(confined_status setpriv --bounding-set -setuid,-setgid)
-		[[ $got == "Uid: 0 Gid: 0 Groups: CapInh: 0000000000000000 CapPrm: 0000000000000004 CapEff: 0000000000000004 CapAmb: 0000000000000000 NoNewPrivs: 1 " ]] &&
-			ok "--confine without CAP_SETUID (the service's sandbox): uid 0 with only CAP_DAC_READ_SEARCH" ||
+		[[ $got == "Uid: 0 Gid: 0 Groups: CapInh: 0000000000000000 CapPrm: 0000000000000004 CapEff: 0000000000000004 CapAmb: 0000000000000000 NoNewPrivs: 1 Seccomp: 2 " ]] &&
+			ok "--confine without CAP_SETUID (the service's sandbox): uid 0 with only CAP_DAC_READ_SEARCH, a seccomp filter" ||
 			bad "--confine without CAP_SETUID: $got"
 	fi
 else
-	[[ $got == *"CapEff: 0000000000000000 "*"NoNewPrivs: 1 " ]] &&
-		ok "--confine as a user: no capability, no new privileges" || bad "--confine as a user: $got"
+	[[ $got == *"CapEff: 0000000000000000 "*"NoNewPrivs: 1 Seccomp: 2 " ]] &&
+		ok "--confine as a user: no capability, no new privileges, a seccomp filter" ||
+		bad "--confine as a user: $got"
 fi
 
 echo "$pass passed, $fail failed"
