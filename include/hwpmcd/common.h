@@ -5,7 +5,7 @@
  * PUBLIC INTERFACES
  *   util_mix64(), util_hash_str(), util_grow(),
  *   util_write_all(), util_read_some(), util_escape(), util_parse_u64(),
- *   util_open_output(), util_output_strerror(),
+ *   util_open_output(), util_output_strerror(), util_own_fd_name(),
  *   ARRAY_SIZE(), little-endian load/store helpers.
  *
  * IMPLEMENTATION NOTES
@@ -167,5 +167,13 @@ int util_open_output(const char *path, mode_t mode, bool *ret_created);
 
 /* util_output_strerror: a message for util_open_output()'s error @r (negative). */
 const char *util_output_strerror(int r);
+
+/*
+ * util_own_fd_name: the caller's own descriptor that @path names (/dev/stdout,
+ * /dev/stderr, /dev/fd/N, /proc/self/fd/N), which util_open_output() duplicates
+ * instead of opening anything, or -1 for any other path.  Whether it is open is
+ * not looked at.
+ */
+int util_own_fd_name(const char *path);
 
 #endif /* HWPMCD_COMMON_H */

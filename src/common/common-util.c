@@ -176,11 +176,8 @@ void util_prefault(void *p, size_t len)
 		(void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE); /* a hint: errors ignored */
 }
 
-/*
- * The caller's own descriptor named by @path (/dev/stdout, /dev/stderr, /dev/fd/N,
- * /proc/self/fd/N), or -1: those names are links nobody else can plant.
- */
-static int own_fd_name(const char *path)
+/* Those names are links nobody else can plant. */
+int util_own_fd_name(const char *path)
 {
 	const char *n = NULL;
 	char *end;
@@ -216,7 +213,7 @@ int64_t util_mono_ms(void)
 
 int util_open_output(const char *path, mode_t mode, bool *ret_created)
 {
-	int own = own_fd_name(path);
+	int own = util_own_fd_name(path);
 
 	if (own >= 0) {
 		/* A name of one of our own descriptors (a pipe, say): that descriptor. */

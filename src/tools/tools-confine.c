@@ -26,11 +26,15 @@
  *   files by handle (open_by_handle_at: any file of a file system, whatever the
  *   path, with CAP_DAC_READ_SEARCH), namespaces and mounts, kernel interfaces no
  *   report uses (bpf, perf_event_open, io_uring, userfaultfd, keyrings, modules,
- *   kexec), typing into a terminal (ioctl TIOCSTI, TIOCLINUX), and changing files
- *   other than by writing them (unlink, rename, link, symlink, mknod, chmod,
- *   chown, utimes: under the unit the uid stays 0, and the state directory holds
- *   every user's logs).  A call of another architecture's ABI (int 0x80) kills the
- *   process (libseccomp's default), so the filter cannot be gone around.
+ *   kexec), typing into a terminal (ioctl TIOCSTI, TIOCLINUX), and making or
+ *   changing files: open and openat with O_WRONLY, O_RDWR, O_CREAT or O_TRUNC
+ *   (openat2, whose flags a filter cannot read, is ENOSYS), creat, truncate,
+ *   mkdir, unlink, rename, link, symlink, mknod, chmod, chown, utimes.  Under
+ *   the unit the uid stays 0, and the state directory holds every user's logs:
+ *   the confined report writes only to descriptors it was given (its outputs
+ *   name one: /dev/stdout, /dev/fd/N, which util_open_output() duplicates).  A
+ *   call of another architecture's ABI (int 0x80) kills the process
+ *   (libseccomp's default), so the filter cannot be gone around.
  *   libseccomp is loaded here, with dlopen(), and only here: no other command pays
  *   for it at start-up (systemd depends on libseccomp2, so it is there).
  *
@@ -42,6 +46,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <pwd.h>
@@ -107,31 +112,87 @@ static int drop_credentials(void)
 /* Refused outright (EPERM); a name this architecture lacks is skipped. */
 static const int confine_denied[] = {
 	/* the network, and sending on a socket handed down by mistake */
-	SCMP_SYS(socket), SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(bind),
-	SCMP_SYS(listen), SCMP_SYS(accept), SCMP_SYS(accept4), SCMP_SYS(sendto),
-	SCMP_SYS(sendmsg), SCMP_SYS(sendmmsg),
+	SCMP_SYS(socket),
+	SCMP_SYS(socketpair),
+	SCMP_SYS(connect),
+	SCMP_SYS(bind),
+	SCMP_SYS(listen),
+	SCMP_SYS(accept),
+	SCMP_SYS(accept4),
+	SCMP_SYS(sendto),
+	SCMP_SYS(sendmsg),
+	SCMP_SYS(sendmmsg),
 	/* programs and processes */
-	SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(fork), SCMP_SYS(vfork),
-	SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(pidfd_open),
-	SCMP_SYS(pidfd_getfd), SCMP_SYS(pidfd_send_signal), SCMP_SYS(kcmp), SCMP_SYS(kill),
+	SCMP_SYS(execve),
+	SCMP_SYS(execveat),
+	SCMP_SYS(fork),
+	SCMP_SYS(vfork),
+	SCMP_SYS(process_vm_readv),
+	SCMP_SYS(process_vm_writev),
+	SCMP_SYS(pidfd_open),
+	SCMP_SYS(pidfd_getfd),
+	SCMP_SYS(pidfd_send_signal),
+	SCMP_SYS(kcmp),
+	SCMP_SYS(kill),
 	/* files by handle, namespaces, mounts */
-	SCMP_SYS(open_by_handle_at), SCMP_SYS(name_to_handle_at), SCMP_SYS(unshare),
-	SCMP_SYS(setns), SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(pivot_root),
-	SCMP_SYS(chroot), SCMP_SYS(open_tree), SCMP_SYS(move_mount), SCMP_SYS(fsopen),
-	SCMP_SYS(fsconfig), SCMP_SYS(fsmount), SCMP_SYS(fspick), SCMP_SYS(mount_setattr),
+	SCMP_SYS(open_by_handle_at),
+	SCMP_SYS(name_to_handle_at),
+	SCMP_SYS(unshare),
+	SCMP_SYS(setns),
+	SCMP_SYS(mount),
+	SCMP_SYS(umount2),
+	SCMP_SYS(pivot_root),
+	SCMP_SYS(chroot),
+	SCMP_SYS(open_tree),
+	SCMP_SYS(move_mount),
+	SCMP_SYS(fsopen),
+	SCMP_SYS(fsconfig),
+	SCMP_SYS(fsmount),
+	SCMP_SYS(fspick),
+	SCMP_SYS(mount_setattr),
 	/* kernel interfaces */
-	SCMP_SYS(bpf), SCMP_SYS(perf_event_open), SCMP_SYS(userfaultfd),
-	SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register),
-	SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key), SCMP_SYS(init_module),
-	SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(kexec_load),
+	SCMP_SYS(bpf),
+	SCMP_SYS(perf_event_open),
+	SCMP_SYS(userfaultfd),
+	SCMP_SYS(io_uring_setup),
+	SCMP_SYS(io_uring_enter),
+	SCMP_SYS(io_uring_register),
+	SCMP_SYS(keyctl),
+	SCMP_SYS(add_key),
+	SCMP_SYS(request_key),
+	SCMP_SYS(init_module),
+	SCMP_SYS(finit_module),
+	SCMP_SYS(delete_module),
+	SCMP_SYS(kexec_load),
 	SCMP_SYS(kexec_file_load),
-	/* files changed other than by writing them */
-	SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat),
-	SCMP_SYS(renameat2), SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink),
-	SCMP_SYS(symlinkat), SCMP_SYS(rmdir), SCMP_SYS(mknod), SCMP_SYS(mknodat),
-	SCMP_SYS(chmod), SCMP_SYS(fchmod), SCMP_SYS(fchmodat), SCMP_SYS(chown),
-	SCMP_SYS(fchown), SCMP_SYS(lchown), SCMP_SYS(fchownat), SCMP_SYS(utime),
-	SCMP_SYS(utimes), SCMP_SYS(utimensat), SCMP_SYS(futimesat),
+	/* files made or changed (opening one for writing: seccomp_rules()) */
+	SCMP_SYS(creat),
+	SCMP_SYS(truncate),
+	SCMP_SYS(mkdir),
+	SCMP_SYS(mkdirat),
+	SCMP_SYS(unlink),
+	SCMP_SYS(unlinkat),
+	SCMP_SYS(rename),
+	SCMP_SYS(renameat),
+	SCMP_SYS(renameat2),
+	SCMP_SYS(link),
+	SCMP_SYS(linkat),
+	SCMP_SYS(symlink),
+	SCMP_SYS(symlinkat),
+	SCMP_SYS(rmdir),
+	SCMP_SYS(mknod),
+	SCMP_SYS(mknodat),
+	SCMP_SYS(chmod),
+	SCMP_SYS(fchmod),
+	SCMP_SYS(fchmodat),
+	SCMP_SYS(chown),
+	SCMP_SYS(fchown),
+	SCMP_SYS(lchown),
+	SCMP_SYS(fchownat),
+	SCMP_SYS(utime),
+	SCMP_SYS(utimes),
+	SCMP_SYS(utimensat),
+	SCMP_SYS(futimesat),
 #ifndef TOOLS_CONFINE_LSAN
 	SCMP_SYS(ptrace),
 #endif
@@ -154,10 +215,10 @@ static int seccomp_lib(const char **ret_why)
 		*ret_why = dlerror();
 		return -ELIBACC;
 	}
-#define SC_LOAD(f)                                                \
-	if (!(*(void **)&sc.f = dlsym(h, "seccomp_" #f))) {       \
-		*ret_why = "libseccomp.so.2 has no seccomp_" #f; \
-		return -ELIBACC;                                  \
+#define SC_LOAD(f)                                                                                 \
+	if (!(*(void **)&sc.f = dlsym(h, "seccomp_" #f))) {                                        \
+		*ret_why = "libseccomp.so.2 has no seccomp_" #f;                                   \
+		return -ELIBACC;                                                                   \
 	}
 	SECCOMP_FUNCS(SC_LOAD)
 #undef SC_LOAD
@@ -171,12 +232,39 @@ static int seccomp_rules(scmp_filter_ctx ctx)
 	int e;
 
 	for (size_t i = 0; i < sizeof(confine_denied) / sizeof(confine_denied[0]); i++)
-		if (confine_denied[i] >= 0 && (e = sc.rule_add(ctx, deny, confine_denied[i], 0)) < 0)
+		if (confine_denied[i] >= 0 &&
+		    (e = sc.rule_add(ctx, deny, confine_denied[i], 0)) < 0)
 			return e;
 	if ((e = sc.rule_add(ctx, deny, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TIOCSTI))) < 0 ||
 	    (e = sc.rule_add(ctx, deny, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TIOCLINUX))) < 0)
 		return e;
-	if ((e = sc.rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) < 0)
+	/*
+	 * open and openat only to read: not with O_WRONLY, O_RDWR, O_CREAT or O_TRUNC
+	 * (the flags are argument 1 of open, 2 of openat).  openat2, whose flags a
+	 * filter cannot read, is ENOSYS, as on kernels before 5.6.
+	 */
+	for (int k = 0; k < 2; k++) {
+		int nr = k ? SCMP_SYS(openat) : SCMP_SYS(open);
+		unsigned arg = k ? 2 : 1;
+		static const struct {
+			scmp_datum_t mask, value;
+		} w[] = { { O_ACCMODE, O_WRONLY },
+			  { O_ACCMODE, O_RDWR },
+			  { O_CREAT, O_CREAT },
+			  { O_TRUNC, O_TRUNC } };
+
+		for (size_t i = 0; nr >= 0 && i < sizeof(w) / sizeof(w[0]); i++) {
+			struct scmp_arg_cmp c = { .arg = arg,
+						  .op = SCMP_CMP_MASKED_EQ,
+						  .datum_a = w[i].mask,
+						  .datum_b = w[i].value };
+
+			if ((e = sc.rule_add(ctx, deny, nr, 1, c)) < 0)
+				return e;
+		}
+	}
+	if ((e = sc.rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0)) < 0 ||
+	    (e = sc.rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) < 0)
 		return e;
 #ifndef TOOLS_CONFINE_LSAN
 	/* A thread (CLONE_THREAD) may start; a process may not. */

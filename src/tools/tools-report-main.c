@@ -107,10 +107,10 @@ void tools_report_usage(FILE *out)
 		"  --confine          before reading anything, keep no privilege but reading\n"
 		"                     files: as root, become user nobody; keep only the\n"
 		"                     capability CAP_DAC_READ_SEARCH; no new privileges; a\n"
-		"                     seccomp filter refuses the network, exec, new processes\n"
-		"                     and changing files but by writing them (so no\n"
-		"                     debuginfod); hwpmcd's pushes run the report so on\n"
-		"                     users' ELF files\n"
+		"                     seccomp filter refuses the network (so no debuginfod),\n"
+		"                     exec, new processes and opening a file for writing\n"
+		"                     (file outputs name a descriptor: --pprof /dev/stdout);\n"
+		"                     hwpmcd's pushes run the report so on users' ELF files\n"
 		"  --map-rule R       how MAP_IN starts place images: auto (default), freebsd\n"
 		"                     (FreeBSD main's rule: pl_start - V is the load bias, V the\n"
 		"                     first executable segment's p_vaddr & -p_align; hwpmcd's\n"
@@ -611,6 +611,28 @@ int tools_report_main(int argc, char **argv)
 		}
 		if (e < 0)
 			goto out;
+	}
+	if (confined) {
+		/* Its filter refuses opening a file for writing: outputs go to descriptors. */
+		const char *opt = NULL, *path = NULL;
+
+		if (flame && util_own_fd_name(flame) < 0)
+			opt = "--flame", path = flame;
+		else if (pprof && util_own_fd_name(pprof) < 0)
+			opt = "--pprof", path = pprof;
+		else if (calltree && util_own_fd_name(calltree) < 0)
+			opt = "--calltree", path = calltree;
+		if (opt) {
+			log_error("report: --confine writes no file (%s %s): name a descriptor "
+				  "instead, /dev/stdout or /dev/fd/N, and redirect it",
+				  opt, path);
+			goto out;
+		}
+		if (gprof) {
+			log_error("report: --confine writes no file, and --gprof writes a directory "
+				  "of them: run it without --confine");
+			goto out;
+		}
 	}
 	if (confined && (e = tools_confine()) < 0) {
 		log_error("report: --confine: %s", strerror(-e));

@@ -475,6 +475,19 @@ hwpmc report --confine --top "$tmp/priv/c.pmclog" > "$tmp/conf-file.txt" 2> "$tm
 [[ $rc == 0 ]] && cmp -s "$tmp/conf-free.txt" "$tmp/conf-file.txt" &&
 	ok "--confine: the same report of a log in a directory only its owner enters (with its FILE.kallsyms)" ||
 	bad "--confine: exit $rc, another report: $(diff "$tmp/conf-free.txt" "$tmp/conf-file.txt" | head -4; head -3 "$tmp/conf-file.err")"
+# Its filter refuses opening a file for writing: file outputs name a descriptor.
+hwpmc report --confine --pprof "$tmp/conf.pb.gz" "$tmp/priv/c.pmclog" > /dev/null 2> "$tmp/conf-out.err"; rc=$?
+[[ $rc == 2 && ! -e $tmp/conf.pb.gz ]] && grep -q "confine writes no file (--pprof .*name a descriptor" "$tmp/conf-out.err" &&
+	ok "--confine --pprof FILE: refused before reading, saying to name a descriptor" ||
+	bad "--confine --pprof FILE: exit $rc: $(head -2 "$tmp/conf-out.err")"
+hwpmc report --confine --gprof "$tmp/conf-gmon" "$tmp/priv/c.pmclog" > /dev/null 2> "$tmp/conf-out.err"; rc=$?
+[[ $rc == 2 && ! -e $tmp/conf-gmon ]] && grep -q "gprof writes a directory" "$tmp/conf-out.err" &&
+	ok "--confine --gprof DIR: refused" || bad "--confine --gprof DIR: exit $rc: $(head -2 "$tmp/conf-out.err")"
+hwpmc report --pprof "$tmp/conf-free.pb.gz" "$tmp/priv/c.pmclog" 2> /dev/null
+hwpmc report --confine --pprof /dev/stdout "$tmp/priv/c.pmclog" > "$tmp/conf.pb.gz" 2> "$tmp/conf-out.err"; rc=$?
+[[ $rc == 0 ]] && cmp -s "$tmp/conf.pb.gz" "$tmp/conf-free.pb.gz" &&
+	ok "--confine --pprof /dev/stdout: the same profile as without --confine" ||
+	bad "--confine --pprof /dev/stdout: exit $rc: $(head -2 "$tmp/conf-out.err")"
 got=$(confined_status)
 if [[ $(id -u) == 0 ]]; then
 	[[ $got == "Uid: 65534 Gid: 65534 Groups: CapInh: 0000000000000000 CapPrm: 0000000000000004 CapEff: 0000000000000004 CapAmb: 0000000000000000 NoNewPrivs: 1 Seccomp: 2 " ]] &&

@@ -116,8 +116,6 @@ START_TEST(test_write_all)
 }
 END_TEST
 
-
-/* util_open_output: every trick a user can plant where a recorder (maybe root) writes. */
 /* Resident pages of [p, p + len) (mincore). */
 static size_t resident(void *p, size_t len)
 {
@@ -130,6 +128,29 @@ static size_t resident(void *p, size_t len)
 		n += v[i] & 1;
 	return n;
 }
+
+/* The names util_open_output() takes for the caller's own descriptors, and no other. */
+START_TEST(test_own_fd_name)
+{
+	static const struct {
+		const char *path;
+		int fd;
+	} c[] = {
+		{ "/dev/stdout", 1 },	    { "/dev/stderr", 2 },
+		{ "/dev/fd/0", 0 },	    { "/dev/fd/7", 7 },
+		{ "/proc/self/fd/12", 12 }, { "/dev/fd/", -1 },
+		{ "/dev/fd/1x", -1 },	    { "/dev/fd/-1", -1 },
+		{ "/dev/fd/ 1", -1 },	    { "/dev/fd/99999999", -1 },
+		{ "/proc/1/fd/1", -1 },	    { "/dev/stdin", -1 },
+		{ "out.pb.gz", -1 },	    { "", -1 },
+		{ "/dev/fd/1/x", -1 },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		ck_assert_msg(util_own_fd_name(c[i].path) == c[i].fd, "%s: %d, not %d", c[i].path,
+			      util_own_fd_name(c[i].path), c[i].fd);
+}
+END_TEST
 
 /* util_prefault faults in whole pages only, and nothing under UTIL_PREFAULT_MIN. */
 START_TEST(test_prefault)
@@ -158,6 +179,7 @@ START_TEST(test_prefault)
 }
 END_TEST
 
+/* util_open_output: every trick a user can plant where a recorder (maybe root) writes. */
 START_TEST(test_open_output)
 {
 	char dir[] = "/tmp/hwpmc-test-out.XXXXXX", p[128], q[128];
@@ -262,7 +284,8 @@ START_TEST(test_open_output)
 		close(pp[0]);
 		close(pp[1]);
 	}
-	ck_assert_str_eq(util_output_strerror(-ELOOP), "a symbolic link: refusing to write through it");
+	ck_assert_str_eq(util_output_strerror(-ELOOP),
+			 "a symbolic link: refusing to write through it");
 	snprintf(p, sizeof(p), "%s/link", dir);
 	unlink(p);
 	snprintf(p, sizeof(p), "%s/hard", dir);
@@ -287,6 +310,7 @@ int main(void)
 	tcase_add_test(tc, test_parse_u64);
 	tcase_add_test(tc, test_write_all);
 	tcase_add_test(tc, test_open_output);
+	tcase_add_test(tc, test_own_fd_name);
 	tcase_add_test(tc, test_prefault);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

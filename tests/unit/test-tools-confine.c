@@ -4,8 +4,9 @@
  * --confine`).
  *
  * Each case confines a forked child and has it try what the filter must refuse
- * (EPERM; clone3 ENOSYS) and what a report needs (reading a file, writing a pipe,
- * a thread, mmap, an output file made and written); the child sends back the first
+ * (EPERM; clone3 and openat2 ENOSYS) and what a report needs (reading files, a
+ * pipe, a thread, mmap, an output to a descriptor named /dev/fd/N); it must leave
+ * the test's file and directory as they were.  The child sends back the first
  * check that went wrong, or "ok".  As root it must also have become nobody with
  * CAP_DAC_READ_SEARCH alone (the integration test reads that from /proc too).
  * Under valgrind, which has no seccomp, the filter is not there to test: those
@@ -34,6 +35,7 @@
 #include <unistd.h>
 #include <valgrind/valgrind.h>
 
+#include "hwpmcd/common.h"
 #include "tools-int.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -69,22 +71,22 @@ static void *thread_fn(void *arg)
 }
 
 /* errno of a call that must fail with @want, or a description of what happened. */
-#define REFUSED(call, want, what)                                                   \
-	do {                                                                        \
-		errno = 0;                                                          \
-		long rc_ = (long)(call);                                            \
-		if (rc_ != -1 || errno != (want)) {                                 \
-			snprintf(msg, sizeof(msg), "%s: returned %ld, errno %d (%s)", \
-				 what, rc_, errno, strerror(errno));                \
-			return;                                                     \
-		}                                                                   \
+#define REFUSED(call, want, what)                                                                  \
+	do {                                                                                       \
+		errno = 0;                                                                         \
+		long rc_ = (long)(call);                                                           \
+		if (rc_ != -1 || errno != (want)) {                                                \
+			snprintf(msg, sizeof(msg), "%s: returned %ld, errno %d (%s)", what, rc_,   \
+				 errno, strerror(errno));                                          \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
-#define NEEDED(cond, what)                                                                 \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			snprintf(msg, sizeof(msg), "%s: %s", what, strerror(errno));       \
-			return;                                                            \
-		}                                                                          \
+#define NEEDED(cond, what)                                                                         \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			snprintf(msg, sizeof(msg), "%s: %s", what, strerror(errno));               \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
 
 static char msg[512];
@@ -117,9 +119,19 @@ static void child_checks(bool root)
 	NEEDED(m != MAP_FAILED && munmap(m, 1 << 20) == 0, "mmap");
 	NEEDED(pthread_create(&t, NULL, thread_fn, NULL) == 0 && pthread_join(t, NULL) == 0,
 	       "a thread");
-	snprintf(path, sizeof(path), "%s/out", dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	NEEDED(fd >= 0 && write(fd, "out", 3) == 3 && ftruncate(fd, 2) == 0, "an output file");
+	/* An output: a descriptor it was given, named as the push names it. */
+	snprintf(path, sizeof(path), "/dev/fd/%d", p[1]);
+	{
+		bool made;
+
+		fd = util_open_output(path, 0644, &made);
+		NEEDED(fd >= 0 && write(fd, "y", 1) == 1 && read(p[0], b, 1) == 1 && b[0] == 'y',
+		       "an output to a descriptor (util_open_output of /dev/fd/N)");
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "%s/kept", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	NEEDED(fd >= 0 && read(fd, b, 4) == 4, "reading a file of the test's");
 	close(fd);
 	if (!filter) {
 		snprintf(msg, sizeof(msg), "ok");
@@ -149,6 +161,25 @@ static void child_checks(bool root)
 	REFUSED(syscall(SYS_io_uring_setup, 1, NULL), EPERM, "io_uring_setup");
 	REFUSED(syscall(SYS_userfaultfd, 0), EPERM, "userfaultfd");
 	REFUSED(ioctl(0, TIOCSTI, "x"), EPERM, "ioctl(TIOCSTI)");
+	/*
+	 * The file is the test's, mode 0666 in a directory of mode 0777: its
+	 * credentials alone would let the child change it or make others.
+	 */
+	REFUSED(open(path, O_WRONLY | O_CLOEXEC), EPERM, "open(O_WRONLY)");
+	REFUSED(open(path, O_RDWR | O_CLOEXEC), EPERM, "open(O_RDWR)");
+	REFUSED(open(path, O_RDONLY | O_TRUNC | O_CLOEXEC), EPERM, "open(O_TRUNC)");
+	REFUSED(openat(AT_FDCWD, path, O_WRONLY | O_APPEND | O_CLOEXEC), EPERM, "openat(O_WRONLY)");
+	{
+		char made[160];
+
+		snprintf(made, sizeof(made), "%s/made", dir);
+		REFUSED(openat(AT_FDCWD, made, O_RDONLY | O_CREAT | O_CLOEXEC, 0644), EPERM,
+			"openat(O_CREAT)");
+		REFUSED(creat(made, 0644), EPERM, "creat");
+		REFUSED(mkdir(made, 0755), EPERM, "mkdir");
+	}
+	REFUSED(syscall(SYS_openat2, AT_FDCWD, path, NULL, 0), ENOSYS, "openat2");
+	REFUSED(truncate(path, 0), EPERM, "truncate");
 	REFUSED(unlink(path), EPERM, "unlink");
 	{
 		char to[160];
@@ -203,36 +234,57 @@ START_TEST(test_confine)
 }
 END_TEST
 
-/* The output file the child made: written, cut, and still there (unlink refused). */
-START_TEST(test_confine_output_kept)
+/* The test's file as it was, under its name, and nothing else in the directory. */
+START_TEST(test_confine_files_kept)
 {
 	char path[128], b[8] = { 0 };
+	struct stat st;
 	int fd;
 
 	ck_assert_str_eq(run_confined(), "ok");
-	snprintf(path, sizeof(path), "%s/out", dir);
+	snprintf(path, sizeof(path), "%s/kept", dir);
 	fd = open(path, O_RDONLY);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(read(fd, b, sizeof(b)), 2);
-	ck_assert_str_eq(b, "ou");
+	ck_assert_int_eq(read(fd, b, sizeof(b)), 4);
+	ck_assert_str_eq(b, "kept");
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0666);
 	close(fd);
+	snprintf(path, sizeof(path), "%s/made", dir);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/moved", dir);
+	ck_assert_int_eq(access(path, F_OK), -1);
 }
 END_TEST
 
 static void setup(void)
 {
+	char path[128];
+	int fd;
+
 	snprintf(dir, sizeof(dir), "/tmp/test-confine.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	/* nobody writes its output here when the test runs as root */
+	/* What nobody could change, make or remove here without the filter. */
 	ck_assert_int_eq(chmod(dir, 0777), 0);
+	snprintf(path, sizeof(path), "%s/kept", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "kept", 4), 4);
+	ck_assert_int_eq(fchmod(fd, 0666), 0);
+	close(fd);
 }
 
 static void teardown(void)
 {
 	char path[128];
 
-	snprintf(path, sizeof(path), "%s/out", dir);
-	(void)unlink(path);
+	static const char *const names[] = { "kept", "made", "moved" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		(void)unlink(path);
+		(void)rmdir(path);
+	}
 	(void)rmdir(dir);
 }
 
@@ -243,7 +295,7 @@ static Suite *confine_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_confine);
-	tcase_add_test(tc, test_confine_output_kept);
+	tcase_add_test(tc, test_confine_files_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }
