@@ -235,8 +235,14 @@ static int seccomp_rules(scmp_filter_ctx ctx)
 		if (confine_denied[i] >= 0 &&
 		    (e = sc.rule_add(ctx, deny, confine_denied[i], 0)) < 0)
 			return e;
-	if ((e = sc.rule_add(ctx, deny, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TIOCSTI))) < 0 ||
-	    (e = sc.rule_add(ctx, deny, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TIOCLINUX))) < 0)
+	/*
+	 * The kernel reads an ioctl's request as 32 bits: compare those only, or one
+	 * with other high bits set would pass the filter and still be TIOCSTI.
+	 */
+	if ((e = sc.rule_add(ctx, deny, SCMP_SYS(ioctl), 1,
+			     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI))) < 0 ||
+	    (e = sc.rule_add(ctx, deny, SCMP_SYS(ioctl), 1,
+			     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX))) < 0)
 		return e;
 	/*
 	 * open and openat only to read: not with O_WRONLY, O_RDWR, O_CREAT or O_TRUNC

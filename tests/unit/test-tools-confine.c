@@ -161,6 +161,9 @@ static void child_checks(bool root)
 	REFUSED(syscall(SYS_io_uring_setup, 1, NULL), EPERM, "io_uring_setup");
 	REFUSED(syscall(SYS_userfaultfd, 0), EPERM, "userfaultfd");
 	REFUSED(ioctl(0, TIOCSTI, "x"), EPERM, "ioctl(TIOCSTI)");
+	/* The kernel takes 32 bits of the request: high bits must not get it past. */
+	REFUSED(syscall(SYS_ioctl, 0, 0xffffffff00000000ul | TIOCSTI, "x"), EPERM,
+		"ioctl(TIOCSTI with high bits set)");
 	/*
 	 * The file is the test's, mode 0666 in a directory of mode 0777: its
 	 * credentials alone would let the child change it or make others.
