@@ -22,9 +22,12 @@
  *   through the daemon's pipe only; so no debuginfod either), exec, new processes
  *   (fork, vfork, clone without CLONE_THREAD; clone3, whose flags a filter cannot
  *   read, is ENOSYS, from which glibc falls back to clone), other processes
- *   (ptrace, process_vm_readv/writev, pidfd_open/getfd/send_signal, kcmp, kill),
- *   files by handle (open_by_handle_at: any file of a file system, whatever the
- *   path, with CAP_DAC_READ_SEARCH), namespaces and mounts, kernel interfaces no
+ *   (ptrace, process_vm_readv/writev, pidfd_open/getfd/send_signal, kcmp, kill,
+ *   tkill, process_madvise; tgkill, rt_sigqueueinfo, prlimit64, setpriority,
+ *   sched_set*, ioprio_set, move_pages, migrate_pages, get_robust_list but on
+ *   itself: under the unit the report is uid 0, as the daemon is), System V and
+ *   POSIX IPC, files by handle (open_by_handle_at: any file of a file system,
+ *   whatever the path, with CAP_DAC_READ_SEARCH), namespaces and mounts, kernel interfaces no
  *   report uses (bpf, perf_event_open, io_uring, userfaultfd, keyrings, modules,
  *   kexec), typing into a terminal (ioctl TIOCSTI, TIOCLINUX), and making or
  *   changing files: open and openat with O_WRONLY, O_RDWR, O_CREAT or O_TRUNC
@@ -134,6 +137,22 @@ static const int confine_denied[] = {
 	SCMP_SYS(pidfd_send_signal),
 	SCMP_SYS(kcmp),
 	SCMP_SYS(kill),
+	SCMP_SYS(tkill),
+	SCMP_SYS(process_madvise),
+	SCMP_SYS(process_mrelease),
+	/* System V and POSIX IPC */
+	SCMP_SYS(shmget),
+	SCMP_SYS(shmat),
+	SCMP_SYS(shmctl),
+	SCMP_SYS(msgget),
+	SCMP_SYS(msgsnd),
+	SCMP_SYS(msgrcv),
+	SCMP_SYS(msgctl),
+	SCMP_SYS(semget),
+	SCMP_SYS(semop),
+	SCMP_SYS(semtimedop),
+	SCMP_SYS(semctl),
+	SCMP_SYS(mq_open),
 	/* files by handle, namespaces, mounts */
 	SCMP_SYS(open_by_handle_at),
 	SCMP_SYS(name_to_handle_at),
@@ -266,6 +285,44 @@ static int seccomp_rules(scmp_filter_ctx ctx)
 						  .datum_b = w[i].value };
 
 			if ((e = sc.rule_add(ctx, deny, nr, 1, c)) < 0)
+				return e;
+		}
+	}
+	/*
+	 * Calls that name a process act on this one only: its pid, or 0 ("the caller")
+	 * where the call takes it so.  Under the unit the report is uid 0, as the daemon
+	 * is: signals, limits and priorities of the daemon would otherwise be its.  Any
+	 * other value is refused, also one whose low 32 bits (what the kernel reads) name
+	 * this process.
+	 */
+	{
+		const scmp_datum_t self = (scmp_datum_t)getpid();
+		static const struct {
+			int nr;
+			unsigned arg;
+			bool zero; /* 0 names the caller; else its pid does */
+		} who[] = {
+			{ SCMP_SYS(tgkill), 0, false },
+			{ SCMP_SYS(rt_sigqueueinfo), 0, false },
+			{ SCMP_SYS(rt_tgsigqueueinfo), 0, false },
+			{ SCMP_SYS(prlimit64), 0, true },
+			{ SCMP_SYS(setpriority), 1, true },
+			{ SCMP_SYS(ioprio_set), 1, true },
+			{ SCMP_SYS(sched_setaffinity), 0, true },
+			{ SCMP_SYS(sched_setscheduler), 0, true },
+			{ SCMP_SYS(sched_setparam), 0, true },
+			{ SCMP_SYS(sched_setattr), 0, true },
+			{ SCMP_SYS(move_pages), 0, true },
+			{ SCMP_SYS(migrate_pages), 0, true },
+			{ SCMP_SYS(get_robust_list), 0, true },
+		};
+
+		for (size_t i = 0; i < sizeof(who) / sizeof(who[0]); i++) {
+			struct scmp_arg_cmp c = { .arg = who[i].arg,
+						  .op = SCMP_CMP_NE,
+						  .datum_a = who[i].zero ? 0 : self };
+
+			if (who[i].nr >= 0 && (e = sc.rule_add(ctx, deny, who[i].nr, 1, c)) < 0)
 				return e;
 		}
 	}

@@ -28,6 +28,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -94,12 +95,30 @@ static char msg[512];
 /* Runs in the child: confine, then every check; msg says the first failure, or "ok". */
 static void child_checks(bool root)
 {
-	int p[2], fd, e;
+	int p[2], held[2], fd, e;
 	char b[16], path[128];
+	pid_t peer;
 	pthread_t t;
 	void *m;
 	bool filter = !RUNNING_ON_VALGRIND;
 
+	/*
+	 * A process of the same user as the confined one (nobody, when root runs the
+	 * test): its credentials alone would let the child signal it, change its limits
+	 * and priority.  It ends when the child does (its pipe's last writer).
+	 */
+	NEEDED(pipe(held) == 0, "a pipe");
+	peer = fork();
+	NEEDED(peer >= 0, "fork");
+	if (peer == 0) {
+		close(held[1]);
+		if (root &&
+		    (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0))
+			_exit(1);
+		(void)!read(held[0], b, 1);
+		_exit(0);
+	}
+	close(held[0]); /* held[1] stays open until the child exits */
 	e = tools_confine();
 	NEEDED(e == 0, "tools_confine");
 	NEEDED(status_field("NoNewPrivs", 10) == 1, "no new privileges");
@@ -155,6 +174,19 @@ static void child_checks(bool root)
 		"process_vm_readv");
 	REFUSED(syscall(SYS_pidfd_open, getpid(), 0), EPERM, "pidfd_open");
 	REFUSED(kill(getpid(), 0), EPERM, "kill");
+	NEEDED(syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), 0) == 0, "tgkill of itself");
+	REFUSED(syscall(SYS_tgkill, peer, peer, 0), EPERM, "tgkill of another process");
+	REFUSED(syscall(SYS_tgkill, (long)peer | 1l << 32, peer, 0), EPERM,
+		"tgkill of another process, high bits set");
+	REFUSED(syscall(SYS_tkill, peer, 0), EPERM, "tkill");
+	{
+		struct rlimit rl;
+
+		NEEDED(getrlimit(RLIMIT_NOFILE, &rl) == 0, "its own limits");
+		REFUSED(prlimit(peer, RLIMIT_NOFILE, NULL, &rl), EPERM,
+			"prlimit of another process");
+	}
+	REFUSED(setpriority(PRIO_PROCESS, (id_t)peer, 19), EPERM, "setpriority of another process");
 	REFUSED(unshare(CLONE_NEWUSER), EPERM, "unshare");
 	REFUSED(syscall(SYS_bpf, 0, NULL, 0), EPERM, "bpf");
 	REFUSED(syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0), EPERM, "perf_event_open");
