@@ -43,7 +43,10 @@
  *   disk under retention whatever happens to their push.  Counters are kept per
  *   profile name, so that they survive a reload of the profile.
  */
+/* libcurl's functions are called through the table below: no type-checking macros. */
+#define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -66,6 +69,105 @@
 #include "daemon-int.h"
 #include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
+
+/*
+ * libcurl, loaded (dlopen) at the first profile with a push_url rather than linked:
+ * it brings some thirty libraries (TLS, Kerberos, LDAP, SSH, HTTP/2...) that a
+ * daemon which never pushes need not map, start with, or show in every
+ * system-wide profile it takes of itself.
+ */
+#define CURL_FUNCS(X)                                                                              \
+	X(global_init)                                                                             \
+	X(global_cleanup)                                                                          \
+	X(easy_init)                                                                               \
+	X(easy_cleanup)                                                                            \
+	X(easy_reset)                                                                              \
+	X(easy_setopt)                                                                             \
+	X(easy_perform)                                                                            \
+	X(easy_getinfo)                                                                            \
+	X(easy_strerror)                                                                           \
+	X(free)                                                                                    \
+	X(slist_append)                                                                            \
+	X(slist_free_all)                                                                          \
+	X(mime_init)                                                                               \
+	X(mime_addpart)                                                                            \
+	X(mime_name)                                                                               \
+	X(mime_filename)                                                                           \
+	X(mime_type)                                                                               \
+	X(mime_data)                                                                               \
+	X(mime_free)                                                                               \
+	X(url)                                                                                     \
+	X(url_set)                                                                                 \
+	X(url_get)                                                                                 \
+	X(url_cleanup)                                                                             \
+	X(url_strerror)
+
+static struct {
+	pthread_once_t once;
+	bool ok;
+	char why[200]; /* what failed, when !ok */
+#define CU_MEMBER(f) __typeof__(curl_##f) *f;
+	CURL_FUNCS(CU_MEMBER)
+#undef CU_MEMBER
+} cu = { .once = PTHREAD_ONCE_INIT };
+
+static void curl_lib_load_once(void)
+{
+	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		snprintf(cu.why, sizeof(cu.why), "libcurl cannot be loaded (%s): install libcurl4",
+			 dlerror());
+		return;
+	}
+#define CU_LOAD(f)                                                                                 \
+	if (!(*(void **)&cu.f = dlsym(h, "curl_" #f))) {                                           \
+		snprintf(cu.why, sizeof(cu.why), "libcurl.so.4 has no curl_" #f);                  \
+		return;                                                                            \
+	}
+	CURL_FUNCS(CU_LOAD)
+#undef CU_LOAD
+	if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(cu.why, sizeof(cu.why), "curl_global_init failed");
+		return;
+	}
+	cu.ok = true; /* loaded for the daemon's life */
+}
+
+/* libcurl's table, loaded once: true, or false with @err set. */
+static bool curl_lib(char *err, size_t errsize)
+{
+	pthread_once(&cu.once, curl_lib_load_once);
+	if (!cu.ok && err)
+		snprintf(err, errsize, "%s", cu.why);
+	return cu.ok;
+}
+
+#define curl_global_cleanup (*cu.global_cleanup)
+#define curl_easy_init (*cu.easy_init)
+#define curl_easy_cleanup (*cu.easy_cleanup)
+#define curl_easy_reset (*cu.easy_reset)
+#undef curl_easy_setopt /* curl.h's three-argument check */
+#define curl_easy_setopt (*cu.easy_setopt)
+#define curl_easy_perform (*cu.easy_perform)
+#undef curl_easy_getinfo
+#define curl_easy_getinfo (*cu.easy_getinfo)
+#define curl_easy_strerror (*cu.easy_strerror)
+#define curl_free (*cu.free)
+#define curl_slist_append (*cu.slist_append)
+#define curl_slist_free_all (*cu.slist_free_all)
+#define curl_mime_init (*cu.mime_init)
+#define curl_mime_addpart (*cu.mime_addpart)
+#define curl_mime_name (*cu.mime_name)
+#define curl_mime_filename (*cu.mime_filename)
+#define curl_mime_type (*cu.mime_type)
+#define curl_mime_data (*cu.mime_data)
+#define curl_mime_free (*cu.mime_free)
+#define curl_url (*cu.url)
+#define curl_url_set (*cu.url_set)
+#define curl_url_get (*cu.url_get)
+#define curl_url_cleanup (*cu.url_cleanup)
+#define curl_url_strerror (*cu.url_strerror)
 
 struct buf {
 	char *p;
@@ -635,7 +737,7 @@ static int push_one(CURL *h, struct push_job *j, uint64_t *ret_bytes, char *err,
 
 static void *push_main(void *arg)
 {
-	CURL *h = curl_easy_init();
+	CURL *h = NULL; /* made at the first file to send: libcurl is loaded then */
 
 	(void)arg;
 	pthread_mutex_lock(&P.lock);
@@ -701,9 +803,9 @@ static void *push_main(void *arg)
 		j = take(best);
 		P.held -= j->body.len; /* the job's own while it is out of the queue */
 		pthread_mutex_unlock(&P.lock);
-		r = h ? push_one(h, j, &bytes, err, sizeof(err), &cpu) : PUSH_RETRY;
-		if (!h)
+		if (!h && curl_lib(err, sizeof(err)) && !(h = curl_easy_init()))
 			snprintf(err, sizeof(err), "libcurl: no handle (out of memory)");
+		r = h ? push_one(h, j, &bytes, err, sizeof(err), &cpu) : PUSH_RETRY;
 		pthread_mutex_lock(&P.lock);
 		st = stats_of(j->profile);
 		st->cpu_ns += cpu;
@@ -747,7 +849,8 @@ static void *push_main(void *arg)
 		job_free(j);
 	}
 	pthread_mutex_unlock(&P.lock);
-	curl_easy_cleanup(h);
+	if (h)
+		curl_easy_cleanup(h);
 	return NULL;
 }
 
@@ -758,8 +861,6 @@ int daemon_push_start(const char *hwpmc)
 
 	if (P.started)
 		return 0;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return -ENOMEM;
 	snprintf(P.hwpmc, sizeof(P.hwpmc), "%s", hwpmc);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -769,7 +870,6 @@ int daemon_push_start(const char *hwpmc)
 	r = pthread_create(&P.thr, NULL, push_main, NULL);
 	if (r != 0) {
 		pthread_cond_destroy(&P.cond);
-		curl_global_cleanup();
 		return -r;
 	}
 	(void)pthread_setname_np(P.thr, "hwpmcd-push");
@@ -796,7 +896,8 @@ void daemon_push_stop(void)
 	P.started = false;
 	pthread_mutex_unlock(&P.lock);
 	pthread_cond_destroy(&P.cond);
-	curl_global_cleanup();
+	if (cu.ok)
+		curl_global_cleanup();
 }
 
 json_t *daemon_push_status(const char *name)
@@ -838,8 +939,12 @@ uint64_t daemon_push_cpu_ns(const char *name)
 
 int daemon_push_check(const char *url, char *msg, size_t size)
 {
-	int fd = socket(strchr(url, '[') ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd;
 
+	/* Loaded here, at the first profile that pushes (a config load, once), if it can be. */
+	if (!curl_lib(msg, size))
+		return -ELIBACC;
+	fd = socket(strchr(url, '[') ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0) {
 		close(fd);
 		return 0;

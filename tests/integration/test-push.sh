@@ -87,12 +87,34 @@ else
 	bad "--check-config (exit $rc): $(cat "$tmp/cc.out")"
 fi
 
+# ---- libcurl only for a daemon that pushes ---------------------------------------
+# Loaded at the first profile with a push_url (daemon-push.c): a daemon without one
+# maps none of its thirty libraries.  Not under a wrapper (valgrind maps its own).
+if [[ -z ${HWPMCD_WRAPPER:-} ]]; then
+	mkdir -p "$tmp/none.d"
+	"$hwpmcd" --config "$tmp/hwpmcd.conf" --socket "$tmp/none.sock" --state-dir "$tmp/none-state" \
+		--profiles-dir "$tmp/none.d" --foreground 2> "$tmp/none.log" &
+	npid=$!
+	if wait_for 30 'HWPMCD_SOCKET=$tmp/none.sock "$hwpmc" sessions > /dev/null 2>&1'; then
+		! grep -q libcurl "/proc/$npid/maps" && ok "a daemon without push_url maps no libcurl" ||
+			bad "a daemon without push_url maps libcurl: $(grep -c '\.so' "/proc/$npid/maps") mappings of libraries"
+	else
+		bad "the daemon without profiles did not answer: $(tail -3 "$tmp/none.log")"
+	fi
+	kill "$npid" 2> /dev/null
+	wait "$npid" 2> /dev/null
+fi
+
 # ---- the daemon pushes ----------------------------------------------------------
 "$demo" 600 > /dev/null &
 ${HWPMCD_WRAPPER:-} "$hwpmcd" --config "$tmp/hwpmcd.conf" --socket "$sock" --state-dir "$state" \
 	--profiles-dir "$pdir" --foreground 2> "$tmp/daemon.log" &
 dpid=$!
 wait_for 30 '"$hwpmc" sessions > /dev/null 2>&1' && ok "daemon up" || { bad "daemon did not answer"; cat "$tmp/daemon.log"; exit 1; }
+if [[ -z ${HWPMCD_WRAPPER:-} ]]; then
+	grep -q libcurl "/proc/$dpid/maps" && ok "a daemon with push_url profiles has loaded libcurl" ||
+		bad "no libcurl in the pushing daemon's mappings"
+fi
 if wait_for 240 '(( $(pnum pp "u[\"sent\"]") >= 3 && $(pnum fold "u[\"sent\"]") >= 3 && $(pnum rej "u[\"failed\"]") >= 1 && $(pnum dead "u[\"dropped\"]") >= 1 ))'; then
 	ok "pp and fold sent 3 files each, rej was refused, dead dropped files"
 else
