@@ -27,9 +27,9 @@
  *   sched_set*, ioprio_set, move_pages, migrate_pages, get_robust_list but on
  *   itself: under the unit the report is uid 0, as the daemon is), System V and
  *   POSIX IPC, files by handle (open_by_handle_at: any file of a file system,
- *   whatever the path, with CAP_DAC_READ_SEARCH), namespaces and mounts, kernel interfaces no
- *   report uses (bpf, perf_event_open, io_uring, userfaultfd, keyrings, modules,
- *   kexec), typing into a terminal (ioctl TIOCSTI, TIOCLINUX), and making or
+ *   whatever the path, with CAP_DAC_READ_SEARCH), namespaces and mounts, kernel
+ *   interfaces no report uses (bpf, perf_event_open, io_uring, userfaultfd,
+ *   keyrings, modules, kexec), typing into a terminal (ioctl TIOCSTI, TIOCLINUX), and making or
  *   changing files: open and openat with O_WRONLY, O_RDWR, O_CREAT or O_TRUNC
  *   (openat2, whose flags a filter cannot read, is ENOSYS), creat, truncate,
  *   mkdir, unlink, rename, link, symlink, mknod, chmod, chown, utimes.  Under
@@ -63,6 +63,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
 #include "tools-int.h"
 
@@ -244,50 +245,35 @@ static int seccomp_lib(const char **ret_why)
 	return 0; /* the library stays loaded: nothing is freed under a filter */
 }
 
-/* The rules into @ctx: 0 or a negative errno. */
-static int seccomp_rules(scmp_filter_ctx ctx)
-{
-	const uint32_t deny = SCMP_ACT_ERRNO(EPERM);
-	int e;
-
-	for (size_t i = 0; i < sizeof(confine_denied) / sizeof(confine_denied[0]); i++)
-		if (confine_denied[i] >= 0 &&
-		    (e = sc.rule_add(ctx, deny, confine_denied[i], 0)) < 0)
-			return e;
+/*
+ * Refused (EPERM) when argument @arg compares so: @op against @a (and @b, for
+ * SCMP_CMP_MASKED_EQ: (arg & @a) == @b); @self: @a is the report's own pid.
+ */
+static const struct confine_cond {
+	int nr;
+	unsigned arg;
+	enum scmp_compare op;
+	scmp_datum_t a, b;
+	bool self;
+} confine_conds[] = {
 	/*
 	 * The kernel reads an ioctl's request as 32 bits: compare those only, or one
 	 * with other high bits set would pass the filter and still be TIOCSTI.
 	 */
-	if ((e = sc.rule_add(ctx, deny, SCMP_SYS(ioctl), 1,
-			     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI))) < 0 ||
-	    (e = sc.rule_add(ctx, deny, SCMP_SYS(ioctl), 1,
-			     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX))) < 0)
-		return e;
+	{ SCMP_SYS(ioctl), 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI, false },
+	{ SCMP_SYS(ioctl), 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX, false },
 	/*
 	 * open and openat only to read: not with O_WRONLY, O_RDWR, O_CREAT or O_TRUNC
-	 * (the flags are argument 1 of open, 2 of openat).  openat2, whose flags a
-	 * filter cannot read, is ENOSYS, as on kernels before 5.6.
+	 * (the flags are argument 1 of open, 2 of openat).
 	 */
-	for (int k = 0; k < 2; k++) {
-		int nr = k ? SCMP_SYS(openat) : SCMP_SYS(open);
-		unsigned arg = k ? 2 : 1;
-		static const struct {
-			scmp_datum_t mask, value;
-		} w[] = { { O_ACCMODE, O_WRONLY },
-			  { O_ACCMODE, O_RDWR },
-			  { O_CREAT, O_CREAT },
-			  { O_TRUNC, O_TRUNC } };
-
-		for (size_t i = 0; nr >= 0 && i < sizeof(w) / sizeof(w[0]); i++) {
-			struct scmp_arg_cmp c = { .arg = arg,
-						  .op = SCMP_CMP_MASKED_EQ,
-						  .datum_a = w[i].mask,
-						  .datum_b = w[i].value };
-
-			if ((e = sc.rule_add(ctx, deny, nr, 1, c)) < 0)
-				return e;
-		}
-	}
+	{ SCMP_SYS(open), 1, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_WRONLY, false },
+	{ SCMP_SYS(open), 1, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_RDWR, false },
+	{ SCMP_SYS(open), 1, SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT, false },
+	{ SCMP_SYS(open), 1, SCMP_CMP_MASKED_EQ, O_TRUNC, O_TRUNC, false },
+	{ SCMP_SYS(openat), 2, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_WRONLY, false },
+	{ SCMP_SYS(openat), 2, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_RDWR, false },
+	{ SCMP_SYS(openat), 2, SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT, false },
+	{ SCMP_SYS(openat), 2, SCMP_CMP_MASKED_EQ, O_TRUNC, O_TRUNC, false },
 	/*
 	 * Calls that name a process act on this one only: its pid, or 0 ("the caller")
 	 * where the call takes it so.  Under the unit the report is uid 0, as the daemon
@@ -295,46 +281,50 @@ static int seccomp_rules(scmp_filter_ctx ctx)
 	 * other value is refused, also one whose low 32 bits (what the kernel reads) name
 	 * this process.
 	 */
-	{
-		const scmp_datum_t self = (scmp_datum_t)getpid();
-		static const struct {
-			int nr;
-			unsigned arg;
-			bool zero; /* 0 names the caller; else its pid does */
-		} who[] = {
-			{ SCMP_SYS(tgkill), 0, false },
-			{ SCMP_SYS(rt_sigqueueinfo), 0, false },
-			{ SCMP_SYS(rt_tgsigqueueinfo), 0, false },
-			{ SCMP_SYS(prlimit64), 0, true },
-			{ SCMP_SYS(setpriority), 1, true },
-			{ SCMP_SYS(ioprio_set), 1, true },
-			{ SCMP_SYS(sched_setaffinity), 0, true },
-			{ SCMP_SYS(sched_setscheduler), 0, true },
-			{ SCMP_SYS(sched_setparam), 0, true },
-			{ SCMP_SYS(sched_setattr), 0, true },
-			{ SCMP_SYS(move_pages), 0, true },
-			{ SCMP_SYS(migrate_pages), 0, true },
-			{ SCMP_SYS(get_robust_list), 0, true },
-		};
+	{ SCMP_SYS(tgkill), 0, SCMP_CMP_NE, 0, 0, true },
+	{ SCMP_SYS(rt_sigqueueinfo), 0, SCMP_CMP_NE, 0, 0, true },
+	{ SCMP_SYS(rt_tgsigqueueinfo), 0, SCMP_CMP_NE, 0, 0, true },
+	{ SCMP_SYS(prlimit64), 0, SCMP_CMP_NE, 0, 0, false },
+	{ SCMP_SYS(setpriority), 1, SCMP_CMP_NE, 0, 0, false },
+	{ SCMP_SYS(ioprio_set), 1, SCMP_CMP_NE, 0, 0, false },
+	{ SCMP_SYS(sched_setaffinity), 0, SCMP_CMP_NE, 0, 0, false },
+	{ SCMP_SYS(sched_setscheduler), 0, SCMP_CMP_NE, 0, 0, false },
+	{ SCMP_SYS(sched_setparam), 0, SCMP_CMP_NE, 0, 0, false },
+	{ SCMP_SYS(sched_setattr), 0, SCMP_CMP_NE, 0, 0, false },
+	{ SCMP_SYS(move_pages), 0, SCMP_CMP_NE, 0, 0, false },
+	{ SCMP_SYS(migrate_pages), 0, SCMP_CMP_NE, 0, 0, false },
+	{ SCMP_SYS(get_robust_list), 0, SCMP_CMP_NE, 0, 0, false },
+#ifndef TOOLS_CONFINE_LSAN
+	/* A thread (CLONE_THREAD) may start; a process may not. */
+	{ SCMP_SYS(clone), 0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0, false },
+#endif
+};
 
-		for (size_t i = 0; i < sizeof(who) / sizeof(who[0]); i++) {
-			struct scmp_arg_cmp c = { .arg = who[i].arg,
-						  .op = SCMP_CMP_NE,
-						  .datum_a = who[i].zero ? 0 : self };
+/* The rules into @ctx: 0 or a negative errno. */
+static int seccomp_rules(scmp_filter_ctx ctx)
+{
+	const uint32_t deny = SCMP_ACT_ERRNO(EPERM);
+	const scmp_datum_t self = (scmp_datum_t)getpid();
+	int e;
 
-			if (who[i].nr >= 0 && (e = sc.rule_add(ctx, deny, who[i].nr, 1, c)) < 0)
-				return e;
-		}
+	for (size_t i = 0; i < ARRAY_SIZE(confine_denied); i++)
+		if (confine_denied[i] >= 0 &&
+		    (e = sc.rule_add(ctx, deny, confine_denied[i], 0)) < 0)
+			return e;
+	for (size_t i = 0; i < ARRAY_SIZE(confine_conds); i++) {
+		const struct confine_cond *r = &confine_conds[i];
+		struct scmp_arg_cmp c = { .arg = r->arg,
+					  .op = r->op,
+					  .datum_a = r->self ? self : r->a,
+					  .datum_b = r->b };
+
+		if (r->nr >= 0 && (e = sc.rule_add(ctx, deny, r->nr, 1, c)) < 0)
+			return e;
 	}
+	/* Calls whose arguments a filter cannot read: ENOSYS, as on kernels before them. */
 	if ((e = sc.rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0)) < 0 ||
 	    (e = sc.rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) < 0)
 		return e;
-#ifndef TOOLS_CONFINE_LSAN
-	/* A thread (CLONE_THREAD) may start; a process may not. */
-	if ((e = sc.rule_add(ctx, deny, SCMP_SYS(clone), 1,
-			     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0))) < 0)
-		return e;
-#endif
 	return 0;
 }
 

@@ -146,7 +146,7 @@ START_TEST(test_own_fd_name)
 		{ "/dev/fd/1/x", -1 },
 	};
 
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(c); i++)
 		ck_assert_msg(util_own_fd_name(c[i].path) == c[i].fd, "%s: %d, not %d", c[i].path,
 			      util_own_fd_name(c[i].path), c[i].fd);
 }

@@ -315,7 +315,7 @@ static void teardown(void)
 
 	static const char *const names[] = { "kept", "made", "moved" };
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		(void)unlink(path);
 		(void)rmdir(path);
