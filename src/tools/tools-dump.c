@@ -32,7 +32,6 @@
 #include "hwpmcd/pmclog.h"
 #include "tools-int.h"
 
-#define DUMP_READ_CHUNK 65536
 
 struct dump_ctx {
 	const char *name; /* file name for messages */
@@ -518,12 +517,12 @@ int tools_dump_main(int argc, char **argv)
 		void *space;
 		ssize_t n;
 
-		/* Read into the reader's own buffer, as hwpmc report does: one copy, read(2)'s. */
-		if (plog_reader__space(r, DUMP_READ_CHUNK, &space) < 0) {
+		/* Into the reader's own buffer: one copy, read(2)'s (tools-int.h). */
+		if (plog_reader__space(r, TOOLS_LOG_READ_CHUNK, &space) < 0) {
 			log_error("%s: out of memory", c.name);
 			goto out;
 		}
-		n = util_read_some(fd, space, DUMP_READ_CHUNK);
+		n = util_read_some(fd, space, TOOLS_LOG_READ_CHUNK);
 		if (n < 0) {
 			log_error("%s: read error at offset %" PRIu64 ": %s", c.name,
 				  plog_reader__offset(r) + plog_reader__trailing(r), strerror((int)-n));

@@ -633,10 +633,10 @@ int tools_report_main(int argc, char **argv)
 				  "of them: run it without --confine");
 			goto out;
 		}
-	}
-	if (confined && (e = tools_confine()) < 0) {
-		log_error("report: --confine: %s", strerror(-e));
-		goto out;
+		if ((e = tools_confine()) < 0) {
+			log_error("report: --confine: %s", strerror(-e));
+			goto out;
+		}
 	}
 	if (optind == argc) {
 		log_error("report: no log file given (FILE, DIRECTORY or '-')");

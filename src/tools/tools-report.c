@@ -29,14 +29,8 @@
 
 #include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
+#include "tools-int.h"
 #include "tools-report.h"
-
-/*
- * A read(2) per 64 KiB: the kernel's copy lands in cache and the records are decoded
- * from there; with 1 MiB reads it went out to memory and back (6 MB: 4.1-4.7 ms of
- * reads to 1.4-1.6 here; dd shows the same), more than the 90 system calls saved.
- */
-#define TOOLS_REP_READ_CHUNK (64u << 10)
 
 const char *tools_report_func_name(struct tools_report *r, uint32_t f)
 {
@@ -1146,9 +1140,9 @@ static int file_read(struct tools_report *r, size_t i)
 		goto out;
 	for (;;) {
 		/* Read into the reader's own buffer: the bytes are copied once, by read(2). */
-		if ((e = plog_reader__space(rd, TOOLS_REP_READ_CHUNK, &buf)) < 0)
+		if ((e = plog_reader__space(rd, TOOLS_LOG_READ_CHUNK, &buf)) < 0)
 			goto out;
-		n = util_read_some(fd, buf, TOOLS_REP_READ_CHUNK);
+		n = util_read_some(fd, buf, TOOLS_LOG_READ_CHUNK);
 		if (n < 0) {
 			e = (int)n;
 			log_error("%s: read: %s", f->path, strerror(-e));
