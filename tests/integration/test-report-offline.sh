@@ -445,7 +445,8 @@ cmp -s "$tmp/remap.json" "$tmp/remap-nohp.json" && ok "HWPMC_HUGEPAGES=0: the sa
 # once it is blocked in read(2) of its standard input (/proc/PID/syscall), it has
 # confined itself.
 # confined_status WRAPPER...: the report's Uid, CapPrm, CapEff, CapInh, CapAmb,
-# Groups, NoNewPrivs and Seccomp (2: a filter, tools-confine.c) once it reads fd 0 (or after 30 s); its output in $tmp/conf.out.
+# Groups, NoNewPrivs and Seccomp (2: a filter, tools-confine.c) once it reads fd 0
+# (or after 30 s); its output in $tmp/conf.out.
 confined_status() {
 	local p st='' i
 	rm -f "$tmp/conf.fifo"
