@@ -7,7 +7,7 @@ set -uo pipefail
 root=$1
 fail=0
 
-# Project headers each module may include (beyond common's log.h/common.h and its own).
+# Project headers each module may include (beyond common's log.h, common.h, files.h and its own).
 declare -A allowed=(
 	[common]="log.h common.h"
 	[pmclog]="pmclog.h pmclog-format.h"
@@ -35,6 +35,7 @@ declare -A owner=(
 	["linux/bpf"]="filter"
 )
 
+include_re='^#include [<"]([^>"]*)[>"]'
 for dir in "$root"/src/*/; do
 	mod=$(basename "$dir")
 	if [[ -z "${allowed[$mod]+x}" ]]; then
@@ -45,13 +46,15 @@ for dir in "$root"/src/*/; do
 	for f in "$dir"*.[ch]; do
 		[[ -e "$f" ]] || continue
 		while IFS= read -r line; do
-			inc=$(sed -n 's/^#include [<"]\([^>"]*\)[>"].*/\1/p' <<<"$line")
-			[[ -n "$inc" ]] || continue
+			# A regular expression of bash's own: a sed per line was a fork per
+			# #include, 17 s on a quiet machine and past the test's timeout on a busy one.
+			[[ $line =~ $include_re ]] || continue
+			inc=${BASH_REMATCH[1]}
 			rel=${f#"$root"/}
 			case "$inc" in
 			hwpmcd/*)
 				h=${inc#hwpmcd/}
-				if [[ "$h" == log.h || "$h" == common.h || "${allowed[$mod]}" == "*" ]]; then
+				if [[ "$h" == log.h || "$h" == common.h || "$h" == files.h || "${allowed[$mod]}" == "*" ]]; then
 					continue
 				fi
 				if [[ " ${allowed[$mod]} " != *" $h "* ]]; then

@@ -5,7 +5,7 @@
  * PUBLIC INTERFACES
  *   util_mix64(), util_hash_str(), util_grow(),
  *   util_write_all(), util_read_some(), util_escape(), util_parse_u64(),
- *   util_open_output(), util_output_strerror(), util_own_fd_name(),
+ *   util_own_fd_name(),
  *   ARRAY_SIZE(), little-endian load/store helpers.
  *
  * IMPLEMENTATION NOTES
@@ -144,33 +144,8 @@ char *util_escape(const char *s, size_t len, char *out, size_t outsize);
 int util_parse_u64(const char *s, uint64_t *ret_v);
 
 /*
- * util_open_output: open @path for writing as an output file (a log and the files
- * beside it), safely in a directory other users may write, such as /tmp or a shared
- * project directory, also for root:
- *   - a missing file is created with O_EXCL and @mode;
- *   - the last component is never followed if it is a symbolic link;
- *   - opening never blocks on someone else's file: a FIFO without a reader is
- *     waited for only if it is the caller's (any writer of a FIFO waits so);
- *   - an existing file is used only if it cannot be someone else's: a regular file
- *     of the caller's effective uid with a single link (then truncated to 0), a
- *     FIFO of that uid, or a character device (only root makes those: /dev/null);
- *     a directory, socket or block device is refused;
- *   - /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name the caller's own
- *     descriptor (links nobody else can plant): it is duplicated, whatever it is,
- *     if it is open for writing (-EBADF otherwise).
- * Returns the fd (O_CLOEXEC, blocking writes) with *@ret_created set, or a negative
- * errno: -ELOOP (a symbolic link), -EPERM (another user's file, or a hard link),
- * -EINVAL (a kind of file that is no output), -EAGAIN (it kept changing), or what
- * open(2) says.
- */
-int util_open_output(const char *path, mode_t mode, bool *ret_created);
-
-/* util_output_strerror: a message for util_open_output()'s error @r (negative). */
-const char *util_output_strerror(int r);
-
-/*
  * util_own_fd_name: the caller's own descriptor that @path names (/dev/stdout,
- * /dev/stderr, /dev/fd/N, /proc/self/fd/N), which util_open_output() duplicates
+ * /dev/stderr, /dev/fd/N, /proc/self/fd/N), which util_output_open() (files.h) duplicates
  * instead of opening anything, or -1 for any other path.  Whether it is open is
  * not looked at.
  */

@@ -67,11 +67,16 @@ struct maplog_jit_stats {
 
 struct maplog_jit;
 
+struct util_dir;
+
 /*
- * maplog_jit__new: a collector writing into the directory @dirfd (borrowed; it
- * must stay open until __free()).  0 or -ENOMEM / -EINVAL.
+ * maplog_jit__new: a collector writing into the private directory @dir (files.h;
+ * its fd borrowed: it must stay open until __free() or the next __snapshot()):
+ * each map is a file of the caller's (mode 0600) in it, appended to only if it is
+ * the caller's regular file (util_file_append()).  0 or -ENOMEM / -EINVAL.
  */
-int maplog_jit__new(int dirfd, const struct maplog_jit_opts *o, struct maplog_jit **ret_j);
+int maplog_jit__new(const struct util_dir *dir, const struct maplog_jit_opts *o,
+		    struct maplog_jit **ret_j);
 
 /* maplog_jit__poll: find new maps, save those of processes that exited.  0 or -ENOMEM. */
 int maplog_jit__poll(struct maplog_jit *j);
@@ -79,10 +84,10 @@ int maplog_jit__poll(struct maplog_jit *j);
 /*
  * maplog_jit__snapshot: copy every map kept, as it is now, into the directory
  * (appended to what a process before with that pid saved there), keep them open,
- * then write into @dirfd (borrowed) from now on: a rotated log's file gets the
- * maps as they were at its end.  0 or -ENOMEM.
+ * then write into @dir (borrowed; NULL or fd -1: the same one) from now on: a
+ * rotated log's file gets the maps as they were at its end.  0 or -ENOMEM.
  */
-int maplog_jit__snapshot(struct maplog_jit *j, int dirfd);
+int maplog_jit__snapshot(struct maplog_jit *j, const struct util_dir *dir);
 
 /* maplog_jit__finish: one last __poll(), then save every map kept.  0 or -ENOMEM. */
 int maplog_jit__finish(struct maplog_jit *j);

@@ -9,7 +9,7 @@
  *                       where its executable mappings are
  *   maplog__new(), __free(), __scan_kernel(), __scan_procs(), __replay(), __record(),
  *   __sample(), __find_map(), __stats(), maplog_open_mapped(), maplog_kernel_slide(),
- *   maplog_vdso_self(), maplog_vdso_v(), maplog_vdso_save()
+ *   maplog_vdso_self(), maplog_vdso_v(), maplog_vdso_write(), maplog_vdso_save()
  *
  * IMPLEMENTATION NOTES
  *   maplog turns what /proc shows at session start and the side-band records of
@@ -268,13 +268,14 @@ int maplog_vdso_self(const void **ret_image, size_t *ret_size);
 int maplog_vdso_v(uint64_t *ret_v);
 
 /*
- * maplog_vdso_save: write that vDSO image to a new file @path (mode @mode), so that
- * a reader can name "[vdso]" PCs (LOG.vdso beside a log).  The file is created
- * with O_EXCL|O_NOFOLLOW, or, if @replace, opened as util_open_output() opens an
- * output; a file it created and could not write whole is removed again.  0 or a
- * negative errno (-ENOENT: no vDSO, no file made; util_open_output()'s errors).
+ * maplog_vdso_write: write that vDSO image to @fd, so that a reader can name
+ * "[vdso]" PCs (LOG.vdso beside a log; the caller makes the file: files.h).  0 or
+ * a negative errno (-ENOENT: no vDSO, nothing written).
  */
-int maplog_vdso_save(const char *path, bool replace, mode_t mode);
+int maplog_vdso_write(int fd);
+
+/* maplog_vdso_save: maplog_vdso_write() into a new file @path (O_EXCL, @mode). */
+int maplog_vdso_save(const char *path, mode_t mode);
 
 /*
  * maplog_kernel_slide: run-time _stext from @procfs/kallsyms minus the link-time

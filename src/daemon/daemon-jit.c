@@ -33,6 +33,7 @@
 
 #include "daemon-int.h"
 #include "hwpmcd/common.h"
+#include "hwpmcd/files.h"
 #include "hwpmcd/log.h"
 #include "hwpmcd/maplog-jit.h"
 
@@ -51,31 +52,39 @@ struct session_jit {
 	uint64_t cpu_ns; /* the thread's CPU after its last round (atomic) */
 	/* the thread's own */
 	struct maplog_jit *j;
-	int dirfd;
-	char dir[808]; /* LOG.jit of the current log */
+	struct util_dir parent, jdir;  /* the current log's directory, and LOG.jit in it */
+	char name[256];		       /* LOG.jit's name in parent */
+	char dir[808];		       /* LOG.jit of the current log, for messages */
 	struct maplog_jit_stats st; /* a copy, under lock */
 };
 
-/* LOG.jit, made (0750) and opened; -errno. */
-static int dir_open(const char *log, char *dir, size_t size)
+/* LOG.jit, made (0700, files.h) and opened as @ret_dir; -errno. */
+static int dir_open(const char *log, struct util_dir *ret_parent, struct util_dir *ret_dir,
+		    char *name, size_t name_size, char *dir, size_t size)
 {
-	int fd;
+	char err[512];
+	const char *base;
+	int r;
 
 	if ((size_t)snprintf(dir, size, "%s.jit", log) >= size)
 		return -ENAMETOOLONG;
-	if (mkdir(dir, 0750) < 0 && errno != EEXIST)
-		return -errno;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	r = util_dir__open_parent(log, ret_parent, &base, err, sizeof(err));
+	if (r < 0)
+		return r;
+	snprintf(name, name_size, "%s.jit", base);
+	r = util_dir__make(ret_parent, name, 0, ret_dir);
+	if (r < 0)
+		util_dir__close(ret_parent);
+	return r;
 }
 
-/* The directory at @dir (fd @fd), closed, and removed if nothing went in. */
-static void dir_close(int fd, const char *dir)
+/* LOG.jit closed, and removed if nothing went in. */
+static void dir_close(struct util_dir *parent, struct util_dir *dir, const char *name)
 {
-	if (fd >= 0)
-		close(fd);
-	if (dir[0])
-		(void)rmdir(dir); /* ENOTEMPTY: it holds maps, and stays */
+	util_dir__close(dir);
+	if (parent->fd >= 0)
+		(void)unlinkat(parent->fd, name, AT_REMOVEDIR); /* ENOTEMPTY: it holds maps */
+	util_dir__close(parent);
 }
 
 /* The closed file's push, if one waits (lock held by the caller or none needed). */
@@ -92,7 +101,7 @@ static void sj_free(struct session_jit *sj)
 {
 	free(sj->push_def);
 	maplog_jit__free(sj->j);
-	dir_close(sj->dirfd, sj->dir);
+	dir_close(&sj->parent, &sj->jdir, sj->name);
 	pthread_cond_destroy(&sj->cond);
 	pthread_mutex_destroy(&sj->lock);
 	free(sj);
@@ -125,15 +134,18 @@ static void *jit_main(void *arg)
 		sj->next[0] = '\0';
 		pthread_mutex_unlock(&sj->lock);
 		if (next[0]) {
-			char dir[sizeof(sj->dir)];
-			int fd = dir_open(next, dir, sizeof(dir));
+			char dir[sizeof(sj->dir)], name[sizeof(sj->name)];
+			struct util_dir parent = UTIL_DIR_NONE, nd = UTIL_DIR_NONE;
+			int fd = dir_open(next, &parent, &nd, name, sizeof(name), dir, sizeof(dir));
 
 			/* What the closed file's processes had goes with it; then the new file. */
-			(void)maplog_jit__snapshot(sj->j, fd >= 0 ? fd : -1);
+			(void)maplog_jit__snapshot(sj->j, fd >= 0 ? &nd : NULL);
 			if (fd >= 0) {
-				dir_close(sj->dirfd, sj->dir);
+				dir_close(&sj->parent, &sj->jdir, sj->name);
 				pthread_mutex_lock(&sj->lock); /* session_jit__stop() reads the name */
-				sj->dirfd = fd;
+				sj->parent = parent;
+				sj->jdir = nd;
+				snprintf(sj->name, sizeof(sj->name), "%s", name);
 				snprintf(sj->dir, sizeof(sj->dir), "%s", dir);
 				pthread_mutex_unlock(&sj->lock);
 			} else {
@@ -175,15 +187,15 @@ int session_jit__start(const char *log, const pid_t *pids, size_t npids, int64_t
 	*ret = NULL;
 	if (!sj)
 		return -ENOMEM;
-	sj->dirfd = dir_open(log, sj->dir, sizeof(sj->dir));
-	if (sj->dirfd < 0) {
-		r = sj->dirfd;
+	r = dir_open(log, &sj->parent, &sj->jdir, sj->name, sizeof(sj->name), sj->dir,
+		     sizeof(sj->dir));
+	if (r < 0) {
 		free(sj);
 		return r;
 	}
-	r = maplog_jit__new(sj->dirfd, &o, &sj->j);
+	r = maplog_jit__new(&sj->jdir, &o, &sj->j);
 	if (r < 0) {
-		dir_close(sj->dirfd, sj->dir);
+		dir_close(&sj->parent, &sj->jdir, sj->name);
 		free(sj);
 		return r;
 	}

@@ -834,7 +834,7 @@ static void write_vdso_beside(const char *log)
 
 	if (snprintf(path, sizeof(path), "%s.vdso", log) >= (int)sizeof(path))
 		return;
-	r = maplog_vdso_save(path, false, 0640);
+	r = maplog_vdso_save(path, 0640);
 	if (r < 0 && r != -ENOENT)
 		log_warn_errno(r, "'%s': cannot save the vDSO image, ignoring", path);
 }

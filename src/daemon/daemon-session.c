@@ -1267,7 +1267,7 @@ static int profile_open_next(struct session *s, uint64_t t)
 		r = plog_writer__flush(s->w);
 	snprintf(vdso, sizeof(vdso), "%s.vdso", path);
 	if (r == 0)
-		(void)maplog_vdso_save(vdso, false, 0640);
+		(void)maplog_vdso_save(vdso, 0640);
 	if (r == 0)
 		session_jit__rotate(s->jit, path);
 	return r;

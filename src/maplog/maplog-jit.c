@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
+#include "hwpmcd/files.h"
 #include "hwpmcd/maplog-jit.h"
 #include "maplog-int.h"
 
@@ -48,7 +49,7 @@ struct jit_negs {
 #define JIT_NEG_GAP_MAX 16
 
 struct maplog_jit {
-	int dirfd;
+	struct util_dir dir; /* borrowed */
 	pid_t *targets;
 	size_t ntargets;
 	size_t max_open, nopen;
@@ -63,16 +64,17 @@ struct maplog_jit {
 	struct maplog_jit_stats st;
 };
 
-int maplog_jit__new(int dirfd, const struct maplog_jit_opts *o, struct maplog_jit **ret_j)
+int maplog_jit__new(const struct util_dir *dir, const struct maplog_jit_opts *o,
+		    struct maplog_jit **ret_j)
 {
 	struct maplog_jit *j;
 
-	if (dirfd < 0 || !ret_j)
+	if (!dir || dir->fd < 0 || !ret_j)
 		return -EINVAL;
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
-	j->dirfd = dirfd;
+	j->dir = *dir;
 	j->max_open = o && o->max_open ? o->max_open : JIT_MAX_OPEN;
 	j->max_map = o && o->max_map_bytes ? o->max_map_bytes : JIT_MAX_MAP_BYTES;
 	j->max_bytes = o && o->max_bytes ? o->max_bytes : JIT_MAX_BYTES;
@@ -304,7 +306,9 @@ static void map_copy(struct maplog_jit *j, struct jit_ent *e, bool keep)
 		return;
 	snprintf(name, sizeof(name), "perf-%d.map", (int)e->pid);
 	/* A process before it with the same pid saved one: this one's lines follow. */
-	out = openat(j->dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+	out = util_file_append(&j->dir, name, 0);
+	if (out < 0)
+		errno = -out;
 	room = j->max_bytes - j->dir_bytes < j->max_map ? j->max_bytes - j->dir_bytes : j->max_map;
 	if (room == 0) {
 		j->st.truncated++; /* max_bytes reached: not even a file for it */
@@ -349,14 +353,14 @@ static void map_copy(struct maplog_jit *j, struct jit_ent *e, bool keep)
 	j->nopen--;
 }
 
-int maplog_jit__snapshot(struct maplog_jit *j, int dirfd)
+int maplog_jit__snapshot(struct maplog_jit *j, const struct util_dir *dir)
 {
 	int r = poll_walk(j, true);
 
 	for (size_t i = 0; i < j->n; i++)
 		map_copy(j, &j->v[i], true);
-	if (dirfd >= 0) {
-		j->dirfd = dirfd;
+	if (dir && dir->fd >= 0) {
+		j->dir = *dir;
 		j->dir_bytes = 0;
 	}
 	return r;

@@ -46,6 +46,7 @@
 
 #include "hwpmcd/common.h"
 #include "hwpmcd/ctl-protocol.h"
+#include "hwpmcd/files.h"
 #include "hwpmcd/log.h"
 #include "hwpmcd/maplog-jit.h"
 #include "hwpmcd/maplog.h"
@@ -508,28 +509,29 @@ static void watch_exit(struct watch *w)
  * the functions of "[vdso]" mappings: ours is every 64-bit process's on this
  * kernel.  A machine without one (valgrind) writes nothing; a failure is a note.
  */
-static void write_vdso_beside(const char *out)
+/* NAME.vdso in @d beside the log NAME (@out as the user named it): best effort. */
+static void write_vdso_beside(const struct util_dir *d, const char *name, const char *out,
+			      mode_t mode)
 {
-	char *name = NULL;
-	int r;
+	char vname[UTIL_TEMP_NAME_MAX + 8], tmp[UTIL_TEMP_NAME_MAX];
+	int fd, r;
 
-	if (asprintf(&name, "%s.vdso", out) < 0)
-		return;
-	r = maplog_vdso_save(name, true, 0644);
+	snprintf(vname, sizeof(vname), "%s.vdso", name);
+	fd = util_file_create_temp(d, vname, mode, 0, tmp); /* -ENAMETOOLONG past NAME_MAX */
+	if (fd < 0) {
+		r = fd;
+	} else {
+		r = maplog_vdso_write(fd);
+		if (close(fd) < 0 && r == 0)
+			r = -errno;
+		if (r == 0)
+			r = util_file_commit(d, tmp, vname);
+		if (r < 0)
+			(void)util_file_remove(d, tmp);
+	}
 	if (r < 0 && r != -ENOENT)
-		fprintf(stderr, "hwpmc: note: no vDSO image beside the log (%s: %s)\n", name,
-			strerror(-r));
-	free(name);
-}
-
-/* Remove @path if it is still the regular file we opened (@st); a device stays. */
-static void remove_ours(const char *path, const struct stat *st)
-{
-	struct stat now;
-
-	if (S_ISREG(st->st_mode) && lstat(path, &now) == 0 && now.st_dev == st->st_dev &&
-	    now.st_ino == st->st_ino)
-		(void)unlink(path);
+		fprintf(stderr, "hwpmc: note: no vDSO image beside the log (%s.vdso: %s)\n", out,
+			util_files_strerror(r));
 }
 
 void tools_record_usage(FILE *out)
@@ -639,6 +641,7 @@ enum {
 	OPT_COMM,
 	OPT_CLEAR,
 	OPT_NO_JIT,
+	OPT_MODE,
 };
 
 /*
@@ -649,30 +652,42 @@ enum {
  */
 struct jit_save {
 	struct maplog_jit *j;
-	int dirfd;
-	char *dir;
-	bool created;
+	const struct util_dir *parent; /* the log's directory (borrowed) */
+	struct util_dir dir;
+	char *name, *dir_path; /* NAME.jit in parent, and as the user named it */
 	struct timespec last;
 };
 
 static void jit_poll(struct jit_save *js);
 
-static void jit_begin(struct jit_save *js, const char *out, json_t *pids)
+/*
+ * A new directory of ours replaces the log's NAME.jit (an older one of ours: its
+ * maps are of another recording); one of another user's there stays as it is,
+ * and then no map is saved.
+ */
+static void jit_begin(struct jit_save *js, const struct util_output *log, const char *out,
+		      json_t *pids)
 {
 	struct maplog_jit_opts o = { 0 };
+	char tmp[UTIL_TEMP_NAME_MAX];
 	pid_t *targets = NULL;
 	size_t k;
 	json_t *pv;
 	int r;
 
-	if (asprintf(&js->dir, "%s.jit", out) < 0) {
-		js->dir = NULL;
+	if (asprintf(&js->name, "%s.jit", log->name) < 0 || asprintf(&js->dir_path, "%s.jit", out) < 0)
 		return;
+	snprintf(tmp, sizeof(tmp), ".%s.new", js->name);
+	js->parent = &log->dir;
+	(void)util_dir_remove(js->parent, tmp); /* a run killed before it renamed its own */
+	r = util_dir__make(js->parent, tmp, 0, &js->dir);
+	if (r == 0 && (r = util_dir_commit(js->parent, tmp, js->name)) < 0) {
+		util_dir__close(&js->dir);
+		(void)util_dir_remove(js->parent, tmp);
 	}
-	js->created = mkdir(js->dir, 0755) == 0;
-	js->dirfd = open(js->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (js->dirfd < 0) {
-		log_warn("record: %s: %s: JIT maps are not saved", js->dir, strerror(errno));
+	if (r < 0) {
+		log_warn("record: %s: %s: JIT maps are not saved", js->dir_path,
+			 r == -EPERM ? "another user's directory is there" : util_files_strerror(r));
 		return;
 	}
 	if (pids && json_array_size(pids)) {
@@ -684,7 +699,7 @@ static void jit_begin(struct jit_save *js, const char *out, json_t *pids)
 		o.pids = targets;
 		o.npids = json_array_size(pids);
 	}
-	r = maplog_jit__new(js->dirfd, &o, &js->j);
+	r = maplog_jit__new(&js->dir, &o, &js->j);
 	free(targets);
 	if (r == 0)
 		jit_poll(js);
@@ -716,7 +731,7 @@ static void jit_end(struct jit_save *js, bool quiet)
 		js->j = NULL;
 		if (st.saved && !quiet)
 			fprintf(stderr, "hwpmc: JIT maps: %" PRIu64 " processes' perf-PID.map saved in "
-				"%s/ (%.1f kB)\n", st.saved, js->dir, (double)st.bytes / 1e3);
+				"%s/ (%.1f kB)\n", st.saved, js->dir_path, (double)st.bytes / 1e3);
 		if (st.refused)
 			log_warn("record: JIT maps: %" PRIu64 " not owned by their process's user or "
 				 "root: not saved", st.refused);
@@ -727,13 +742,14 @@ static void jit_end(struct jit_save *js, bool quiet)
 			log_warn("record: JIT maps: %" PRIu64 " could not be saved: %s", st.errors,
 				 strerror(st.last_error));
 	}
-	if (js->dirfd >= 0)
-		close(js->dirfd);
-	js->dirfd = -1;
-	if (js->created && st.saved == 0)
-		(void)rmdir(js->dir); /* nothing in it: no empty directory beside the log */
-	free(js->dir);
-	js->dir = NULL;
+	if (js->dir.fd >= 0) {
+		util_dir__close(&js->dir);
+		if (st.saved == 0)
+			(void)util_dir_remove(js->parent, js->name); /* no empty directory beside the log */
+	}
+	free(js->name);
+	free(js->dir_path);
+	js->name = js->dir_path = NULL;
 }
 
 /* Add @v (stolen) to the array @key of the filter object @f. */
@@ -823,27 +839,30 @@ int tools_record_main(int argc, char **argv)
 		{ "no-kallsyms", no_argument, NULL, 'K' },
 		{ "kallsyms-out", required_argument, NULL, 'O' },
 		{ "no-jit-maps", no_argument, NULL, OPT_NO_JIT },
+		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct jit_save jit = { .dirfd = -1 };
+	struct jit_save jit = { .dir = UTIL_DIR_NONE };
 	bool no_jit = false;
 	json_t *args = json_object(), *events = json_array(), *rep = NULL, *cpus = NULL, *pids = NULL;
 	json_t *filter = json_object();
 	const char *out = "hwpmc.pmclog", *sock = NULL, *ks_out = NULL;
-	char *ks_name = NULL;
-	bool no_ks = false, ks_created = false;
-	int ks_fd = -1;
-	struct stat ks_st;
+	char *ks_name = NULL, err[1024];
+	const char *which = out; /* the output a commit failed for */
+	bool no_ks = false;
+	struct util_output log_o = { .fd = -1, .dir = UTIL_DIR_NONE };
+	struct util_output ks_o = { .fd = -1, .dir = UTIL_DIR_NONE };
+	mode_t mode = 0;
 	double duration = 0;
 	bool quiet = false;
-	int opt, fd = -1, ret = TOOLS_EXIT_FAIL, hold[2] = { -1, -1 }, status = 0;
+	int opt, r, ret = TOOLS_EXIT_FAIL, hold[2] = { -1, -1 }, status = 0;
 	pid_t child = -1;
 	struct conn c = { .fd = -1 };
 	json_int_t session = -1;
 	uint64_t v;
 	struct timespec t0, now;
-	bool child_done = false, tty = isatty(STDERR_FILENO), created = false, targets_gone = false;
+	bool child_done = false, tty = isatty(STDERR_FILENO), targets_gone = false;
 	bool failed = false; /* the session ended by itself in state "error" */
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct watch watch = { 0 };
@@ -940,6 +959,13 @@ int tools_record_main(int argc, char **argv)
 		case OPT_NO_JIT:
 			no_jit = true;
 			break;
+		case OPT_MODE:
+			if (util_parse_mode(optarg, &mode) < 0) {
+				log_error("record: --mode '%s' must be an octal mode such as 0640 (the "
+					  "owner's read and write bits set)", optarg);
+				goto usage;
+			}
+			break;
 		case 'O':
 			ks_out = optarg;
 			break;
@@ -1012,39 +1038,33 @@ int tools_record_main(int argc, char **argv)
 	if (conn_open(&c, socket_path(sock)) < 0)
 		goto done;
 	if (strcmp(out, "-") == 0) {
-		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
 		if (isatty(STDOUT_FILENO)) {
 			log_error("record: refusing to write a binary log to a terminal; use -o FILE");
 			goto done;
 		}
-	} else {
-		fd = util_open_output(out, 0644, &created);
-	}
-	if (fd < 0) {
-		log_error("record: %s: %s", out, strcmp(out, "-") == 0 ? strerror(errno)
-									: util_output_strerror(fd));
+		log_o.fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (log_o.fd < 0) {
+			log_error("record: standard output: %s", strerror(errno));
+			goto done;
+		}
+	} else if (util_output_open(out, mode, &log_o, err, sizeof(err)) < 0) {
+		/* A new file under a temporary name: the old log stays until the daemon accepts. */
+		log_error("record: %s", err);
 		goto done;
 	}
-	if (!no_ks && (ks_out || strcmp(out, "-") != 0)) {
-		/* The kernel symbols beside the log, created like it (docs/protocol.md). */
+	if (!no_ks && (ks_out || log_o.tmp[0])) {
+		/* The kernel symbols beside a log file of its own (docs/protocol.md), made like it. */
 		if (ks_out)
 			ks_name = strdup(ks_out);
 		else if (asprintf(&ks_name, "%s.kallsyms", out) < 0)
 			ks_name = NULL;
 		if (!ks_name) {
 			log_error("record: out of memory");
-			goto fail_log;
+			goto done;
 		}
-		ks_fd = util_open_output(ks_name, 0644, &ks_created);
-		if (ks_fd < 0 || fstat(ks_fd, &ks_st) < 0) {
-			log_error("record: %s: %s", ks_name,
-				  ks_fd < 0 ? util_output_strerror(ks_fd) : strerror(errno));
-			if (ks_fd >= 0 && ks_created)
-				(void)unlink(ks_name);
-			if (ks_fd >= 0)
-				close(ks_fd);
-			ks_fd = -1;
-			goto fail_log;
+		if (util_output_open(ks_name, mode, &ks_o, err, sizeof(err)) < 0) {
+			log_error("record: %s", err);
+			goto done;
 		}
 		json_object_set_new(args, "kallsyms", json_string("fd"));
 	}
@@ -1080,40 +1100,48 @@ int tools_record_main(int argc, char **argv)
 		json_object_set(args, "pids", pids);
 
 	{
-		int fds[2] = { fd, ks_fd };
+		int fds[2] = { log_o.fd, ks_o.fd };
 
-		if (conn_call_fds(&c, "start", json_incref(args), fds, ks_fd >= 0 ? 2 : 1, &rep) < 0)
+		if (conn_call_fds(&c, "start", json_incref(args), fds, ks_o.fd >= 0 ? 2 : 1, &rep) < 0)
 			goto done;
 	}
-	close(fd);
-	fd = -1;
-	if (ks_fd >= 0)
-		close(ks_fd);
 	if (!json_is_true(json_object_get(rep, "ok"))) {
+		/* Nothing was recorded: the old log (if any) stays as it was, no new file. */
 		ret = reply_failed(rep, "record");
-		if (created)
-			(void)unlink(out); /* nothing was recorded: leave no empty log */
-		if (ks_fd >= 0 && ks_created)
-			remove_ours(ks_name, &ks_st);
-		ks_fd = -1;
 		goto done;
 	}
-	if (strcmp(out, "-") != 0)
-		write_vdso_beside(out);
-	if (strcmp(out, "-") != 0 && !no_jit)
-		jit_begin(&jit, out, pids);
-	if (ks_fd >= 0 && !json_is_true(json_object_get(rep, "kallsyms"))) {
-		/* The session cannot use kernel symbols (the reply says why): no empty file. */
+	session = json_integer_value(json_object_get(rep, "session"));
+	r = util_output__commit(&log_o);
+	if (r == 0 && (r = util_output__commit(&ks_o)) < 0)
+		which = ks_name;
+	if (r < 0) {
+		/* Another file was put in the way since it was looked at: no log to show. */
+		json_t *srep = NULL;
+
+		log_error("record: %s: %s; stopping", which, util_files_strerror(r));
+		if (conn_call(&c, "stop", json_pack("{s:I}", "session", session), &srep) == 0)
+			json_decref(srep);
+		session = -1;
+		goto done;
+	}
+	close(log_o.fd);
+	log_o.fd = -1;
+	if (ks_name && !json_is_true(json_object_get(rep, "kallsyms"))) {
+		/* The session cannot use kernel symbols (the reply says why): no (old) file left. */
 		const char *why = json_string_value(json_object_get(rep, "kallsyms_reason"));
 
-		remove_ours(ks_name, &ks_st);
+		if (ks_o.dir.fd >= 0)
+			(void)util_file_remove(&ks_o.dir, ks_o.name);
 		fprintf(stderr, "hwpmc: note: no kernel symbols (%s removed): %s\n", ks_name,
 			why ? why : "the daemon did not take the file");
 		free(ks_name);
 		ks_name = NULL;
 	}
-	ks_fd = -1;
-	session = json_integer_value(json_object_get(rep, "session"));
+	util_output__close(&ks_o);
+	if (log_o.dir.fd >= 0)
+		write_vdso_beside(&log_o.dir, log_o.name, out, mode);
+	if (log_o.dir.fd >= 0 && !no_jit)
+		jit_begin(&jit, &log_o, out, pids);
 	json_decref(rep);
 	rep = NULL;
 	if (child > 0) {
@@ -1226,10 +1254,6 @@ int tools_record_main(int argc, char **argv)
 			ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 	goto done;
-fail_log:
-	if (created)
-		(void)unlink(out);
-	goto done;
 usage:
 	fprintf(stderr, "Try 'hwpmc record --help'.\n");
 	ret = TOOLS_EXIT_USAGE;
@@ -1243,10 +1267,8 @@ done:
 		close(hold[0]);
 	if (hold[1] >= 0)
 		close(hold[1]);
-	if (fd >= 0)
-		close(fd);
-	if (ks_fd >= 0)
-		close(ks_fd);
+	util_output__abandon(&ks_o);
+	util_output__abandon(&log_o);
 	free(ks_name);
 	conn_close(&c);
 	json_decref(rep);

@@ -35,7 +35,7 @@
  *   mkdir, unlink, rename, link, symlink, mknod, chmod, chown, utimes.  Under
  *   the unit the uid stays 0, and the state directory holds every user's logs:
  *   the confined report writes only to descriptors it was given (its outputs
- *   name one: /dev/stdout, /dev/fd/N, which util_open_output() duplicates).  A
+ *   name one: /dev/stdout, /dev/fd/N, which util_output_open() duplicates).  A
  *   call of another architecture's ABI (int 0x80) kills the process
  *   (libseccomp's default), so the filter cannot be gone around.
  *   libseccomp is loaded here, with dlopen(), and only here: no other command pays

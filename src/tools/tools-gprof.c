@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
+#include "hwpmcd/files.h"
 #include "hwpmcd/log.h"
 #include "tools-report.h"
 
@@ -127,18 +128,34 @@ static int write_image(struct tools_report *r, const struct tools_rep_event *e,
 	return k;
 }
 
-/* Make @dir if it is missing; an existing one must be a directory (not a link). */
-static int make_dir(const char *dir)
+/*
+ * @dir made (files.h: a new directory in a checked one) if it is missing, or an
+ * existing one checked as a directory to create files in; opened into @ret.
+ */
+static int open_gprof_dir(const char *dir, mode_t mode, struct util_dir *ret)
 {
-	struct stat st;
+	struct util_dir parent;
+	const char *name;
+	char err[1024];
+	int r;
 
-	if (mkdir(dir, 0755) == 0)
-		return 0;
-	if (errno != EEXIST)
-		return -errno;
-	if (lstat(dir, &st) < 0)
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	r = util_dir__open(dir, false, ret, err, sizeof(err));
+	if (r != -ENOENT) {
+		if (r < 0)
+			log_error("--gprof: %s", err);
+		return r;
+	}
+	r = util_dir__open_parent(dir, &parent, &name, err, sizeof(err));
+	if (r < 0) {
+		log_error("--gprof: %s", err);
+		return r;
+	}
+	/* A directory's mode: the file mode with search where there is read. */
+	r = util_dir__make(&parent, name, mode ? mode | (mode & 0444) >> 2 : 0, ret);
+	util_dir__close(&parent);
+	if (r < 0)
+		log_error("--gprof: %s: %s", dir, strerror(-r));
+	return r;
 }
 
 static int cmp_first(const void *pa, const void *pb)
@@ -163,8 +180,9 @@ static size_t img_index(struct gp_img *v, size_t *n, uint32_t *ht, size_t cap,
 	return *n - 1;
 }
 
-int tools_report_write_gprof(struct tools_report *r, const char *dir)
+int tools_report_write_gprof(struct tools_report *r, const char *dir, mode_t mode)
 {
+	struct util_dir gd = UTIL_DIR_NONE;
 	struct tools_rep_event *e = tools_report_single_event(r, "--gprof");
 	const struct report_model *m = r->m;
 	const struct tools_rep_tree *t;
@@ -178,11 +196,9 @@ int tools_report_write_gprof(struct tools_report *r, const char *dir)
 		return -EINVAL;
 	if (!e->callees.n)
 		return -EINVAL; /* not built: the caller did not ask for callees */
-	k = make_dir(dir);
-	if (k < 0) {
-		log_error("--gprof: %s: %s", dir, strerror(-k));
+	k = open_gprof_dir(dir, mode, &gd);
+	if (k < 0)
 		return k;
-	}
 	t = &e->callees;
 	nnodes = t->len;
 	while (cap < 2 * (size_t)m->nfuncs)
@@ -249,9 +265,8 @@ int tools_report_write_gprof(struct tools_report *r, const char *dir)
 	qsort(v, nimg, sizeof(*v), cmp_first);
 	for (size_t x = 0; x < nimg && k == 0 && v[x].first != UINT32_MAX; x++) {
 		const struct report_image *img = v[x].img;
-		char path[4096];
+		char path[4096], name[UTIL_TEMP_NAME_MAX], tmp[UTIL_TEMP_NAME_MAX];
 		size_t s, nth;
-		bool made;
 		int fd;
 		FILE *out;
 
@@ -263,31 +278,39 @@ int tools_report_write_gprof(struct tools_report *r, const char *dir)
 			names[s] = (uint32_t)x + 1;
 		nth = same[names[s] - 1]++;
 		if (nth)
-			snprintf(path, sizeof(path), "%s/%s.%zu.gmon", dir, img->base, nth + 1);
+			snprintf(name, sizeof(name), "%.200s.%zu.gmon", img->base, nth + 1);
 		else
-			snprintf(path, sizeof(path), "%s/%s.gmon", dir, img->base);
-		fd = util_open_output(path, 0644, &made);
+			snprintf(name, sizeof(name), "%.200s.gmon", img->base);
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		/* Written under a temporary name, then in place of an old file of ours. */
+		fd = util_file_create_temp(&gd, name, mode, 0, tmp);
 		out = fd < 0 ? NULL : fdopen(fd, "we");
 		if (!out) {
 			k = fd < 0 ? fd : -errno;
-			log_error("--gprof: %s: %s", path,
-				  fd < 0 ? util_output_strerror(fd) : strerror(-k));
-			if (fd >= 0)
+			log_error("--gprof: %s: %s", path, util_files_strerror(k));
+			if (fd >= 0) {
 				close(fd);
+				(void)util_file_remove(&gd, tmp);
+			}
 			break;
 		}
 		k = write_image(r, e, &v[x], funcs, arcs, out);
 		if (fclose(out) != 0 && k == 0)
 			k = -EIO;
-		if (k < 0)
-			log_error("--gprof: %s: %s", path, strerror(-k));
-		else
+		if (k == 0)
+			k = util_file_commit(&gd, tmp, name);
+		if (k < 0) {
+			(void)util_file_remove(&gd, tmp);
+			log_error("--gprof: %s: %s", path, util_files_strerror(k));
+		} else {
 			fprintf(stderr, "hwpmc: gprof %s %s\n", img->shown, path);
+		}
 	}
 	if (k == 0 && other)
 		fprintf(stderr, "hwpmc: --gprof: %" PRIu64 " samples of the kernel or of no image "
 			"have no file gprof could read (--top shows them)\n", other);
 out:
+	util_dir__close(&gd);
 	free(v);
 	free(ht);
 	free(fimg);

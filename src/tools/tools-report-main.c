@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
+#include "hwpmcd/files.h"
 #include "hwpmcd/log.h"
 #include "tools-int.h"
 #include "tools-report.h"
@@ -278,6 +279,7 @@ enum {
 	OPT_PPROF,
 	OPT_CALLTREE,
 	OPT_GPROF,
+	OPT_MODE,
 	OPT_JSON,
 	OPT_DEPTH,
 	OPT_MINPCT,
@@ -323,26 +325,33 @@ static void free_opts(struct tools_rep_opts *o)
 
 /*
  * The file output @what (OPT_FLAME, OPT_PPROF or OPT_CALLTREE) of @r into @path,
- * created as util_open_output() creates it.  0, or -errno with a message logged.
+ * made by files.h's util_output_open() (mode @mode): a new file under a temporary
+ * name, in place of the old one only once written whole.  0, or -errno with a
+ * message logged.
  */
-static int write_output(struct tools_report *r, int what, const char *path)
+static int write_output(struct tools_report *r, int what, const char *path, mode_t mode)
 {
 	static const char *const opt[] = { "--flame", "--pprof", "--calltree" };
 	static const char *const done[] = { "the flame graph", "the pprof profile",
 					    "the callgrind file" };
-	int k = what == OPT_FLAME ? 0 : what == OPT_PPROF ? 1 : 2;
-	bool made;
-	int fd = util_open_output(path, 0644, &made), e;
-	FILE *f = fd < 0 ? NULL : fdopen(fd, "we");
+	int k = what == OPT_FLAME ? 0 : what == OPT_PPROF ? 1 : 2, e;
+	struct util_output o;
+	char err[1024];
+	FILE *f;
 
-	if (!f) {
-		e = fd < 0 ? fd : -errno;
-		log_error("%s: %s: %s", opt[k], path,
-			  fd < 0 ? util_output_strerror(fd) : strerror(-e));
-		if (fd >= 0)
-			close(fd);
+	e = util_output_open(path, mode, &o, err, sizeof(err));
+	if (e < 0) {
+		log_error("%s: %s", opt[k], err);
 		return e;
 	}
+	f = fdopen(o.fd, "we");
+	if (!f) {
+		e = -errno;
+		log_error("%s: %s: %s", opt[k], path, strerror(-e));
+		util_output__abandon(&o);
+		return e;
+	}
+	o.fd = -1; /* @f's now */
 	if (k == 0)
 		e = tools_report_write_flame(r, f);
 	else if (k == 1)
@@ -351,12 +360,19 @@ static int write_output(struct tools_report *r, int what, const char *path)
 		e = tools_report_write_calltree(r, f, r->file);
 	if (fclose(f) != 0 && e == 0)
 		e = -EIO;
+	if (e == 0 && (e = util_output__commit(&o)) < 0) {
+		log_error("%s: %s: %s", opt[k], path, util_files_strerror(e));
+		util_output__abandon(&o);
+		return e;
+	}
 	if (e < 0) {
 		/* A flame graph's EINVAL (not one event) was said already. */
 		if (e != -EINVAL || k != 0)
 			log_error("%s: %s: %s", opt[k], path, strerror(-e));
+		util_output__abandon(&o);
 		return e;
 	}
+	util_output__close(&o);
 	fprintf(stderr, "hwpmc: wrote %s %s\n", done[k], path);
 	return 0;
 }
@@ -431,6 +447,7 @@ int tools_report_main(int argc, char **argv)
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "calltree", required_argument, NULL, OPT_CALLTREE },
 		{ "gprof", required_argument, NULL, OPT_GPROF },
+		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "min-percent", required_argument, NULL, OPT_MINPCT },
@@ -465,6 +482,7 @@ int tools_report_main(int argc, char **argv)
 	bool confined = false;
 	const char *flame = NULL, *pprof = NULL, *calltree = NULL, *gprof = NULL, *callers = NULL, *callees = NULL;
 	unsigned long x;
+	mode_t mode = 0;
 	int c, e = 0, rc = TOOLS_EXIT_USAGE;
 
 	heap_setup();
@@ -498,6 +516,13 @@ int tools_report_main(int argc, char **argv)
 			break;
 		case OPT_GPROF:
 			gprof = optarg;
+			break;
+		case OPT_MODE:
+			if (util_parse_mode(optarg, &mode) < 0) {
+				log_error("report: --mode '%s' must be an octal mode such as 0644 (the "
+					  "owner's read and write bits set)", optarg);
+				e = -EINVAL;
+			}
 			break;
 		case OPT_JSON:
 			json = true;
@@ -718,10 +743,10 @@ int tools_report_main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if ((flame && write_output(&r, OPT_FLAME, flame) < 0) ||
-	    (pprof && write_output(&r, OPT_PPROF, pprof) < 0) ||
-	    (calltree && write_output(&r, OPT_CALLTREE, calltree) < 0) ||
-	    (gprof && tools_report_write_gprof(&r, gprof) < 0))
+	if ((flame && write_output(&r, OPT_FLAME, flame, mode) < 0) ||
+	    (pprof && write_output(&r, OPT_PPROF, pprof, mode) < 0) ||
+	    (calltree && write_output(&r, OPT_CALLTREE, calltree, mode) < 0) ||
+	    (gprof && tools_report_write_gprof(&r, gprof, mode) < 0))
 		goto out;
 	if (json) {
 		e = tools_report_print_json(&r, stdout, &po);

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <stdio.h>
 
 #include "hwpmcd/pmclog.h"
@@ -260,7 +261,7 @@ int tools_report_write_calltree(struct tools_report *r, FILE *out, const char *c
  * tools_report_write_gprof: a gmon.out file per user image with samples into @dir
  * (made if missing), for gprof (tools-gprof.c).  0, or -errno with a message logged.
  */
-int tools_report_write_gprof(struct tools_report *r, const char *dir);
+int tools_report_write_gprof(struct tools_report *r, const char *dir, mode_t mode);
 /* The single selected event for folded/flame output, or NULL with a message logged. */
 struct tools_rep_event *tools_report_single_event(struct tools_report *r, const char *what);
 

@@ -97,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)tools_report_print_folded(&r, null);
 			(void)tools_report_write_flame(&r, null);
 			/* a gmon file per image, into one directory kept for the run */
-			(void)tools_report_write_gprof(&r, gdir);
+			(void)tools_report_write_gprof(&r, gdir, 0);
 		}
 	}
 	tools_report_free(&r);

@@ -405,6 +405,50 @@ matrix "root: record -o U's regular file" "refused" "$(planted "$shared/p5.pmclo
 	ok "U's planted files are left as they were" || bad "U's planted files changed: $(ls -la "$shared")"
 [[ ! -e "$shared/p1.pmclog" ]] && ok "a refused record leaves no log behind" || bad "p1.pmclog left behind"
 
+# --- root records a process with a JIT map into the shared directory, where U made
+# LOG.jit/ first with a FIFO named as the process's map: before, root's record
+# opened it (no O_NONBLOCK) and hung, and wrote the maps it copied into U's
+# directory (0644).  Now U's directory is never used (files.h) and nothing blocks.
+echo "1000 10 u_secret_jit_fn" > "$tmp/u/perf.map"; chmod 0600 "$tmp/u/perf.map"
+chown "$U:$U" "$tmp/u/perf.map"
+as "$U" cp -p "$tmp/u/perf.map" "/tmp/perf-$upid.map"
+as "$U" mkdir "$shared/j1.pmclog.jit"
+as "$U" mkfifo "$shared/j1.pmclog.jit/perf-$upid.map"
+as "$U" touch "$shared/j1.pmclog.jit/mine"
+jout=$(timeout 20 "$hwpmc" record --socket "$sock" -q -p "$upid" -d 0.5 -o "$shared/j1.pmclog" 2>&1 > /dev/null); jrc=$?
+matrix "root: record into a shared dir where U made LOG.jit/ (a FIFO for the map)" \
+	"completes, U's dir unused" \
+	"$([[ $jrc == 124 ]] && echo hung || { [[ $jrc == 0 && $jout == *"another user's directory"* ]] &&
+		echo "completes, U's dir unused" || echo "rc $jrc: $jout"; })"
+[[ "$(ls -A "$shared/j1.pmclog.jit" | sort | tr '\n' ' ')" == "mine perf-$upid.map " &&
+   ! -s "$shared/j1.pmclog.jit/mine" && -p "$shared/j1.pmclog.jit/perf-$upid.map" ]] &&
+	ok "U's LOG.jit/ is as U left it" || bad "U's LOG.jit/ changed: $(ls -la "$shared/j1.pmclog.jit")"
+# In root's own directory: the log, its kernel symbols and the maps are root's alone.
+mkdir -m 0755 "$tmp/rootout"
+"$hwpmc" record --socket "$sock" -q -p "$upid" -d 0.5 -o "$tmp/rootout/j2.pmclog" > /dev/null 2>&1
+modes=$(cd "$tmp/rootout" && stat -c '%n %a' j2.pmclog j2.pmclog.kallsyms j2.pmclog.vdso j2.pmclog.jit \
+	"j2.pmclog.jit/perf-$upid.map" 2>&1 | tr '\n' ',')
+matrix "root: record's files (log, .kallsyms, .vdso, .jit/ and a user's 0600 map in it)" \
+	"0600 files, 0700 dir" \
+	"$([[ $modes == "j2.pmclog 600,j2.pmclog.kallsyms 600,j2.pmclog.vdso 600,j2.pmclog.jit 700,j2.pmclog.jit/perf-$upid.map 600," ]] &&
+		echo "0600 files, 0700 dir" || echo "$modes")"
+grep -q u_secret_jit_fn "$tmp/rootout/j2.pmclog.jit/perf-$upid.map" 2> /dev/null &&
+	ok "the map was saved (only root may read it)" || bad "U's map was not saved: $(ls -la "$tmp/rootout")"
+rm -f "/tmp/perf-$upid.map"
+# A record the daemon refuses leaves the previous log as it was (before: truncated to 0).
+cp "$tmp/rootout/j2.pmclog" "$tmp/rootout/keep.pmclog"
+ksum=$(md5sum < "$tmp/rootout/keep.pmclog")
+"$hwpmc" record --socket "$sock" -q -e cyclez -d 0.5 -o "$tmp/rootout/keep.pmclog" > /dev/null 2>&1
+matrix "root: a refused record (-e cyclez) over an older log" "the old log kept" \
+	"$([[ "$(md5sum < "$tmp/rootout/keep.pmclog")" == "$ksum" ]] && echo "the old log kept" ||
+		echo "changed: $(stat -c %s "$tmp/rootout/keep.pmclog") bytes")"
+[[ -z "$(ls -A "$tmp/rootout" | grep '^\.')" ]] && ok "no temporary file left behind" ||
+	bad "left behind: $(ls -A "$tmp/rootout")"
+# U's own directory: root does not create files there (U could replace them).
+matrix "root: record -o into U's own directory" "refused" \
+	"$(out=$("$hwpmc" record --socket "$sock" -q -d 0.2 -o "$tmp/u/r.pmclog" 2>&1); rc=$?
+	   [[ $rc != 0 && $out == *"another user"* && ! -e $tmp/u/r.pmclog ]] && echo refused || echo "rc $rc: $out")"
+
 st=$(stat -c '%a %U' "$tmp/state")
 [[ $st == "750 root" ]] && ok "the daemon made its state dir 0750 root" || bad "state dir: $st"
 chmod 1777 "$tmp/state"

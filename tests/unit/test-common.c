@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
+#include "hwpmcd/files.h"
 #include "hwpmcd/log.h"
 
 static char last_msg[1200];
@@ -129,7 +130,7 @@ static size_t resident(void *p, size_t len)
 	return n;
 }
 
-/* The names util_open_output() takes for the caller's own descriptors, and no other. */
+/* The names util_output_open() takes for the caller's own descriptors, and no other. */
 START_TEST(test_own_fd_name)
 {
 	static const struct {
@@ -179,113 +180,152 @@ START_TEST(test_prefault)
 }
 END_TEST
 
-/* util_open_output: every trick a user can plant where a recorder (maybe root) writes. */
-START_TEST(test_open_output)
+/* Read the whole small file @p into @buf (NUL-terminated); its length or -1. */
+static int slurp(const char *p, char *buf, size_t size)
 {
-	char dir[] = "/tmp/hwpmc-test-out.XXXXXX", p[128], q[128];
-	bool made = false;
+	int fd = open(p, O_RDONLY | O_CLOEXEC), n;
+
+	if (fd < 0)
+		return -1;
+	n = (int)read(fd, buf, size - 1);
+	close(fd);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* Write @text into a new file @p (mode 0600). */
+static void put(const char *p, const char *text)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* util_output_open: every trick a user can plant where a recorder (maybe root) writes. */
+START_TEST(test_output_open)
+{
+	char dir[] = "/tmp/hwpmc-test-out.XXXXXX", p[128], q[400], b[64], err[512];
+	struct util_output o;
 	struct stat st;
-	int fd;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	/* A new file: created; again: reused and truncated, not created. */
+	/* A new file: written under a temporary name, in place at the commit, mode 0600. */
 	snprintf(p, sizeof(p), "%s/log", dir);
-	fd = util_open_output(p, 0600, &made);
-	ck_assert_int_ge(fd, 0);
-	ck_assert(made);
-	ck_assert_int_eq(write(fd, "abc", 3), 3);
-	close(fd);
-	fd = util_open_output(p, 0600, &made);
-	ck_assert_int_ge(fd, 0);
-	ck_assert(!made);
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	ck_assert_int_eq(st.st_size, 0);
-	ck_assert_int_eq(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
-	ck_assert_int_ne(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
-	close(fd);
+	ck_assert_int_eq(util_output_open(p, 0, &o, err, sizeof(err)), 0);
+	ck_assert_str_ne(o.tmp, "");
+	ck_assert_int_eq(write(o.fd, "abc", 3), 3);
+	ck_assert_int_eq(stat(p, &st), -1); /* not there before the commit */
+	ck_assert_int_eq(fcntl(o.fd, F_GETFL) & O_NONBLOCK, 0);
+	ck_assert_int_ne(fcntl(o.fd, F_GETFD) & FD_CLOEXEC, 0);
+	ck_assert_int_eq(util_output__commit(&o), 0);
+	util_output__close(&o);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(slurp(p, b, sizeof(b)), 3);
+	/* Again, abandoned (a refused run): the old file stays whole, no temporary left. */
+	ck_assert_int_eq(util_output_open(p, 0640, &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(write(o.fd, "new", 3), 3);
+	snprintf(q, sizeof(q), "%s/%s", dir, o.tmp);
+	util_output__abandon(&o);
+	ck_assert_int_eq(slurp(p, b, sizeof(b)), 3);
+	ck_assert_str_eq(b, "abc");
+	ck_assert_int_eq(stat(q, &st), -1);
+	/* Again, committed with another mode: replaced. */
+	ck_assert_int_eq(util_output_open(p, 0640, &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(write(o.fd, "xy", 2), 2);
+	ck_assert_int_eq(util_output__commit(&o), 0);
+	util_output__close(&o);
+	ck_assert_int_eq(slurp(p, b, sizeof(b)), 2);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0640 & ~umask(022));
 	/* A symbolic link to a victim: refused, the victim untouched. */
 	snprintf(q, sizeof(q), "%s/victim", dir);
-	fd = open(q, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	ck_assert_int_eq(write(fd, "secret", 6), 6);
-	close(fd);
+	put(q, "secret");
 	snprintf(p, sizeof(p), "%s/link", dir);
 	ck_assert_int_eq(symlink(q, p), 0);
-	ck_assert_int_eq(util_open_output(p, 0600, &made), -ELOOP);
-	/* A hard link to it: refused. */
+	ck_assert_int_eq(util_output_open(p, 0, &o, err, sizeof(err)), -ELOOP);
+	ck_assert_ptr_nonnull(strstr(err, "symbolic link"));
+	/* A hard link to it: the name is replaced, never the victim's bytes. */
 	snprintf(p, sizeof(p), "%s/hard", dir);
 	ck_assert_int_eq(link(q, p), 0);
-	ck_assert_int_eq(util_open_output(p, 0600, &made), -EPERM);
-	ck_assert_int_eq(stat(q, &st), 0);
-	ck_assert_int_eq(st.st_size, 6);
-	/* Another user's file (needs root to make one). */
+	ck_assert_int_eq(util_output_open(p, 0, &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(write(o.fd, "mine", 4), 4);
+	ck_assert_int_eq(util_output__commit(&o), 0);
+	util_output__close(&o);
+	ck_assert_int_eq(slurp(q, b, sizeof(b)), 6);
+	ck_assert_str_eq(b, "secret");
+	ck_assert_int_eq(slurp(p, b, sizeof(b)), 4);
+	/* Another user's file (needs root to make one): refused, untouched. */
 	if (geteuid() == 0) {
 		snprintf(p, sizeof(p), "%s/theirs", dir);
-		fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-		ck_assert_int_eq(write(fd, "x", 1), 1);
-		ck_assert_int_eq(fchown(fd, 65534, 65534), 0);
-		close(fd);
-		ck_assert_int_eq(util_open_output(p, 0600, &made), -EPERM);
-		ck_assert_int_eq(stat(p, &st), 0);
-		ck_assert_int_eq(st.st_size, 1);
+		put(p, "x");
+		ck_assert_int_eq(chown(p, 65534, 65534), 0);
+		ck_assert_int_eq(util_output_open(p, 0, &o, err, sizeof(err)), -EPERM);
+		ck_assert_int_eq(slurp(p, b, sizeof(b)), 1);
 		unlink(p);
 	}
-	/* Our FIFO: its reader is waited for (one opens it a moment later). */
+	/* Our FIFO: written in place; its reader is waited for (one opens it a moment later). */
 	snprintf(p, sizeof(p), "%s/fifo", dir);
 	ck_assert_int_eq(mkfifo(p, 0600), 0);
 	{
 		pid_t rd = fork();
+		int status;
 
 		ck_assert_int_ge(rd, 0);
 		if (rd == 0) {
-			char b[8];
+			char c[8];
 			int r;
 
 			usleep(200000);
 			r = open(p, O_RDONLY | O_CLOEXEC);
-			_exit(r >= 0 && read(r, b, sizeof(b)) == 1 ? 0 : 1);
+			_exit(r >= 0 && read(r, c, sizeof(c)) == 1 ? 0 : 1);
 		}
-		fd = util_open_output(p, 0600, &made);
-		ck_assert_int_ge(fd, 0);
-		ck_assert(!made);
-		ck_assert_int_eq(write(fd, "f", 1), 1);
-		close(fd);
-		ck_assert_int_eq(waitpid(rd, &fd, 0), rd);
-		ck_assert(WIFEXITED(fd) && WEXITSTATUS(fd) == 0);
+		ck_assert_int_eq(util_output_open(p, 0, &o, err, sizeof(err)), 0);
+		ck_assert_str_eq(o.tmp, "");
+		ck_assert_int_eq(fcntl(o.fd, F_GETFL) & O_NONBLOCK, 0);
+		ck_assert_int_eq(write(o.fd, "f", 1), 1);
+		ck_assert_int_eq(util_output__commit(&o), 0);
+		util_output__close(&o);
+		ck_assert_int_eq(waitpid(rd, &status, 0), rd);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	}
 	/* Another user's FIFO nobody reads: refused at once, never waited for. */
 	if (geteuid() == 0) {
 		ck_assert_int_eq(chown(p, 65534, 65534), 0);
-		ck_assert_int_eq(util_open_output(p, 0600, &made), -EPERM);
+		ck_assert_int_eq(util_output_open(p, 0, &o, err, sizeof(err)), -EPERM);
 	}
 	unlink(p);
-	/* A directory: refused; /dev/null (a character device): taken. */
+	/* A directory: refused; /dev/null (a character device): written in place. */
 	snprintf(p, sizeof(p), "%s/sub", dir);
 	ck_assert_int_eq(mkdir(p, 0700), 0);
-	ck_assert_int_lt(util_open_output(p, 0600, &made), 0);
+	ck_assert_int_eq(util_output_open(p, 0, &o, err, sizeof(err)), -EINVAL);
 	rmdir(p);
-	fd = util_open_output("/dev/null", 0600, &made);
-	ck_assert_int_ge(fd, 0);
-	ck_assert(!made);
-	close(fd);
+	ck_assert_int_eq(util_output_open("/dev/null", 0, &o, err, sizeof(err)), 0);
+	ck_assert_str_eq(o.tmp, "");
+	util_output__abandon(&o);
+	ck_assert_int_eq(stat("/dev/null", &st), 0);
+	ck_assert(S_ISCHR(st.st_mode));
 	/* Our own descriptors by name (links, but nobody else's): a pipe, say. */
 	{
-		int pp[2], d;
+		int pp[2];
 		char name[64];
 
 		ck_assert_int_eq(pipe2(pp, O_CLOEXEC), 0);
 		snprintf(name, sizeof(name), "/dev/fd/%d", pp[1]);
-		d = util_open_output(name, 0600, &made);
-		ck_assert_int_ge(d, 0);
-		ck_assert_int_eq(write(d, "x", 1), 1);
-		close(d);
+		ck_assert_int_eq(util_output_open(name, 0, &o, err, sizeof(err)), 0);
+		ck_assert_int_eq(write(o.fd, "x", 1), 1);
+		util_output__abandon(&o);
 		snprintf(name, sizeof(name), "/proc/self/fd/%d", pp[0]);
-		ck_assert_int_eq(util_open_output(name, 0600, &made), -EBADF); /* the read end */
-		ck_assert_int_eq(util_open_output("/dev/fd/12x", 0600, &made), -ENOENT);
+		ck_assert_int_eq(util_output_open(name, 0, &o, err, sizeof(err)), -EBADF);
 		close(pp[0]);
 		close(pp[1]);
 	}
-	ck_assert_str_eq(util_output_strerror(-ELOOP),
-			 "a symbolic link: refusing to write through it");
+	/* Names that are no file. */
+	ck_assert_int_eq(util_output_open("/tmp/", 0, &o, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(util_output_open("..", 0, &o, err, sizeof(err)), -EINVAL);
 	snprintf(p, sizeof(p), "%s/link", dir);
 	unlink(p);
 	snprintf(p, sizeof(p), "%s/hard", dir);
@@ -294,6 +334,124 @@ START_TEST(test_open_output)
 	snprintf(p, sizeof(p), "%s/log", dir);
 	unlink(p);
 	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* The directories files are made in: whose, who else may write them, sticky or not. */
+START_TEST(test_dir_rules)
+{
+	char dir[] = "/tmp/hwpmc-test-dirs.XXXXXX", p[160], q[160], err[512];
+	struct util_dir d, sub;
+	struct stat st;
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* Ours, 0700: private. */
+	ck_assert_int_eq(util_dir__open(dir, true, &d, err, sizeof(err)), 0);
+	ck_assert(!d.shared);
+	/* A new file: O_EXCL (a second create fails), 0600. */
+	fd = util_file_create(&d, "a", 0, 0);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(util_file_create(&d, "a", 0, 0), -EEXIST);
+	ck_assert_int_eq(util_file_create(&d, "../a", 0, 0), -EINVAL);
+	ck_assert_int_eq(util_file_create(&d, "x/y", 0, 0), -EINVAL);
+	snprintf(p, sizeof(p), "%s/a", dir);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	/* A new directory of ours, 0700; a name taken, whatever it is: EEXIST. */
+	ck_assert_int_eq(util_dir__make(&d, "sub", 0, &sub), 0);
+	ck_assert_int_eq(util_dir__make(&d, "a", 0, &sub), -EEXIST);
+	snprintf(q, sizeof(q), "%s/victim", dir);
+	ck_assert_int_eq(symlink("/tmp", q), 0);
+	ck_assert_int_eq(util_dir__make(&d, "victim", 0, &sub), -EEXIST);
+	unlink(q);
+	/* Appending: to our file; never through a link, to a FIFO, or to a hard link. */
+	fd = util_file_append(&sub, "m", 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "1", 1), 1);
+	close(fd);
+	fd = util_file_append(&sub, "m", 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "2", 1), 1);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/sub/m", dir);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_size, 2);
+	snprintf(q, sizeof(q), "%s/sub/h", dir);
+	ck_assert_int_eq(link(p, q), 0);
+	ck_assert_int_eq(util_file_append(&sub, "m", 0), -EPERM);
+	unlink(q);
+	ck_assert_int_eq(symlink(p, q), 0);
+	ck_assert_int_lt(util_file_append(&sub, "h", 0), 0);
+	unlink(q);
+	ck_assert_int_eq(mkfifo(q, 0600), 0);
+	ck_assert_int_lt(util_file_append(&sub, "h", 0), 0); /* O_NONBLOCK: ENXIO, never waits */
+	unlink(q);
+	/* A directory of ours replaces an old one of ours (emptied first). */
+	{
+		struct util_dir nd;
+
+		ck_assert_int_eq(util_dir__make(&d, ".new", 0, &nd), 0);
+		fd = util_file_create(&nd, "n", 0, 0);
+		ck_assert_int_ge(fd, 0);
+		close(fd);
+		util_dir__close(&nd);
+		ck_assert_int_eq(util_dir_commit(&d, ".new", "sub"), 0);
+		snprintf(p, sizeof(p), "%s/sub/n", dir);
+		ck_assert_int_eq(stat(p, &st), 0);
+		snprintf(p, sizeof(p), "%s/sub/m", dir);
+		ck_assert_int_eq(stat(p, &st), -1);
+	}
+	util_dir__close(&sub);
+	/* A file's commit never replaces a link, a FIFO or a directory. */
+	fd = util_file_create(&d, "t", 0, 0);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/l", dir);
+	ck_assert_int_eq(symlink("/etc/passwd", p), 0);
+	ck_assert_int_eq(util_file_commit(&d, "t", "l"), -ELOOP);
+	ck_assert_int_eq(util_file_commit(&d, "t", "sub"), -EINVAL);
+	ck_assert_int_eq(util_file_commit(&d, "t", "fresh"), 0);
+	unlink(p);
+	util_dir__close(&d);
+	/* Writable by others and not sticky: refused; sticky: shared (new files only). */
+	ck_assert_int_eq(chmod(dir, 0777), 0);
+	ck_assert_int_eq(util_dir__open(dir, false, &d, err, sizeof(err)), -EPERM);
+	ck_assert_ptr_nonnull(strstr(err, "not sticky"));
+	ck_assert_int_eq(chmod(dir, 01777), 0);
+	ck_assert_int_eq(util_dir__open(dir, true, &d, err, sizeof(err)), -EPERM);
+	ck_assert_int_eq(util_dir__open(dir, false, &d, err, sizeof(err)), 0);
+	ck_assert(d.shared);
+	ck_assert_int_eq(util_file_append(&d, "m", 0), -EPERM);
+	util_dir__close(&d);
+	/* Another user's directory (root makes one): refused, even 0755. */
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chmod(dir, 0755), 0);
+		ck_assert_int_eq(chown(dir, 65534, 65534), 0);
+		ck_assert_int_eq(util_dir__open(dir, false, &d, err, sizeof(err)), -EPERM);
+		ck_assert_ptr_nonnull(strstr(err, "another user"));
+		ck_assert_int_eq(chown(dir, 0, 0), 0);
+	}
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	ck_assert_int_eq(util_dir__open(dir, false, &d, err, sizeof(err)), 0);
+	ck_assert_int_eq(util_dir_remove(&d, "sub"), 0);
+	ck_assert_int_eq(util_file_remove(&d, "a"), 0);
+	ck_assert_int_eq(util_file_remove(&d, "fresh"), 0);
+	util_dir__close(&d);
+	ck_assert_int_eq(util_dir__open("/nonexistent-hwpmc", false, &d, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(rmdir(dir), 0);
+	/* Modes. */
+	{
+		mode_t m;
+
+		ck_assert_int_eq(util_parse_mode("0644", &m), 0);
+		ck_assert_int_eq(m, 0644);
+		ck_assert_int_eq(util_parse_mode("600", &m), 0);
+		ck_assert_int_eq(util_parse_mode("0444", &m), -EINVAL);
+		ck_assert_int_eq(util_parse_mode("4755", &m), -EINVAL);
+		ck_assert_int_eq(util_parse_mode("0x1a4", &m), -EINVAL);
+		ck_assert_int_eq(util_parse_mode("", &m), -EINVAL);
+	}
 }
 END_TEST
 
@@ -309,7 +467,8 @@ int main(void)
 	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_parse_u64);
 	tcase_add_test(tc, test_write_all);
-	tcase_add_test(tc, test_open_output);
+	tcase_add_test(tc, test_output_open);
+	tcase_add_test(tc, test_dir_rules);
 	tcase_add_test(tc, test_own_fd_name);
 	tcase_add_test(tc, test_prefault);
 	suite_add_tcase(s, tc);

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hwpmcd/files.h"
 #include "hwpmcd/maplog-jit.h"
 
 static char outdir[256];
@@ -91,7 +92,7 @@ START_TEST(test_saved_after_exit)
 	o.npids = 1;
 	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)child);
 	put(map, "7f0000001000 100 JS:*hot a.js:1\n");
-	ck_assert_int_eq(maplog_jit__new(dfd, &o, &j), 0);
+	ck_assert_int_eq(maplog_jit__new(&(struct util_dir){ .fd = dfd }, &o, &j), 0);
 	ck_assert_int_eq(maplog_jit__poll(j), 0);
 	/* The JIT writes on; the file goes; the process exits. */
 	put(map, "7f0000001000 100 JS:*hot a.js:1\n7f0000002000 80 JS:*more b.js:2\n");
@@ -138,7 +139,7 @@ START_TEST(test_fifo_scope_finish)
 
 		o.pids = t;
 		o.npids = 2;
-		ck_assert_int_eq(maplog_jit__new(dfd, &o, &j), 0);
+		ck_assert_int_eq(maplog_jit__new(&(struct util_dir){ .fd = dfd }, &o, &j), 0);
 	}
 	alarm(20);
 	ck_assert_int_eq(maplog_jit__finish(j), 0);
@@ -181,7 +182,7 @@ START_TEST(test_limits)
 		snprintf(i ? m2 : m1, 64, "/tmp/perf-%d.map", (int)t[i]);
 		put(i ? m2 : m1, "123456 10 name\n");
 	}
-	ck_assert_int_eq(maplog_jit__new(dfd, &o, &j), 0);
+	ck_assert_int_eq(maplog_jit__new(&(struct util_dir){ .fd = dfd }, &o, &j), 0);
 	ck_assert_int_eq(maplog_jit__finish(j), 0);
 	maplog_jit__stats(j, &st);
 	/* One kept (and cut at 4 bytes), one over the limit: both counted, neither silent. */
@@ -218,9 +219,9 @@ START_TEST(test_snapshot)
 	o.npids = 1;
 	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)child);
 	put(map, "1000 10 a\n");
-	ck_assert_int_eq(maplog_jit__new(d1, &o, &j), 0);
+	ck_assert_int_eq(maplog_jit__new(&(struct util_dir){ .fd = d1 }, &o, &j), 0);
 	ck_assert_int_eq(maplog_jit__poll(j), 0);
-	ck_assert_int_eq(maplog_jit__snapshot(j, d2), 0);
+	ck_assert_int_eq(maplog_jit__snapshot(j, &(struct util_dir){ .fd = d2 }), 0);
 	put(map, "1000 10 a\n2000 10 b\n");
 	reap(child);
 	ck_assert_int_eq(maplog_jit__finish(j), 0);
@@ -259,7 +260,7 @@ START_TEST(test_backoff)
 	o.npids = 2;
 	snprintf(m1, sizeof(m1), "/tmp/perf-%d.map", (int)t[0]);
 	snprintf(m2, sizeof(m2), "/tmp/perf-%d.map", (int)t[1]);
-	ck_assert_int_eq(maplog_jit__new(dfd, &o, &j), 0);
+	ck_assert_int_eq(maplog_jit__new(&(struct util_dir){ .fd = dfd }, &o, &j), 0);
 	ck_assert_int_eq(maplog_jit__poll(j), 0); /* neither has a map: next look 1 poll on */
 	put(m1, "1000 10 a\n");
 	ck_assert_int_eq(maplog_jit__poll(j), 0); /* t[0]'s found (kept open) */
@@ -276,7 +277,7 @@ START_TEST(test_backoff)
 	unlink(saved);
 	maplog_jit__free(j);
 	/* Under backoff, the end still looks at everyone. */
-	ck_assert_int_eq(maplog_jit__new(dfd, &o, &j), 0);
+	ck_assert_int_eq(maplog_jit__new(&(struct util_dir){ .fd = dfd }, &o, &j), 0);
 	for (int i = 0; i < 4; i++)
 		ck_assert_int_eq(maplog_jit__poll(j), 0); /* t[1]: gap 8 by now */
 	put(m2, "3000 10 c\n");
@@ -348,7 +349,7 @@ START_TEST(test_daemon_rules)
 	snprintf(m2, sizeof(m2), "/tmp/perf-%d.map", (int)t[1]);
 	put(m2, "1000 10 own\n");
 	ck_assert_int_eq(chown(m2, 65533, 65533), 0);
-	ck_assert_int_eq(maplog_jit__new(dfd, &o, &j), 0);
+	ck_assert_int_eq(maplog_jit__new(&(struct util_dir){ .fd = dfd }, &o, &j), 0);
 	ck_assert_int_eq(maplog_jit__finish(j), 0);
 	maplog_jit__stats(j, &st);
 	ck_assert_uint_eq(st.refused, 1);
@@ -361,7 +362,7 @@ START_TEST(test_daemon_rules)
 	o.by_uid = true;
 	o.uid = 65534;
 	o.strict_owner = false;
-	ck_assert_int_eq(maplog_jit__new(dfd, &o, &j), 0);
+	ck_assert_int_eq(maplog_jit__new(&(struct util_dir){ .fd = dfd }, &o, &j), 0);
 	ck_assert_int_eq(maplog_jit__finish(j), 0);
 	maplog_jit__stats(j, &st);
 	ck_assert_uint_eq(st.refused, 0);

@@ -37,6 +37,7 @@
 #include <valgrind/valgrind.h>
 
 #include "hwpmcd/common.h"
+#include "hwpmcd/files.h"
 #include "tools-int.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -141,12 +142,14 @@ static void child_checks(bool root)
 	/* An output: a descriptor it was given, named as the push names it. */
 	snprintf(path, sizeof(path), "/dev/fd/%d", p[1]);
 	{
-		bool made;
+		struct util_output o;
+		char err[256];
 
-		fd = util_open_output(path, 0644, &made);
-		NEEDED(fd >= 0 && write(fd, "y", 1) == 1 && read(p[0], b, 1) == 1 && b[0] == 'y',
-		       "an output to a descriptor (util_open_output of /dev/fd/N)");
-		close(fd);
+		fd = util_output_open(path, 0, &o, err, sizeof(err));
+		NEEDED(fd == 0 && write(o.fd, "y", 1) == 1 && read(p[0], b, 1) == 1 && b[0] == 'y',
+		       "an output to a descriptor (util_output_open of /dev/fd/N)");
+		if (fd == 0)
+			util_output__abandon(&o);
 	}
 	snprintf(path, sizeof(path), "%s/kept", dir);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
