@@ -76,6 +76,18 @@ struct maplog_ops {
 	 */
 	bool (*may_scan)(void *ctx, int32_t pid);
 	/*
+	 * Optional (NULL: open(2) as the caller is): open /proc/@pid/maps read-only
+	 * for a scan, in a way that proves the process may enter the log: the daemon
+	 * opens it with its user's credentials, so that the kernel's own ptrace
+	 * check (the process is that user's and dumpable) and its hold on the
+	 * address space whose maps the fd reads happen in one step, which an exec
+	 * cannot split.  A scan calls it before it reads anything of the process
+	 * but its name, and again after everything (the name read twice): what it
+	 * read enters the model only if both opens succeeded and the name is the
+	 * same.  The fd, or -errno (-EACCES/-EPERM: refused, -ENOENT/-ESRCH: gone).
+	 */
+	int (*open_maps)(void *ctx, int32_t pid);
+	/*
 	 * Optional (NULL: not called): the file of the MAP_IN that follows has GNU
 	 * build id @id (@len bytes, 1..20), at the same time.  Said before a MAP_IN of
 	 * a file whenever it is not what was last said for that path in this log

@@ -299,13 +299,12 @@ static int cg_say(struct maplog *m, uint64_t time, struct maplog_proc *p)
 	return r;
 }
 
-/* Read @p's cgroup now; a new one replaces what was said. */
-static void cg_read(struct maplog *m, struct maplog_proc *p)
+/* @p's cgroup is @path (read by the caller); a new one replaces what was said. */
+static void cg_set(struct maplog *m, struct maplog_proc *p, const char *path)
 {
-	char path[4096];
 	uint32_t cg;
 
-	if (!m->ops->cgroup || (p->flags & MAPLOG_F_KPROC) || read_cgroup(p->pid, path, sizeof(path)) < 0)
+	if (!m->ops->cgroup || (p->flags & MAPLOG_F_KPROC) || !path[0])
 		return;
 	cg = cg_intern(m, path);
 	if (!cg) {
@@ -316,6 +315,16 @@ static void cg_read(struct maplog *m, struct maplog_proc *p)
 		p->cg = cg;
 		p->cg_said = false;
 	}
+}
+
+/* Read @p's cgroup now; a new one replaces what was said. */
+static void cg_read(struct maplog *m, struct maplog_proc *p)
+{
+	char path[4096];
+
+	if (m->ops->cgroup && !(p->flags & MAPLOG_F_KPROC) &&
+	    read_cgroup(p->pid, path, sizeof(path)) == 0)
+		cg_set(m, p, path);
 }
 
 void maplog__gate(struct maplog *m)
@@ -1367,50 +1376,26 @@ static int read_stat(int32_t pid, int32_t *ret_ppid, uint32_t *ret_flags,
 }
 
 /*
- * Each executable mapping of process @pid now, in address order, to @fn until it
- * returns nonzero: 0 (all seen, or the process is gone: /proc/PID/maps does not
- * open), or what @fn returned (> 0: stop; < 0: an error).
+ * What a scan of one process read, before any of it enters the model or the log:
+ * its name, its threads (not gated), its cgroup and its executable mappings (the
+ * lines of /proc/PID/maps, '\n' after each).
  */
-static int exec_maps(int32_t pid, int (*fn)(void *ctx, const struct maplog_maps_entry *e),
-		     void *ctx)
-{
-	char path[64], line[4096 + 256];
-	FILE *f;
-	int r = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (r == 0 && fgets(line, sizeof(line), f)) {
-		struct maplog_maps_entry e;
-
-		line[strcspn(line, "\n")] = '\0';
-		if (maplog_maps_parse_line(line, &e) == 0 && e.x)
-			r = fn(ctx, &e);
-	}
-	fclose(f);
-	return r;
-}
-
-struct scan_maps {
-	struct maplog *m;
-	uint64_t time;
-	int32_t pid;
+struct scan_stage {
+	char name[20];
+	struct scan_thr {
+		int32_t tid;
+		char name[20];
+	} *thr;
+	size_t nthr, cap_thr;
+	char *maps;
+	size_t len, cap;
+	char cg[4096];
 };
 
-/* exec_maps() of scan_one(): a MAP_IN for each mapping of a file, the vDSO, anon or memfd. */
-static int scan_map(void *ctx, const struct maplog_maps_entry *e)
+static void stage_free(struct scan_stage *st)
 {
-	const struct scan_maps *sm = ctx;
-	int r;
-
-	if (e->kind != MAPLOG_MAP_FILE && e->kind != MAPLOG_MAP_VDSO &&
-	    e->kind != MAPLOG_MAP_ANON && e->kind != MAPLOG_MAP_MEMFD)
-		return 0;
-	r = note_mapping(sm->m, sm->time, sm->pid, e->start, e->end, e->pgoff, e->path,
-			 makedev(e->dev_major, e->dev_minor), e->inode);
-	return r < 0 ? r : 0; /* only an error stops the scan */
+	free(st->thr);
+	free(st->maps);
 }
 
 static void read_comm(const char *path, char *name)
@@ -1425,23 +1410,167 @@ static void read_comm(const char *path, char *name)
 	set_name(name, buf);
 }
 
-static int scan_one(struct maplog *m, uint64_t time, int32_t pid, uint32_t pflags)
+/* The executable lines of the maps open on @fd (closed) into @st.  0 or -ENOMEM. */
+static int stage_maps(struct scan_stage *st, int fd)
 {
-	struct maplog_proc *p;
-	char path[128], name[20];
-	DIR *d;
+	char line[4096 + 256];
+	FILE *f = fdopen(fd, "re");
+	int r = 0;
+
+	if (!f) {
+		close(fd);
+		return -errno;
+	}
+	while (r == 0 && fgets(line, sizeof(line), f)) {
+		struct maplog_maps_entry e;
+		size_t n;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (maplog_maps_parse_line(line, &e) < 0 || !e.x)
+			continue;
+		n = strlen(line) + 1;
+		if (st->len + n > st->cap) {
+			size_t cap = st->cap ? st->cap * 2 : 4096;
+			char *q;
+
+			while (cap < st->len + n)
+				cap *= 2;
+			q = realloc(st->maps, cap);
+			if (!q) {
+				r = -ENOMEM;
+				break;
+			}
+			st->maps = q;
+			st->cap = cap;
+		}
+		memcpy(st->maps + st->len, line, n - 1);
+		st->maps[st->len + n - 1] = '\n';
+		st->len += n;
+	}
+	fclose(f);
+	return r;
+}
+
+/* @pid's threads and their names into @st (those that vanish meanwhile are left out). */
+static int stage_threads(struct scan_stage *st, int32_t pid)
+{
+	char path[128];
 	struct dirent *de;
-	bool fresh;
-	int r;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		int tid = atoi(de->d_name);
+
+		if (tid <= 0)
+			continue;
+		if (st->nthr == st->cap_thr) {
+			size_t cap = st->cap_thr ? st->cap_thr * 2 : 16;
+			struct scan_thr *q = realloc(st->thr, cap * sizeof(*q));
+
+			if (!q) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			st->thr = q;
+			st->cap_thr = cap;
+		}
+		st->thr[st->nthr].tid = tid;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, tid);
+		read_comm(path, st->thr[st->nthr].name);
+		st->nthr++;
+	}
+	closedir(d);
+	return 0;
+}
+
+/* /proc/PID/maps for a scan: through ops->open_maps (the proof, see maplog.h) if set. */
+static int open_maps(struct maplog *m, int32_t pid)
+{
+	char path[64];
+	int fd;
+
+	if (m->ops->open_maps)
+		return m->ops->open_maps(m->ctx, pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Read process @pid into @st.  With ops->open_maps, what is read is bracketed:
+ * the name before, the maps opened through open_maps() (where the kernel checks
+ * the process and takes hold of its address space, in one step that an exec
+ * cannot split), the threads, cgroup and mappings, then the name again and
+ * open_maps() a second time.  The reads are the checked process's only if the
+ * name did not change and the second check passes too: an exec in between (a
+ * setuid program, say) changes the name or fails the check, and the maps read
+ * are the address space the first check took hold of, never a later one.
+ * 0; -ESRCH (gone), -EACCES/-EPERM (refused), -EAGAIN (it changed meanwhile), or
+ * -ENOMEM.
+ */
+static int stage_read(struct maplog *m, int32_t pid, uint32_t pflags, struct scan_stage *st)
+{
+	char path[64], again[20];
+	int fd, r = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	read_comm(path, name);
-	fresh = !proc_find(m, pid);
-	r = proc_get(m, pid, &p);
+	read_comm(path, st->name);
+	if (pflags & PF_KTHREAD)
+		return m->gated ? 0 : stage_threads(st, pid); /* no mappings, nothing to prove */
+	fd = open_maps(m, pid);
+	if (fd < 0)
+		return fd == -ENOENT ? -ESRCH : fd;
+	if (!m->gated && (r = stage_threads(st, pid)) < 0) {
+		close(fd);
+		return r;
+	}
+	if (m->ops->cgroup && read_cgroup(pid, st->cg, sizeof(st->cg)) < 0)
+		st->cg[0] = '\0';
+	r = stage_maps(st, fd);
+	if (r < 0 || !m->ops->open_maps)
+		return r;
+	read_comm(path, again);
+	fd = m->ops->open_maps(m->ctx, pid);
+	if (fd < 0)
+		return fd == -ENOENT ? -ESRCH : fd;
+	close(fd);
+	return strcmp(again, st->name) == 0 ? 0 : -EAGAIN;
+}
+
+/* Whether @ip lies in one of @st's executable mappings. */
+static bool stage_holds(const struct scan_stage *st, uint64_t ip)
+{
+	for (size_t o = 0; o < st->len;) {
+		char *nl = memchr(st->maps + o, '\n', st->len - o);
+		struct maplog_maps_entry e;
+
+		*nl = '\0';
+		if (maplog_maps_parse_line(st->maps + o, &e) == 0 && e.start <= ip && ip < e.end) {
+			*nl = '\n';
+			return true;
+		}
+		*nl = '\n';
+		o = (size_t)(nl - st->maps) + 1;
+	}
+	return false;
+}
+
+/* What stage_read() read of @pid into the model and the log, at @time. */
+static int stage_apply(struct maplog *m, uint64_t time, int32_t pid, uint32_t pflags,
+		       struct scan_stage *st)
+{
+	struct maplog_proc *p;
+	bool fresh = !proc_find(m, pid);
+	int r = proc_get(m, pid, &p);
+
 	if (r < 0)
 		return r;
 	p->flags = (pflags & PF_KTHREAD) ? MAPLOG_F_KPROC : 0;
-	set_name(p->name, name);
+	set_name(p->name, st->name);
 	if (m->gated) {
 		/*
 		 * A process new to the model begins at the scan; one the model has
@@ -1450,44 +1579,65 @@ static int scan_one(struct maplog *m, uint64_t time, int32_t pid, uint32_t pflag
 		 */
 		if (fresh)
 			p->since = time;
-		cg_read(m, p);
+		cg_set(m, p, st->cg);
 		goto maps;
 	}
-	r = m->ops->proc_create(m->ctx, time, pid, p->flags, name);
+	r = m->ops->proc_create(m->ctx, time, pid, p->flags, st->name);
 	if (r < 0)
 		return r;
 	m->stats.processes++;
-	cg_read(m, p);
+	cg_set(m, p, st->cg);
 	p->cg_said = false;
 	r = cg_say(m, time, p);
 	if (r < 0)
 		return r;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (d) {
-		while ((de = readdir(d))) {
-			int tid = atoi(de->d_name);
-			char tname[20];
-
-			if (tid <= 0)
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, tid);
-			read_comm(path, tname);
-			r = m->ops->thr_create(m->ctx, time, tid, pid, p->flags, tname);
-			if (r < 0) {
-				closedir(d);
-				return r;
-			}
-			m->stats.threads++;
-		}
-		closedir(d);
+	for (size_t i = 0; i < st->nthr; i++) {
+		r = m->ops->thr_create(m->ctx, time, st->thr[i].tid, pid, p->flags, st->thr[i].name);
+		if (r < 0)
+			return r;
+		m->stats.threads++;
 	}
 maps:
-	if (p->flags & MAPLOG_F_KPROC)
-		return 0;
-	/* A process that exited meanwhile has no maps to read: nothing more to log. */
-	return exec_maps(pid, scan_map, &(struct scan_maps){ .m = m, .time = time, .pid = pid });
+	/* A MAP_IN for each mapping of a file, the vDSO, anon or memfd. */
+	for (size_t o = 0; o < st->len;) {
+		char *nl = memchr(st->maps + o, '\n', st->len - o);
+		struct maplog_maps_entry e;
+
+		*nl = '\0';
+		if (maplog_maps_parse_line(st->maps + o, &e) == 0 &&
+		    (e.kind == MAPLOG_MAP_FILE || e.kind == MAPLOG_MAP_VDSO ||
+		     e.kind == MAPLOG_MAP_ANON || e.kind == MAPLOG_MAP_MEMFD)) {
+			r = note_mapping(m, time, pid, e.start, e.end, e.pgoff, e.path,
+					 makedev(e.dev_major, e.dev_minor), e.inode);
+			if (r < 0)
+				return r;
+		}
+		o = (size_t)(nl - st->maps) + 1;
+	}
+	return 0;
+}
+
+/*
+ * Scan process @pid into the model and the log at @time: 0 (done, or the process
+ * is gone or was refused: counted), or a callback's -errno / -ENOMEM.
+ */
+static int scan_one(struct maplog *m, uint64_t time, int32_t pid, uint32_t pflags)
+{
+	struct scan_stage st = { .cg = "" };
+	int r = stage_read(m, pid, pflags, &st);
+
+	if (r == -EAGAIN) {
+		/* It exec'd while it was read: once more, as it is now. */
+		stage_free(&st);
+		st = (struct scan_stage){ .cg = "" };
+		r = stage_read(m, pid, pflags, &st);
+	}
+	if (r == 0)
+		r = stage_apply(m, time, pid, pflags, &st);
+	else if (r != -ENOMEM && r != -ESRCH)
+		m->stats.scan_refused++;
+	stage_free(&st);
+	return r == -ENOMEM || r >= 0 ? r : 0;
 }
 
 struct pidinfo {
@@ -1597,24 +1747,11 @@ static uint64_t boot_ticks_to_mono_ns(unsigned long long ticks)
 	return ns > ahead ? ns - ahead : 0;
 }
 
-/* exec_maps() of ip_mapped(): 1 if the mapping holds *(uint64_t *)ctx. */
-static int holds_ip(void *ctx, const struct maplog_maps_entry *e)
-{
-	uint64_t ip = *(const uint64_t *)ctx;
-
-	return e->start <= ip && ip < e->end;
-}
-
-/* Whether @ip lies in an executable mapping of process @pid now. */
-static bool ip_mapped(int32_t pid, uint64_t ip)
-{
-	return exec_maps(pid, holds_ip, &ip) > 0;
-}
-
 int maplog__adopt(struct maplog *m, uint64_t time, int32_t pid, uint64_t user_ip)
 {
 	size_t slot = (uint32_t)pid % ADOPT_MISS_SLOTS;
-	unsigned long long ticks;
+	struct scan_stage st = { .cg = "" };
+	unsigned long long ticks, ticks2;
 	int32_t ppid;
 	uint32_t flags;
 	int r;
@@ -1640,17 +1777,29 @@ int maplog__adopt(struct maplog *m, uint64_t time, int32_t pid, uint64_t user_ip
 	 * (else it has exec'd since, its address space is another).
 	 */
 	if (read_stat(pid, &ppid, &flags, &ticks) < 0 ||
-	    boot_ticks_to_mono_ns(ticks) > time + tick_ns() || !ip_mapped(pid, user_ip) ||
-	    (m->ops->may_scan && !m->ops->may_scan(m->ctx, pid))) {
-		m->stats.adopt_refused++;
-		return 0;
-	}
-	r = scan_one(m, time, pid, flags);
+	    boot_ticks_to_mono_ns(ticks) > time + tick_ns() ||
+	    (m->ops->may_scan && !m->ops->may_scan(m->ctx, pid)))
+		goto refused;
+	r = stage_read(m, pid, flags, &st);
+	if (r == -ENOMEM)
+		goto out;
+	/* Still the process whose start time was read (not a new one at the pid). */
+	if (r < 0 || !stage_holds(&st, user_ip) || read_stat(pid, &ppid, &flags, &ticks2) < 0 ||
+	    ticks2 != ticks)
+		goto refused;
+	r = stage_apply(m, time, pid, flags, &st);
 	if (r < 0)
-		return r;
+		goto out;
 	m->adopt_miss[slot].pid = 0;
 	m->stats.adopted++;
-	return 1;
+	r = 1;
+	goto out;
+refused:
+	m->stats.adopt_refused++;
+	r = 0;
+out:
+	stage_free(&st);
+	return r;
 }
 
 /* An exec: @p's ranges become the old image's (p->old, which must be empty), none are new. */

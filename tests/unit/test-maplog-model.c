@@ -19,12 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "hwpmcd/common.h"
 #include "hwpmcd/maplog-elf.h"
 #include "hwpmcd/maplog.h"
 
@@ -951,6 +953,153 @@ START_TEST(test_scan_may_scan)
 }
 END_TEST
 
+/*
+ * The scan's proof (issue 32, finding 2): what it reads of a process is bracketed
+ * by ops->open_maps(), which the daemon makes the kernel's own ptrace check, and
+ * the maps are read from the fd that check gave.
+ */
+static int proof_mode, proof_calls;
+static pid_t proof_pid;
+static int o_open_maps(void *c, int32_t pid)
+{
+	char path[64];
+	int fd;
+
+	(void)c;
+	if (pid != proof_pid)
+		return -EACCES;
+	proof_calls++;
+	if (proof_mode == 1 && proof_calls == 2)
+		return -EACCES; /* the second check fails: it exec'd a setuid program */
+	if (proof_mode == 2 && proof_calls == 1) {
+		/* An exec between the name and the check: another name (the child renames itself). */
+		char comm[64] = "";
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		ck_assert_int_eq(kill(pid, SIGUSR1), 0);
+		for (int i = 0; i < 1000 && strncmp(comm, "renamed", 7) != 0; i++) {
+			usleep(2000);
+			(void)util_read_small(path, comm, sizeof(comm));
+		}
+		ck_assert_str_eq(comm, "renamed\n");
+	}
+	if (proof_mode == 3)
+		return -EACCES; /* refused at once */
+	/* The maps of this test process, not of @pid: what the scan reads is the fd's. */
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+static void on_rename(int sig)
+{
+	(void)sig;
+	(void)prctl(PR_SET_NAME, "renamed", 0, 0, 0);
+}
+static const struct maplog_ops ops_proof = { .proc_create = o_proc, .thr_create = o_thr,
+					     .map_in = o_in, .map_out = o_out,
+					     .procfork = o_fork, .sysexit = o_sysexit,
+					     .thr_exit = o_threxit, .open_maps = o_open_maps };
+
+START_TEST(test_scan_proof)
+{
+	char self[4096];
+	struct maplog *m;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	pid_t child = fork();
+	bool named_self;
+
+	ck_assert_int_gt(n, 0);
+	self[n] = '\0';
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		execl("/bin/sleep", "sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	/* Wait for the exec: the child is named sleep. */
+	for (int i = 0; i < 500; i++) {
+		char comm[64] = "";
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)child);
+		if (util_read_small(path, comm, sizeof(comm)) > 0 && strncmp(comm, "sleep", 5) == 0)
+			break;
+		usleep(10000);
+	}
+	proof_pid = child;
+	/* Both checks pass: the process enters, with the maps of the fd the check gave. */
+	proof_mode = 0;
+	proof_calls = 0;
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops_proof, NULL, &m), 0);
+	ck_assert_int_eq(maplog__scan_procs(m, 7, &child, 1, false), 0);
+	ck_assert_int_eq(proof_calls, 2);
+	ck_assert(calls_name(child));
+	named_self = false;
+	for (int i = 0; i < ncalls; i++)
+		if (strstr(calls[i], "map_in") && strstr(calls[i], self))
+			named_self = true;
+		else
+			ck_assert_msg(!strstr(calls[i], "/sleep"), "read around the fd: %s", calls[i]);
+	ck_assert(named_self);
+	ck_assert_uint_eq(maplog__stats(m)->scan_refused, 0);
+	maplog__free(m);
+	/* The second check fails: nothing of it enters the model or the log. */
+	proof_mode = 1;
+	proof_calls = 0;
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops_proof, NULL, &m), 0);
+	ck_assert_int_eq(maplog__scan_procs(m, 7, &child, 1, false), 0);
+	ck_assert(!calls_name(child));
+	ck_assert_uint_eq(maplog__stats(m)->scan_refused, 1);
+	ck_assert_uint_eq(maplog__stats(m)->tracked, 0);
+	maplog__free(m);
+	/* Refused at the first check: nothing read. */
+	proof_mode = 3;
+	proof_calls = 0;
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops_proof, NULL, &m), 0);
+	ck_assert_int_eq(maplog__scan_procs(m, 7, &child, 1, false), 0);
+	ck_assert(!calls_name(child));
+	ck_assert_uint_eq(maplog__stats(m)->scan_refused, 1);
+	maplog__free(m);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	/* The name changed between the reads: read again, as it is now. */
+	{
+		int ready[2];
+		char b;
+
+		ck_assert_int_eq(pipe(ready), 0);
+		child = fork();
+		ck_assert_int_ge(child, 0);
+		if (child == 0) {
+			signal(SIGUSR1, on_rename);
+			(void)!write(ready[1], "r", 1); /* its handler is set */
+			for (;;)
+				pause();
+		}
+		close(ready[1]);
+		ck_assert_int_eq(read(ready[0], &b, 1), 1);
+		close(ready[0]);
+	}
+	proof_pid = child;
+	proof_mode = 2;
+	proof_calls = 0;
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops_proof, NULL, &m), 0);
+	ck_assert_int_eq(maplog__scan_procs(m, 7, &child, 1, false), 0);
+	ck_assert_int_eq(proof_calls, 4);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "proc_create 7 %d 0 renamed", (int)child);
+		ck_assert_str_eq(calls[0], want);
+	}
+	maplog__free(m);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+}
+END_TEST
+
 static uint64_t mono_now(void)
 {
 	struct timespec ts;
@@ -1351,6 +1500,7 @@ int main(void)
 	tcase_add_test(tc, test_ranges_many);
 	tcase_add_test(tc, test_open_mapped_by_name);
 	tcase_add_test(tc, test_scan_may_scan);
+	tcase_add_test(tc, test_scan_proof);
 	tcase_add_test(tc, test_adopt);
 	tcase_add_test(tc, test_gated);
 	tcase_add_test(tc, test_paths_compact);
