@@ -172,6 +172,25 @@ static int parse_int_array(json_t *args, const char *key, size_t max, json_int_t
 	return 1;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* @cpus sorted, each CPU once: the new count. */
+static size_t cpus_normalize(int *cpus, size_t n)
+{
+	size_t k = 0;
+
+	qsort(cpus, n, sizeof(*cpus), cmp_int);
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || cpus[k - 1] != cpus[i])
+			cpus[k++] = cpus[i];
+	return k;
+}
+
 /* The sampling rate an event asks for, in Hz (0: a non-clock period, unknown). */
 static uint64_t event_rate(const struct coll_event_spec *e, const struct coll_config *c)
 {
@@ -306,6 +325,11 @@ int daemon_start_parse(json_t *args, const struct daemon_config *cfg,
 			    errlen);
 	if (r < 0)
 		return r;
+	/*
+	 * A CPU named twice is one CPU: each entry would get a counter and a pinned
+	 * ring of its own (1,024 entries of one CPU took all of max_ring_mb).
+	 */
+	p->ncpus = cpus_normalize(p->cpus, p->ncpus);
 	r = parse_int_array(args, "pids", DAEMON_MAX_PIDS, 1, INT32_MAX, NULL, p->pids, &p->npids,
 			    err, errlen);
 	if (r < 0)

@@ -499,6 +499,22 @@ START_TEST(test_start_cpus_pids)
 	ck_assert_int_eq(p.cpus[0], 0);
 	ck_assert_int_eq(p.cpus[1], 3);
 	ck_assert_int_eq(p.cpus[2], 65535);
+	/* A CPU named twice, or out of order, is one CPU (issue 32 finding 6). */
+	ck_assert_int_eq(ADMIN("{'output': 'fd', 'cpus': [3, 0, 3, 3, 0]}"), 0);
+	ck_assert_uint_eq(p.ncpus, 2);
+	ck_assert_int_eq(p.cpus[0], 0);
+	ck_assert_int_eq(p.cpus[1], 3);
+	{
+		static char text[16384];
+		size_t o = (size_t)snprintf(text, sizeof(text), "{'output': 'fd', 'pids': [1], "
+					    "'cpus': [");
+
+		for (int i = 0; i < DAEMON_MAX_CPUS; i++)
+			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s0", i ? "," : "");
+		snprintf(text + o, sizeof(text) - o, "]}");
+		ck_assert_int_eq(start(true, text), 0);
+		ck_assert_uint_eq(p.ncpus, 1);
+	}
 	ck_assert_int_eq(ADMIN("{'output': 'fd', 'cpus': []}"), -EINVAL);
 	ck_assert_err_has("'cpus' must be a non-empty array of at most 1024 CPU numbers");
 	ck_assert_int_eq(ADMIN("{'output': 'fd', 'cpus': 0}"), -EINVAL);
