@@ -1821,7 +1821,10 @@ int report_model__record(struct report_model *m, const struct plog_record *rec)
 			break;
 		m->have_init = true;
 		m->cpu_type = rec->u.initialize.cpu;
-		snprintf(m->cpuid, sizeof(m->cpuid), "%s", rec->u.initialize.cpuid);
+		/* The log's bytes: escaped, as every name a log gives is before it is printed. */
+		util_escape(rec->u.initialize.cpuid,
+			    strnlen(rec->u.initialize.cpuid, sizeof(rec->u.initialize.cpuid)), m->cpuid,
+			    sizeof(m->cpuid));
 		m->tsc_freq = rec->u.initialize.tsc_freq;
 		m->ts_sec = rec->u.initialize.ts_sec;
 		m->ts_nsec = rec->u.initialize.ts_nsec;

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
 #include "tools-flame.h"
 #include "tools-report.h"
@@ -101,9 +102,9 @@ static void coverage(const struct tools_report *r, char *buf, size_t len)
 	if (!a)
 		w = snprintf(buf, len, "no file");
 	else if (a == b)
-		w = snprintf(buf, len, "1 file (%s)", a->path);
+		w = snprintf(buf, len, "1 file (%s)", a->shown);
 	else
-		w = snprintf(buf, len, "%zu files (%s .. %s)", r->nread, a->path, b->path);
+		w = snprintf(buf, len, "%zu files (%s .. %s)", r->nread, a->shown, b->shown);
 	if (w < 0 || (size_t)w >= len)
 		return;
 	if (!r->have_span) {
@@ -194,10 +195,13 @@ void tools_report_print_header(struct tools_report *r, FILE *out)
 		t = (time_t)(a->start_ns / 1000000000);
 		span = (double)(end - a->start_ns) / 1e9;
 		have_init = a->have_head;
-		fprintf(out, "# hwpmc report of %zu files, %s .. %s (%s)\n", r->nread, a->path,
-			b->path, r->status_msg);
+		fprintf(out, "# hwpmc report of %zu files, %s .. %s (%s)\n", r->nread, a->shown,
+			b->shown, r->status_msg);
 	} else {
-		fprintf(out, "# hwpmc report of %s (%s)\n", r->file, r->status_msg);
+		char shown[1024];
+
+		fprintf(out, "# hwpmc report of %s (%s)\n",
+			util_escape(r->file, strlen(r->file), shown, sizeof(shown)), r->status_msg);
 	}
 	if (have_init && gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
@@ -729,7 +733,7 @@ int tools_report_print_json(struct tools_report *r, FILE *out,
 
 		for (size_t i = 0; i < r->nfiles; i++)
 			if (r->files[i].read)
-				json_array_append_new(files, json_string(r->files[i].path));
+				json_array_append_new(files, json_string(r->files[i].shown));
 		if (r->have_span) {
 			tools_report_format_time(r->span_lo, lo, sizeof(lo));
 			tools_report_format_time(r->span_hi, hi, sizeof(hi));

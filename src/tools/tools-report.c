@@ -877,6 +877,7 @@ static int own_take(struct tools_report *r, char *s)
 static int file_add(struct tools_report *r, const char *path, char *owned)
 {
 	struct tools_rep_file *n;
+	char *esc;
 
 	if (owned) {
 		if (own_take(r, owned) < 0)
@@ -888,7 +889,12 @@ static int file_add(struct tools_report *r, const char *path, char *owned)
 		return -ENOMEM;
 	r->files = n;
 	memset(&r->files[r->nfiles], 0, sizeof(*n));
-	r->files[r->nfiles++].path = path;
+	r->files[r->nfiles].path = path;
+	/* A name read from a directory is anyone's bytes: printed escaped, as every name. */
+	esc = malloc(strlen(path) * 4 + 4);
+	if (!esc || own_take(r, esc) < 0)
+		return -ENOMEM;
+	r->files[r->nfiles++].shown = util_escape(path, strlen(path), esc, strlen(path) * 4 + 4);
 	return 0;
 }
 
@@ -950,7 +956,7 @@ static int file_head(struct tools_report *r, struct tools_rep_file *f)
 	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		e = -errno;
-		log_error("%s: %s", f->path, strerror(-e));
+		log_error("%s: %s", f->shown, strerror(-e));
 		return e;
 	}
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -1058,7 +1064,7 @@ static int files_prepare(struct tools_report *r)
 		} else if (r->nfiles > 1) {
 			log_warn("%s: no INITIALIZE record at its start (empty, or not a pmclog), "
 				 "ignoring",
-				 r->files[i].path);
+				 r->files[i].shown);
 		} else {
 			k++; /* alone: read it, and let the report say what it holds */
 		}
@@ -1126,12 +1132,12 @@ static int file_read(struct tools_report *r, size_t i)
 		fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0) {
 			e = -errno;
-			log_error("%s: %s", f->path, strerror(-e));
+			log_error("%s: %s", f->shown, strerror(-e));
 			goto out;
 		}
 		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 			e = -EISDIR;
-			log_error("%s: is a directory, not a pmclog file", f->path);
+			log_error("%s: is a directory, not a pmclog file", f->shown);
 			goto out;
 		}
 	}
@@ -1145,7 +1151,7 @@ static int file_read(struct tools_report *r, size_t i)
 		n = util_read_some(fd, buf, TOOLS_LOG_READ_CHUNK);
 		if (n < 0) {
 			e = (int)n;
-			log_error("%s: read: %s", f->path, strerror(-e));
+			log_error("%s: read: %s", f->shown, strerror(-e));
 			goto out;
 		}
 		if (n == 0)
@@ -1154,7 +1160,7 @@ static int file_read(struct tools_report *r, size_t i)
 			goto out;
 		while ((e = plog_reader__next(rd, &rec)) > 0) {
 			if ((e = on_record(r, &rec)) < 0) {
-				log_error("%s: %s", f->path, strerror(-e));
+				log_error("%s: %s", f->shown, strerror(-e));
 				goto out;
 			}
 		}
@@ -1189,7 +1195,7 @@ static int file_read(struct tools_report *r, size_t i)
 	if (!r->m->have_init && r->records == 0)
 		snprintf(r->status_msg, sizeof(r->status_msg), "empty: no record");
 	if (f->status == PLOG_STATUS_ERROR || f->status == PLOG_STATUS_TORN)
-		log_warn("%s: %s", f->path, r->status_msg);
+		log_warn("%s: %s", f->shown, r->status_msg);
 out:
 	if (fd > STDIN_FILENO)
 		close(fd);

@@ -87,7 +87,8 @@ void tools_report_format_time(int64_t ns, char *buf, size_t len);
 
 /* One file of the profile. */
 struct tools_rep_file {
-	const char *path; /* borrowed from the arguments, or owned (paths_owned) */
+	const char *path;  /* borrowed from the arguments, or owned (paths_owned) */
+	const char *shown; /* the path as printed: util_escape()d (owned) */
 	bool have_head;	  /* its INITIALIZE was read */
 	int64_t start_ns; /* the wall clock of INITIALIZE's time stamp */
 	uint64_t init_tsc, tsc_freq;

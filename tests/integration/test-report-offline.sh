@@ -515,5 +515,36 @@ else
 		bad "--confine as a user: $got"
 fi
 
+# Every string a log controls is escaped on output (issue 32, finding 9): the
+# INITIALIZE cpuid and the names of a directory's files reach the terminal
+# escaped, as function and process names do.
+mkdir "$tmp/esc"
+python3 - "$mk" "$corpus" "$tmp/esc" << 'EOF2'
+import os, sys
+sys.path.insert(0, os.path.dirname(sys.argv[1]))
+import mkpmclog as m
+corpus, d = sys.argv[2], sys.argv[3]
+m.freebsd(corpus, d + "/plain.pmclog")
+data = open(d + "/plain.pmclog", "rb").read()
+init = m.initialize(0x8B)
+hostile = m.initialize(0x8B, cpuid=b"\x1b]0;pwned\x07\x1b[2J")
+assert data.startswith(init)
+open(d + "/b\x1b[31mred\x07.pmclog", "wb").write(hostile + data[len(init):])
+EOF2
+rm -f "$tmp/esc/plain.pmclog"
+cp "$tmp/esc/"*.pmclog "$tmp/esc-one.pmclog"
+for args in "$tmp/esc" "--json $tmp/esc" "$tmp/esc-one.pmclog" "--top $tmp/esc-one.pmclog" "dump $tmp/esc-one.pmclog"; do
+	set -- $args
+	if [[ $1 == dump ]]; then shift; hwpmc dump "$@" > "$tmp/esc.out" 2>&1
+	else hwpmc report "$@" > "$tmp/esc.out" 2>&1; fi
+	if grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$tmp/esc.out"; then
+		bad "control bytes of a log reach the terminal (${args%% *}): $(grep -a $'[\x1b\x07]' "$tmp/esc.out" | head -2 | cat -v)"
+	elif ! grep -q 'x1b' "$tmp/esc.out"; then
+		bad "the hostile strings are not shown at all (${args%% *}): $(head -3 "$tmp/esc.out")"
+	else
+		ok "a log's cpuid and file names are printed escaped (${args%% *} ${2:+...})"
+	fi
+done
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]
