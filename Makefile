@@ -32,7 +32,7 @@ demo: bootstrap build
 # repository.  Fails if any harness crashed (its input is kept as
 # $(BUILD)/fuzz/NAME/crash-*).
 FUZZ_SECONDS ?= 600
-FUZZ_HARNESSES ?= reader report ctl config event profile elf
+FUZZ_HARNESSES ?= reader report ctl config event profile elf jitmap
 fuzz: build
 	@failed=0; for h in $(FUZZ_HARNESSES); do \
 		case $$h in reader|report) seed="tests/data -"; dict= ;; \

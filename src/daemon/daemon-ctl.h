@@ -220,6 +220,7 @@ int daemon_auth_tids(const char *procroot, const pid_t *tids, const pid_t *owner
 struct daemon_retain {
 	uint64_t files, bytes;		   /* what is left, side files included */
 	uint64_t deleted_files, deleted_bytes;
+	uint64_t deleted_jit_bytes; /* FILE.jit/ deleted alone, to keep the logs */
 };
 
 /* daemon_profile_name_ok: letters, digits, '_', '.', '-'; 1..63 bytes; not starting '.' or '-'. */
@@ -258,11 +259,13 @@ bool daemon_profile_same(const struct daemon_profile *a, const struct daemon_pro
 int daemon_profile_open_file(const char *dir, const char *name, time_t when, char *ret_path,
 			     size_t pathlen);
 /*
- * daemon_profile_retain: in @dir, delete the oldest files of profile @name (with
- * their .kallsyms and .vdso) while they total more than @retain_bytes, and every
- * file last written more than @retain_seconds before @now (0: no such bound),
- * never @current (the file being written).  *ret says what is left and what
- * went.  0 or -errno (what was deleted before an error stays counted).
+ * daemon_profile_retain: in @dir, while the files of profile @name total more
+ * than @retain_bytes (side files and FILE.jit/ included), delete the oldest
+ * files' FILE.jit/ of JIT maps first, then the oldest files (with their
+ * .kallsyms, .vdso and .jit/); and every file last written more than
+ * @retain_seconds before @now (0: no such bound); never @current (the file being
+ * written).  *ret says what is left and what went.  0 or -errno (what was deleted
+ * before an error stays counted).
  */
 int daemon_profile_retain(const char *dir, const char *name, const char *current,
 			  uint64_t retain_bytes, uint64_t retain_seconds, time_t now,

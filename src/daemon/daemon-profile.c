@@ -742,7 +742,8 @@ int daemon_profile_open_file(const char *dir, const char *name, time_t when, cha
 struct retained {
 	char name[DAEMON_PROFILE_NAME_MAX + 40];
 	uint64_t stamp; /* YYYYmmddHHMMSS as a number, then N: orders files by start */
-	uint64_t bytes; /* the file and its side files */
+	uint64_t bytes; /* the file and its side files, FILE.jit/ included */
+	uint64_t jit;	/* ... of which FILE.jit/ */
 	time_t mtime;
 };
 
@@ -882,12 +883,27 @@ int daemon_profile_retain(const char *dir, const char *name, const char *current
 		x->bytes += size_at(dfd, side, NULL);
 		snprintf(side, sizeof(side), "%s.vdso", x->name);
 		x->bytes += size_at(dfd, side, NULL);
-		x->bytes += jit_dir(dfd, x->name, false);
+		x->jit = jit_dir(dfd, x->name, false);
+		x->bytes += x->jit;
 		total += x->bytes;
 		n++;
 	}
 	if (n)
 		qsort(v, n, sizeof(*v), retained_cmp);
+	/*
+	 * Over the budget, the JIT maps go first, oldest first: their bytes are what
+	 * users' processes wrote (daemon-jit.c), and must never cost the profile its
+	 * history of samples; a log goes only when the logs alone are over it.
+	 */
+	for (size_t i = 0; retain_bytes && total > retain_bytes && i < n; i++) {
+		if (!v[i].jit || (cur && strcmp(v[i].name, cur) == 0))
+			continue;
+		(void)jit_dir(dfd, v[i].name, true);
+		total -= v[i].jit;
+		v[i].bytes -= v[i].jit;
+		ret->deleted_jit_bytes += v[i].jit;
+		v[i].jit = 0;
+	}
 	/* Oldest first, while over the budget; never the file being written. */
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		bool old = retain_seconds && v[i].mtime + (time_t)retain_seconds < now;

@@ -21,11 +21,14 @@
 #define JIT_MAX_OPEN 256
 #define JIT_MAX_MAP_BYTES ((uint64_t)256 << 20)
 #define JIT_MAX_BYTES ((uint64_t)1 << 30)
+#define JIT_MAX_USER_BYTES ((uint64_t)64 << 20)
+#define JIT_USERS_MAX 64 /* uids whose bytes one directory counts; more get none */
 #define JIT_ANCESTRY_MAX 64 /* parents followed to find a target */
 
 /* A process with a map: kept open (fd >= 0), or one not to try again (fd -1). */
 struct jit_ent {
 	pid_t pid;
+	uid_t uid; /* its owner's (the effective uid /proc/PID shows): whose quota it spends */
 	uint64_t start; /* its start time (/proc/PID/stat field 22): the process, not the pid */
 	int fd;
 };
@@ -53,7 +56,12 @@ struct maplog_jit {
 	pid_t *targets;
 	size_t ntargets;
 	size_t max_open, nopen;
-	uint64_t max_map, max_bytes;
+	uint64_t max_map, max_bytes, max_user;
+	struct {
+		uid_t uid;
+		uint64_t bytes;
+	} users[JIT_USERS_MAX]; /* bytes written into the current directory, per owner */
+	size_t nusers;
 	int64_t only_uid;
 	bool strict_owner;
 	uint64_t dir_bytes; /* written into the current directory: max_bytes bounds it */
@@ -78,6 +86,7 @@ int maplog_jit__new(const struct util_dir *dir, const struct maplog_jit_opts *o,
 	j->max_open = o && o->max_open ? o->max_open : JIT_MAX_OPEN;
 	j->max_map = o && o->max_map_bytes ? o->max_map_bytes : JIT_MAX_MAP_BYTES;
 	j->max_bytes = o && o->max_bytes ? o->max_bytes : JIT_MAX_BYTES;
+	j->max_user = o && o->max_user_bytes ? o->max_user_bytes : JIT_MAX_USER_BYTES;
 	j->only_uid = o && o->by_uid ? (int64_t)o->uid : -1;
 	j->strict_owner = o && o->strict_owner;
 	if (o && o->npids) {
@@ -104,6 +113,19 @@ void maplog_jit__free(struct maplog_jit *j)
 	free(j->targets);
 	free(j->neg.v);
 	free(j);
+}
+
+/* The bytes @uid's maps wrote into the current directory; NULL: no slot left for it. */
+static uint64_t *user_bytes(struct maplog_jit *j, uid_t uid)
+{
+	for (size_t i = 0; i < j->nusers; i++)
+		if (j->users[i].uid == uid)
+			return &j->users[i].bytes;
+	if (j->nusers == JIT_USERS_MAX)
+		return NULL;
+	j->users[j->nusers].uid = uid;
+	j->users[j->nusers].bytes = 0;
+	return &j->users[j->nusers++].bytes;
 }
 
 static struct jit_neg *neg_find(const struct jit_negs *t, pid_t pid)
@@ -216,14 +238,14 @@ static struct jit_ent *ent_find(struct maplog_jit *j, pid_t pid)
 	return NULL;
 }
 
-static int ent_add(struct maplog_jit *j, pid_t pid, uint64_t start, int fd)
+static int ent_add(struct maplog_jit *j, pid_t pid, uid_t uid, uint64_t start, int fd)
 {
 	struct jit_ent *nv = util_grow(j->v, &j->cap, j->n + 1, sizeof(*nv));
 
 	if (!nv)
 		return -ENOMEM;
 	j->v = nv;
-	j->v[j->n++] = (struct jit_ent){ .pid = pid, .start = start, .fd = fd };
+	j->v[j->n++] = (struct jit_ent){ .pid = pid, .uid = uid, .start = start, .fd = fd };
 	if (fd >= 0)
 		j->nopen++;
 	return 0;
@@ -233,7 +255,7 @@ static int ent_add(struct maplog_jit *j, pid_t pid, uint64_t start, int fd)
  * Open the map of process @pid (start time @start) if it has one we may keep:
  * the fd, -1 (none now: try again later), or -2 (one not to take: remembered).
  */
-static int map_open(struct maplog_jit *j, pid_t pid, uint64_t start)
+static int map_open(struct maplog_jit *j, pid_t pid, uint64_t start, uid_t *ret_uid)
 {
 	char path[96];
 	struct stat pst, st, st2;
@@ -253,6 +275,7 @@ static int map_open(struct maplog_jit *j, pid_t pid, uint64_t start)
 		close(procfd);
 		return -2; /* not the session's user's: never looked into */
 	}
+	*ret_uid = pst.st_uid;
 	rootfd = openat(procfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	close(procfd);
 	if (rootfd < 0)
@@ -295,57 +318,181 @@ static void map_save(struct maplog_jit *j, struct jit_ent *e)
 	map_copy(j, e, false);
 }
 
-/* Copy the map of @e into DIR/perf-PID.map; close it unless @keep. */
+/* The copy of one map: its well-formed lines, buffered, within @room bytes. */
+struct jit_copy {
+	int out;
+	uint64_t room, written, read, bad;
+	bool full; /* a line did not fit in room */
+	int err;
+	char line[MAPLOG_JIT_LINE_MAX + 1];
+	size_t len;
+	bool overlong; /* the line being read is past MAPLOG_JIT_LINE_MAX: dropped */
+	char buf[65536];
+	size_t blen;
+};
+
+static void copy_flush(struct jit_copy *c)
+{
+	int r;
+
+	if (c->blen && !c->err && (r = util_write_all(c->out, c->buf, c->blen, NULL)) < 0)
+		c->err = -r;
+	c->blen = 0;
+}
+
+/* The line gathered so far is whole: kept (with a '\n') if it is one. */
+static void copy_line(struct jit_copy *c)
+{
+	uint64_t start, size;
+	size_t name;
+
+	if (c->overlong || !maplog_jit_parse_line(c->line, c->len, &start, &size, &name)) {
+		c->bad += c->len || c->overlong;
+	} else if (c->written + c->len + 1 > c->room) {
+		c->full = true;
+	} else {
+		if (c->blen + c->len + 1 > sizeof(c->buf))
+			copy_flush(c);
+		memcpy(c->buf + c->blen, c->line, c->len);
+		c->buf[c->blen + c->len] = '\n';
+		c->blen += c->len + 1;
+		c->written += c->len + 1;
+	}
+	c->len = 0;
+	c->overlong = false;
+}
+
+static void copy_bytes(struct jit_copy *c, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n && !c->full; i++) {
+		if (p[i] == '\n')
+			copy_line(c);
+		else if (c->len < MAPLOG_JIT_LINE_MAX)
+			c->line[c->len++] = p[i];
+		else
+			c->overlong = true;
+	}
+}
+
+int maplog_jit_copy(int in, int out, uint64_t room, struct maplog_jit_copied *ret)
+{
+	struct jit_copy *c = malloc(sizeof(*c));
+	uint64_t limit = 2 * room + (1u << 20);
+	off_t off = 0;
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	memset(ret, 0, sizeof(*ret));
+	c->out = out;
+	c->room = room;
+	c->written = c->read = c->bad = 0;
+	c->full = c->overlong = false;
+	c->err = 0;
+	c->len = c->blen = 0;
+	while (!c->full && !c->err && c->read < limit) {
+		off_t d = lseek(in, off, SEEK_DATA), h;
+
+		if (d < 0 && errno == ENXIO)
+			break; /* no data after @off: the end */
+		if (d < 0 && errno != EINVAL) {
+			c->err = errno;
+			break;
+		}
+		if (d < 0)
+			d = off; /* a file system without SEEK_DATA: all of it is data */
+		h = lseek(in, d, SEEK_HOLE);
+		if (h < 0 || h <= d)
+			h = INT64_MAX;
+		if (d > off) {
+			/* A hole: no line goes across it. */
+			c->bad += c->len || c->overlong;
+			c->len = 0;
+			c->overlong = false;
+		}
+		for (off = d; off < h && !c->full && c->read < limit;) {
+			char chunk[65536];
+			size_t want = (uint64_t)(h - off) < sizeof(chunk) ? (size_t)(h - off) : sizeof(chunk);
+			ssize_t n = pread(in, chunk, want, off);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				c->err = errno;
+				break;
+			}
+			if (n == 0) {
+				h = off; /* the end of the file */
+				break;
+			}
+			copy_bytes(c, chunk, (size_t)n);
+			off += n;
+			c->read += (uint64_t)n;
+		}
+		if (h == INT64_MAX || off < h)
+			break;
+	}
+	if (!c->full && !c->err && (c->len || c->overlong))
+		copy_line(c); /* a last line without its newline */
+	copy_flush(c);
+	ret->written = c->written;
+	ret->read = c->read;
+	ret->bad_lines = c->bad;
+	ret->truncated = c->full || c->read >= limit;
+	r = -c->err;
+	free(c);
+	return r;
+}
+
+/*
+ * Copy the map of @e into DIR/perf-PID.map (maplog_jit_copy()); close it unless
+ * @keep.  What a sparse or garbage map makes the copy cost is what its data holds
+ * of JIT symbols, within max_map_bytes, the directory's max_bytes and its owner's
+ * max_user_bytes.
+ */
 static void map_copy(struct maplog_jit *j, struct jit_ent *e, bool keep)
 {
-	char name[64], buf[65536];
-	uint64_t off = 0, room;
-	int out;
+	struct maplog_jit_copied cp;
+	char name[64];
+	uint64_t *used = user_bytes(j, e->uid), room;
+	int out, r;
 
 	if (e->fd < 0)
 		return;
+	room = j->max_bytes - j->dir_bytes < j->max_map ? j->max_bytes - j->dir_bytes : j->max_map;
+	if (!used)
+		room = 0; /* no slot for another uid: as if its quota were spent */
+	else if (j->max_user - *used < room)
+		room = j->max_user - *used;
+	if (room == 0) {
+		/* max_bytes or the owner's max_user_bytes reached: not even a file for it */
+		j->st.truncated++;
+		if (!used || *used >= j->max_user)
+			j->st.over_quota++;
+		goto done;
+	}
 	snprintf(name, sizeof(name), "perf-%d.map", (int)e->pid);
 	/* A process before it with the same pid saved one: this one's lines follow. */
 	out = util_file_append(&j->dir, name, 0);
-	if (out < 0)
-		errno = -out;
-	room = j->max_bytes - j->dir_bytes < j->max_map ? j->max_bytes - j->dir_bytes : j->max_map;
-	if (room == 0) {
-		j->st.truncated++; /* max_bytes reached: not even a file for it */
-		if (out >= 0)
-			close(out);
-		close(e->fd);
-		e->fd = -1;
-		j->nopen--;
-		return;
-	}
-	while (out >= 0) {
-		size_t want = room - off < sizeof(buf) ? (size_t)(room - off) : sizeof(buf);
-		ssize_t r = want ? pread(e->fd, buf, want, (off_t)off) : 0;
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 || (r > 0 && util_write_all(out, buf, (size_t)r, NULL) < 0)) {
-			j->st.errors++;
-			j->st.last_error = errno;
-			break;
-		}
-		if (r == 0) {
-			if (off == room && pread(e->fd, buf, 1, (off_t)off) == 1)
-				j->st.truncated++;
-			j->st.saved++;
-			break;
-		}
-		off += (uint64_t)r;
-	}
 	if (out < 0) {
 		j->st.errors++;
-		j->st.last_error = errno;
-	} else {
-		close(out);
+		j->st.last_error = -out;
+		goto done;
 	}
-	j->st.bytes += off;
-	j->dir_bytes += off;
+	r = maplog_jit_copy(e->fd, out, room, &cp);
+	close(out);
+	if (r < 0) {
+		j->st.errors++;
+		j->st.last_error = -r;
+	} else {
+		j->st.saved++;
+	}
+	j->st.truncated += cp.truncated;
+	j->st.bad_lines += cp.bad_lines;
+	j->st.bytes += cp.written;
+	j->dir_bytes += cp.written;
+	*used += cp.written;
+done:
 	if (keep)
 		return;
 	close(e->fd);
@@ -362,6 +509,7 @@ int maplog_jit__snapshot(struct maplog_jit *j, const struct util_dir *dir)
 	if (dir && dir->fd >= 0) {
 		j->dir = *dir;
 		j->dir_bytes = 0;
+		j->nusers = 0;
 	}
 	return r;
 }
@@ -397,6 +545,7 @@ static int poll_walk(struct maplog_jit *j, bool full)
 		long v = strtol(de->d_name, &end, 10);
 		pid_t pid = (pid_t)v;
 		uint64_t start;
+		uid_t uid = 0;
 		int fd;
 
 		const struct jit_neg *ng;
@@ -414,7 +563,7 @@ static int poll_walk(struct maplog_jit *j, bool full)
 			neg_put(&next, pid, j->polls + gap, gap);
 			continue;
 		}
-		fd = map_open(j, pid, start);
+		fd = map_open(j, pid, start, &uid);
 		if (fd == -1) {
 			neg_put(&next, pid, j->polls + gap, gap);
 			continue;
@@ -424,7 +573,7 @@ static int poll_walk(struct maplog_jit *j, bool full)
 			j->st.over_open++;
 			fd = -2;
 		}
-		r = ent_add(j, pid, start, fd < 0 ? -1 : fd);
+		r = ent_add(j, pid, uid, start, fd < 0 ? -1 : fd);
 		if (r < 0 && fd >= 0)
 			close(fd);
 	}

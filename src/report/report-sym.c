@@ -134,6 +134,7 @@
 
 #include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
+#include "hwpmcd/maplog-jit.h"
 #include "hwpmcd/report-sym.h"
 
 #define DEFAULT_DEBUGDIR "/usr/lib/debug"
@@ -1561,27 +1562,6 @@ int report_symtab__kallsyms(const char *path, struct report_symtab **ret_t)
 
 /* ---- JIT maps (perf-PID.map) -------------------------------------------------------- */
 
-/* A hex number (an optional 0x) at *@p, ended by a space; false if there is none. */
-static bool perfmap_hex(char **p, const char *end, uint64_t *ret)
-{
-	uint64_t x = 0;
-	int digits = 0, v;
-
-	if (end - *p > 2 && (*p)[0] == '0' && ((*p)[1] == 'x' || (*p)[1] == 'X'))
-		*p += 2;
-	while (*p < end && (v = util_hex_digit((unsigned char)**p)) >= 0) {
-		if (++digits > 16)
-			return false;
-		x = x << 4 | (uint64_t)v;
-		(*p)++;
-	}
-	if (digits == 0 || *p == end || **p != ' ')
-		return false;
-	(*p)++;
-	*ret = x;
-	return true;
-}
-
 static int parse_perfmap(char *buf, size_t len, struct builder *b, size_t *ret_bad)
 {
 	char *p = buf, *end = buf + len;
@@ -1592,14 +1572,16 @@ static int parse_perfmap(char *buf, size_t len, struct builder *b, size_t *ret_b
 		char *eol = memchr(p, '\n', (size_t)(end - p)), *name;
 		uint64_t start, size;
 
+		size_t off;
+
 		if (!eol)
 			eol = end;
 		*eol = '\0'; /* a name is the rest of its line, spaces and all */
-		if (!perfmap_hex(&p, eol, &start) || !perfmap_hex(&p, eol, &size) || p == eol ||
-		    size == 0 || start + size < start) {
+		/* The copier's own parser (maplog-jit.h): what is saved is what is read. */
+		if (!maplog_jit_parse_line(p, (size_t)(eol - p), &start, &size, &off)) {
 			bad++;
 		} else {
-			name = p;
+			name = p + off;
 			r = builder_push(b, start, size, 0, (size_t)(name - buf), strlen(name), NO_MODULE,
 					 RANK_GLOBAL, KIND_FUNC);
 			if (r < 0)

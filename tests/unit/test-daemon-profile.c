@@ -549,13 +549,16 @@ START_TEST(test_retain)
 	ck_assert_uint_eq(ret.files, 4);
 	ck_assert_uint_eq(ret.bytes, 600);
 	ck_assert_uint_eq(ret.deleted_files, 0);
-	/* 300 bytes: the two oldest go (the -N file is younger than the one without). */
-	ck_assert_int_eq(daemon_profile_retain(tmpdir, "web", cur, 300, 0, now, &ret), 0);
-	ck_assert_uint_eq(ret.deleted_files, 2);
-	ck_assert_uint_eq(ret.deleted_bytes, 400);
-	ck_assert_uint_eq(ret.files, 2);
-	ck_assert_int_eq(file_size("web-20261205T190000Z.pmclog"), -1);
-	ck_assert_int_eq(file_size("web-20261205T190000Z.pmclog.kallsyms"), -1);
+	/*
+	 * 520 bytes: the JIT maps go (what users' processes wrote never costs the
+	 * profile a log: issue 32 finding 7), every log stays.
+	 */
+	ck_assert_int_eq(daemon_profile_retain(tmpdir, "web", cur, 520, 0, now, &ret), 0);
+	ck_assert_uint_eq(ret.deleted_files, 0);
+	ck_assert_uint_eq(ret.deleted_jit_bytes, 100);
+	ck_assert_uint_eq(ret.files, 4);
+	ck_assert_uint_eq(ret.bytes, 500);
+	ck_assert_int_eq(file_size("web-20261205T190000Z.pmclog"), 100);
 	ck_assert_int_eq(file_size("web-20261205T190000Z.pmclog.jit/perf-42.map"), -1);
 	{
 		char d[600];
@@ -564,6 +567,13 @@ START_TEST(test_retain)
 		snprintf(d, sizeof(d), "%s/web-20261205T190000Z.pmclog.jit", tmpdir);
 		ck_assert_int_eq(stat(d, &st), -1); /* the directory went too */
 	}
+	/* 300 bytes: the two oldest go (the -N file is younger than the one without). */
+	ck_assert_int_eq(daemon_profile_retain(tmpdir, "web", cur, 300, 0, now, &ret), 0);
+	ck_assert_uint_eq(ret.deleted_files, 2);
+	ck_assert_uint_eq(ret.deleted_bytes, 300);
+	ck_assert_uint_eq(ret.files, 2);
+	ck_assert_int_eq(file_size("web-20261205T190000Z.pmclog"), -1);
+	ck_assert_int_eq(file_size("web-20261205T190000Z.pmclog.kallsyms"), -1);
 	ck_assert_int_eq(file_size("web-20261205T190000Z-1.pmclog.vdso"), -1);
 	ck_assert_int_eq(file_size("web-20261205T191000Z.pmclog"), 100);
 	/* Never the current file, however small the budget. */

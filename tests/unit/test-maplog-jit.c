@@ -113,6 +113,128 @@ START_TEST(test_saved_after_exit)
 }
 END_TEST
 
+/*
+ * Issue 32, finding 7: a sparse map of a terabyte costs its user nothing; the copy
+ * reads its data only and keeps its well-formed lines, within the owner's quota.
+ */
+START_TEST(test_sparse_and_quota)
+{
+	struct maplog_jit *j = NULL;
+	struct maplog_jit_stats st;
+	struct maplog_jit_opts o = { .max_user_bytes = 100 };
+	char map[64], saved[512], *got;
+	int dfd = open_outdir(), fd;
+	pid_t a = spawn(), b = spawn();
+	pid_t both[2] = { a, b };
+	struct stat sst;
+	static const char line1[] = "7f0000001000 100 JS:*first a.js:1\n";
+	static const char line2[] = "7f0000002000 0x80 JS:*after_the_hole b.js:2\n";
+
+	o.pids = both;
+	o.npids = 2;
+	/* a: a line, a hole of 1 TiB, a line, zeros, garbage and a line too long. */
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)a);
+	fd = open(map, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, line1, strlen(line1), 0), (ssize_t)strlen(line1));
+	ck_assert_int_eq(pwrite(fd, line2, strlen(line2), 1ll << 40), (ssize_t)strlen(line2));
+	{
+		char junk[8192];
+		off_t at = (1ll << 40) + (off_t)strlen(line2);
+
+		memset(junk, 0, 64);
+		memcpy(junk + 64, "not a line\n0 10 zero start is fine\n1000 0 size zero\n", 52);
+		memset(junk + 116, 'x', sizeof(junk) - 117);
+		junk[sizeof(junk) - 1] = '\n';
+		ck_assert_int_eq(pwrite(fd, junk, sizeof(junk), at), (ssize_t)sizeof(junk));
+	}
+	close(fd);
+	ck_assert_int_eq(stat(map, &sst), 0);
+	ck_assert_uint_gt((uint64_t)sst.st_size, 1ull << 40);
+	/* b: the same owner, a map past what the owner has left (100 bytes in all). */
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)b);
+	put(map, "7f0000003000 10 JS:*b_first\n7f0000004000 10 JS:*b_second_is_over_the_quota\n");
+	ck_assert_int_eq(maplog_jit__new(&(struct util_dir){ .fd = dfd }, &o, &j), 0);
+	ck_assert_int_eq(maplog_jit__finish(j), 0);
+	maplog_jit__stats(j, &st);
+	/* The owner's 100 bytes: a's first line (35) and the one after the hole, then b's... */
+	snprintf(saved, sizeof(saved), "%s/perf-%d.map", outdir, (int)a);
+	got = slurp(saved);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_msg(strncmp(got, line1, strlen(line1)) == 0, "got '%s'", got);
+	ck_assert_uint_le(st.bytes, 100);
+	ck_assert_uint_ge(st.bad_lines, 1);
+	ck_assert_uint_ge(st.truncated, 1);
+	ck_assert_int_eq(stat(saved, &sst), 0);
+	ck_assert_uint_le((uint64_t)sst.st_size, 100);
+	maplog_jit__free(j);
+	/* With room: both lines of a and the zero-start one, nothing of the hole or the junk. */
+	o.max_user_bytes = 0;
+	unlink(saved);
+	ck_assert_int_eq(maplog_jit__new(&(struct util_dir){ .fd = dfd }, &o, &j), 0);
+	ck_assert_int_eq(maplog_jit__finish(j), 0);
+	maplog_jit__stats(j, &st);
+	got = slurp(saved);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_str_eq(got, "7f0000001000 100 JS:*first a.js:1\n"
+			      "7f0000002000 0x80 JS:*after_the_hole b.js:2\n"
+			      "0 10 zero start is fine\n");
+	/* the zeros after line 1 in its block, zeros+"not a line", "size zero", the long one */
+	ck_assert_uint_eq(st.bad_lines, 4);
+	maplog_jit__free(j);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)a);
+	unlink(map);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)b);
+	unlink(map);
+	reap(a);
+	reap(b);
+	unlink(saved);
+	snprintf(saved, sizeof(saved), "%s/perf-%d.map", outdir, (int)b);
+	unlink(saved);
+	close(dfd);
+	ck_assert_int_eq(rmdir(outdir), 0);
+}
+END_TEST
+
+/* The line parser the copier and the report share. */
+START_TEST(test_parse_line)
+{
+	static const struct {
+		const char *line;
+		bool ok;
+		uint64_t start, size;
+		const char *name;
+	} c[] = {
+		{ "7f00 10 f", true, 0x7f00, 0x10, "f" },
+		{ "0x7f00 0X10 a b  c", true, 0x7f00, 0x10, "a b  c" },
+		{ "7f00 10 ", false, 0, 0, NULL },
+		{ "7f00 10", false, 0, 0, NULL },
+		{ "7f00  10 f", false, 0, 0, NULL },
+		{ "7f00 0 f", false, 0, 0, NULL },
+		{ "ffffffffffffffff 2 f", false, 0, 0, NULL },
+		{ "11111111111111111 1 f", false, 0, 0, NULL },
+		{ "g 1 f", false, 0, 0, NULL },
+		{ "", false, 0, 0, NULL },
+		{ "0x 1 f", false, 0, 0, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		uint64_t st = 0, sz = 0;
+		size_t off = 0;
+		bool ok = maplog_jit_parse_line(c[i].line, strlen(c[i].line), &st, &sz, &off);
+
+		ck_assert_msg(ok == c[i].ok, "'%s': %d", c[i].line, ok);
+		if (ok) {
+			ck_assert_uint_eq(st, c[i].start);
+			ck_assert_uint_eq(sz, c[i].size);
+			ck_assert_str_eq(c[i].line + off, c[i].name);
+		}
+	}
+	ck_assert(!maplog_jit_parse_line("7f00 10 a\0b", 11, &(uint64_t){ 0 }, &(uint64_t){ 0 },
+					 &(size_t){ 0 }));
+}
+END_TEST
+
 START_TEST(test_fifo_scope_finish)
 {
 	struct maplog_jit *j = NULL;
@@ -171,7 +293,7 @@ START_TEST(test_limits)
 {
 	struct maplog_jit *j = NULL;
 	struct maplog_jit_stats st;
-	struct maplog_jit_opts o = { .max_open = 1, .max_map_bytes = 4 };
+	struct maplog_jit_opts o = { .max_open = 1, .max_map_bytes = 20 };
 	char m1[64], m2[64], saved[512];
 	int dfd = open_outdir();
 	pid_t t[2] = { spawn(), spawn() };
@@ -180,16 +302,24 @@ START_TEST(test_limits)
 	o.npids = 2;
 	for (int i = 0; i < 2; i++) {
 		snprintf(i ? m2 : m1, 64, "/tmp/perf-%d.map", (int)t[i]);
-		put(i ? m2 : m1, "123456 10 name\n");
+		put(i ? m2 : m1, "123456 10 name\n123457 10 more\n");
 	}
 	ck_assert_int_eq(maplog_jit__new(&(struct util_dir){ .fd = dfd }, &o, &j), 0);
 	ck_assert_int_eq(maplog_jit__finish(j), 0);
 	maplog_jit__stats(j, &st);
-	/* One kept (and cut at 4 bytes), one over the limit: both counted, neither silent. */
+	/*
+	 * One kept (and cut at 20 bytes: whole lines only, so its first), one over the
+	 * limit: both counted, neither silent.
+	 */
 	ck_assert_uint_eq(st.saved, 1);
 	ck_assert_uint_eq(st.over_open, 1);
 	ck_assert_uint_eq(st.truncated, 1);
-	ck_assert_uint_eq(st.bytes, 4);
+	ck_assert_uint_eq(st.bytes, 15);
+	for (int i = 0; i < 2; i++) {
+		snprintf(saved, sizeof(saved), "%s/perf-%d.map", outdir, (int)t[i]);
+		if (slurp(saved))
+			ck_assert_str_eq(slurp(saved), "123456 10 name\n");
+	}
 	maplog_jit__free(j);
 	for (int i = 0; i < 2; i++) {
 		snprintf(saved, sizeof(saved), "%s/perf-%d.map", outdir, (int)t[i]);
@@ -389,6 +519,8 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_saved_after_exit);
+	tcase_add_test(tc, test_sparse_and_quota);
+	tcase_add_test(tc, test_parse_line);
 	tcase_add_test(tc, test_fifo_scope_finish);
 	tcase_add_test(tc, test_limits);
 	tcase_add_test(tc, test_snapshot);
