@@ -215,8 +215,9 @@ for i, p in enumerate(sys.argv[2:], 1):
 	python3 "$mk" images "$off/log.pmclog" "${imgs[@]}" > /dev/null
 	for f in "${imgs[@]}"; do strip -s "$f"; done
 	nbid=$(for f in "${imgs[@]}"; do readelf -n "$f" | awk '/Build ID/ { print $3 }'; done | sort -u | wc -l)
+	# (LeakSanitizer cannot run under ptrace: off for this run of an ASan build.)
 	DEBUGINFOD_URLS=http://127.0.0.1:1 DEBUGINFOD_CACHE_PATH=$off/cache DEBUGINFOD_RETRY_LIMIT=0 \
-		timeout 120 strace -f -e trace=connect -o "$off/strace" "$hwpmc_bin" report --json \
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout 120 strace -f -e trace=connect -o "$off/strace" "$hwpmc_bin" report --json \
 		"$off/log.pmclog" > "$off/out.json" 2> "$off/err"; rc=$?
 	conns=$(grep -c 'sin_port=htons(1),' "$off/strace")
 	asks=$(grep -c "asking debuginfod (http://127.0.0.1:1)" "$off/err")
