@@ -89,7 +89,8 @@ struct report_sym_opts {
 	 * nothing is remembered from one image to the next, and no CRC budget.
 	 */
 	struct report_debug_memo *memo;
-	uint64_t crc_max; /* the largest file a debuglink CRC is computed of; 0: REPORT_DEBUG_CRC_MAX */
+	/* The largest file a debuglink CRC is computed of; 0: REPORT_DEBUG_CRC_MAX. */
+	uint64_t crc_max;
 };
 
 /* What the debug-file lookups with one memo did (report_debug_memo__stats()). */

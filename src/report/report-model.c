@@ -742,8 +742,10 @@ static void image_info(struct report_model *m, struct report_image *img)
 
 static void image_load_syms(struct report_model *m, struct report_image *img)
 {
-	struct report_sym_opts so = { .symfs = m->o.symfs, .debugdir = m->o.debugdir,
-				      .debuginfod = m->o.debuginfod, .memo = m->debug_memo };
+	struct report_sym_opts so = { .symfs = m->o.symfs,
+				      .debugdir = m->o.debugdir,
+				      .debuginfod = m->o.debuginfod,
+				      .memo = m->debug_memo };
 	char path[4096];
 
 	img->syms_tried = true;

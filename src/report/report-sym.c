@@ -175,7 +175,7 @@
 /* Bytes read at a time for a debuglink CRC (pread(2) into one buffer). */
 #define CRC_CHUNK ((size_t)1 << 20)
 /* The entries a report_debug_memo keeps at most (paths and build ids). */
-#define MEMO_MAX 65536
+#define MEMO_MAX	   65536
 #define NO_MODULE	   SIZE_MAX
 #define NO_SYM		   SIZE_MAX
 
@@ -1146,8 +1146,8 @@ static uint64_t memo_hash(enum memo_kind kind, const char *key)
 }
 
 /* Under the lock: the entry of (@kind, @key), or NULL. */
-static struct memo_ent *memo_find(struct report_debug_memo *m, enum memo_kind kind,
-				  const char *key, uint64_t h)
+static struct memo_ent *memo_find(struct report_debug_memo *m, enum memo_kind kind, const char *key,
+				  uint64_t h)
 {
 	for (struct memo_ent *e = m->ht[h & (m->htcap - 1)]; e; e = e->next)
 		if (e->hash == h && e->kind == kind && strcmp(e->key, key) == 0)
@@ -1299,8 +1299,8 @@ enum dbg_verdict { DBG_NO = 0, DBG_YES, DBG_NEED_CRC, DBG_VERDICT_MAX };
 static enum dbg_verdict debug_verdict(const uint8_t *id, size_t id_len,
 				      const struct maplog_elf_info *img, const struct debuglink *dl)
 {
-	bool same = id_len > 0 && id_len == img->build_id_len &&
-		    memcmp(id, img->build_id, id_len) == 0;
+	bool same =
+		id_len > 0 && id_len == img->build_id_len && memcmp(id, img->build_id, id_len) == 0;
 
 	if (!dl || (id_len > 0 && img->build_id_len > 0))
 		return same ? DBG_YES : DBG_NO;
@@ -1515,8 +1515,8 @@ static bool servers_unreachable(int err)
  * network where the cache is not writable).  libdebuginfod asks every server of
  * the list at once and gives one error: the list is remembered as one.
  */
-static int fetch_debuginfod(const char *path, const struct maplog_elf_info *img,
-			    struct builder *b, const struct dbg_ctx *dc, char **ret_path)
+static int fetch_debuginfod(const char *path, const struct maplog_elf_info *img, struct builder *b,
+			    const struct dbg_ctx *dc, char **ret_path)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	char hex[2 * MAPLOG_BUILD_ID_MAX + 1];
@@ -1557,8 +1557,8 @@ static int fetch_debuginfod(const char *path, const struct maplog_elf_info *img,
 			pthread_mutex_unlock(&m->lock);
 		}
 		if (!m || first)
-			log_notice("debuginfod: no debug file for build id %s: '%s': %s%s", hex, urls,
-				   strerror(-fd),
+			log_notice("debuginfod: no debug file for build id %s: '%s': %s%s", hex,
+				   urls, strerror(-fd),
 				   m ? "; the servers are not asked again in this report" : "");
 		return 0;
 	}
@@ -1710,8 +1710,8 @@ int report_symtab__open(const char *path, const struct report_sym_opts *opts,
 	if (has_symtab) {
 		source = REPORT_SYM_SYMTAB;
 	} else {
-		r = find_debug(&sp, &t->info, &dl, &b, opts && opts->debuginfod, &dc, path,
-			       &source, &dpath);
+		r = find_debug(&sp, &t->info, &dl, &b, opts && opts->debuginfod, &dc, path, &source,
+			       &dpath);
 		if (r < 0)
 			goto err;
 		if (r == 0)

@@ -49,8 +49,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define HDR_LEN	     5
-#define SPARSE_MAX   ((uint64_t)1 << 20) /* the largest cap a sparse tail is made for */
+#define HDR_LEN	      5
+#define SPARSE_MAX    ((uint64_t)1 << 20) /* the largest cap a sparse tail is made for */
 #define PLACE_BUILDID 0
 
 static char top[PATH_MAX];

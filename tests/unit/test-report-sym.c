@@ -1342,7 +1342,8 @@ START_TEST(test_debug_sparse)
 	ck_assert_int_eq(stat(dbg, &sb), 0);
 	ck_assert_uint_eq((uint64_t)sb.st_size, size);
 	if (size != sizes[0])
-		fprintf(stderr, "test-report-sym: the sparse debug file is %" PRIu64 " bytes\n", size);
+		fprintf(stderr, "test-report-sym: the sparse debug file is %" PRIu64 " bytes\n",
+			size);
 
 	m = memo_ok();
 	opts = (struct report_sym_opts){ .debugdir = dd, .memo = m };
@@ -1396,7 +1397,8 @@ START_TEST(test_debug_crc_cap)
 
 	/* One byte under its size: not read, not used. */
 	m = memo_ok();
-	opts = (struct report_sym_opts){ .debugdir = dd, .memo = m,
+	opts = (struct report_sym_opts){ .debugdir = dd,
+					 .memo = m,
 					 .crc_max = (uint64_t)sb.st_size - 1 };
 	check_debug_opts(img, &opts, fb, NULL);
 	st = memo_stats(m);
@@ -1406,7 +1408,8 @@ START_TEST(test_debug_crc_cap)
 
 	/* Exactly its size: read once, for both images. */
 	m = memo_ok();
-	opts = (struct report_sym_opts){ .debugdir = dd, .memo = m,
+	opts = (struct report_sym_opts){ .debugdir = dd,
+					 .memo = m,
 					 .crc_max = (uint64_t)sb.st_size };
 	check_debug_opts(img, &opts, REPORT_SYM_DEBUG_LINK, dbg);
 	check_debug_opts(img2, &opts, REPORT_SYM_DEBUG_LINK, dbg);
