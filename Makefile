@@ -27,17 +27,17 @@ demo: bootstrap build
 	@BUILD=$(BUILD) scripts/demo
 
 # Builds the libFuzzer harnesses in $(BUILD) and runs each for FUZZ_SECONDS in
-# $(BUILD)/fuzz/NAME, seeded from tests/fuzz/corpus/NAME (or the test data; elf:
-# the seeds tests/fuzz/elf-seeds.sh builds); the corpus grows there, not in the
+# $(BUILD)/fuzz/NAME, seeded from tests/fuzz/corpus/NAME (or the test data; elf and
+# debuglink: the seeds tests/fuzz/NAME-seeds.sh builds); the corpus grows there, not in the
 # repository.  Fails if any harness crashed (its input is kept as
 # $(BUILD)/fuzz/NAME/crash-*).
 FUZZ_SECONDS ?= 600
-FUZZ_HARNESSES ?= reader report ctl config event profile elf jitmap
+FUZZ_HARNESSES ?= reader report ctl config event profile elf debuglink jitmap
 fuzz: build
 	@failed=0; for h in $(FUZZ_HARNESSES); do \
 		case $$h in reader|report) seed="tests/data -"; dict= ;; \
-			elf) ninja -C $(BUILD) tests/fuzz/elf-seeds.stamp > /dev/null; \
-				seed="- $(BUILD)/tests/fuzz/elf-seeds"; dict=tests/fuzz/elf.dict ;; \
+			elf|debuglink) ninja -C $(BUILD) tests/fuzz/$$h-seeds.stamp > /dev/null; \
+				seed="- $(BUILD)/tests/fuzz/$$h-seeds"; dict=tests/fuzz/$$h.dict ;; \
 			*) seed="- tests/fuzz/corpus/$$h"; dict=tests/fuzz/$$h.dict ;; esac; \
 		[ -f "$$dict" ] || dict=; \
 		set -- $$seed; \

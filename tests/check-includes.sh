@@ -30,6 +30,7 @@ declare -A owner=(
 	["dwarf.h"]="report"
 	["curl/curl.h"]="daemon"
 	["seccomp.h"]="tools"
+	["zlib.h"]="report tools"
 	["systemd/"]="daemon"
 	["bpf/"]="filter"
 	["linux/bpf"]="filter"

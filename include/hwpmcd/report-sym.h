@@ -9,6 +9,8 @@
  *   report_symtab__open()      an image by the path a log names (symfs, build id, debuglink)
  *   report_symtab__kallsyms()  a /proc/kallsyms-format file
  *   report_symtab__lookup(), __find(), __nsyms(), __info(), __source(), __free()
+ *   struct report_debug_memo   what one report learnt of debug files and debuginfod
+ *   report_debug_memo__new(), __free(), __stats()
  *   report_open_regular()      open a file only if it is a regular one
  * IMPLEMENTATION NOTES
  *   An image is opened once, its functions copied out (start, size, offset of the
@@ -24,9 +26,16 @@
  *   Separate debug files: <symfs><debugdir>/.build-id/xx/rest.debug for the
  *   image's GNU build id, then .gnu_debuglink's name in the image's directory,
  *   its .debug/ subdirectory and <debugdir>/<image directory>/ (gdb's order), then
- *   (opts->debuginfod) the debuginfod servers of $DEBUGINFOD_URLS by build id; a
- *   debug file is used only if its build id (when both have one) or its CRC32
- *   (debuglink) matches.  Names are raw (mangled): demangling belongs to the
+ *   (opts->debuginfod) the debuginfod servers of $DEBUGINFOD_URLS by build id.  A
+ *   debug file is used only if it is the image's: when both have a GNU build id, the
+ *   build ids decide (no file is read for a CRC); only when one of them has none is
+ *   the .gnu_debuglink CRC-32 computed (zlib's crc32()), and only of a regular file
+ *   of at most opts->crc_max bytes (REPORT_DEBUG_CRC_MAX, by st_size: a sparse file
+ *   counts its holes) within the report's REPORT_DEBUG_CRC_BUDGET; a candidate over
+ *   either is skipped and said once.  With opts->memo, what a candidate path turned
+ *   out to be (unusable, its build id, its CRC) and which build ids and servers
+ *   debuginfod failed for are remembered, so that no failure is paid twice in one
+ *   report.  Names are raw (mangled): demangling belongs to the
  *   report, which demangles only what it prints.  Files are hostile data: every
  *   offset, size and count is checked; a corrupt symbol table gives -ENOEXEC,
  *   never a crash.  A symtab is immutable after it is built: any number of
@@ -50,6 +59,22 @@ struct report_sym {
 			       ELF: NULL */
 };
 
+/*
+ * The largest debug file whose .gnu_debuglink CRC is computed (by st_size, holes
+ * included).  A CRC is needed only where the debug file or its image has no build
+ * id, and real debug files of that kind are far smaller.  Reading a sparse file of
+ * this size and its CRC took 5 s on a busy 2-CPU VM (zlib's crc32() alone: 2 GB/s),
+ * where a sparse terabyte once held a report for 387 s.
+ */
+#define REPORT_DEBUG_CRC_MAX ((uint64_t)2 << 30)
+/*
+ * The most bytes all the CRCs of one report (one memo) read, whatever the number of
+ * images: four files at the cap, some 20 s on that VM at worst.
+ */
+#define REPORT_DEBUG_CRC_BUDGET ((uint64_t)8 << 30)
+
+struct report_debug_memo;
+
 struct report_sym_opts {
 	const char *symfs;    /* a root to find images and debug files under; NULL or "": "/" */
 	const char *debugdir; /* global debug directory; NULL: "/usr/lib/debug" */
@@ -59,6 +84,26 @@ struct report_sym_opts {
 	 * (libdebuginfod, cached in its client cache); nothing without the variable.
 	 */
 	bool debuginfod;
+	/*
+	 * What the lookups of one report share (report_debug_memo__new()); NULL:
+	 * nothing is remembered from one image to the next, and no CRC budget.
+	 */
+	struct report_debug_memo *memo;
+	/* The largest file a debuglink CRC is computed of; 0: REPORT_DEBUG_CRC_MAX. */
+	uint64_t crc_max;
+};
+
+/* What the debug-file lookups with one memo did (report_debug_memo__stats()). */
+struct report_debug_stats {
+	uint64_t opened;	     /* debug-file candidates opened (each found a regular file) */
+	uint64_t skipped;	     /* candidates not opened again: the memo knew them wanting */
+	uint64_t by_build_id;	     /* debuglink candidates decided by the build ids alone */
+	uint64_t crc_files;	     /* debug files whose CRC was computed */
+	uint64_t crc_bytes;	     /* the bytes read for those CRCs */
+	uint64_t over_cap;	     /* candidates needing a CRC over crc_max or the budget */
+	uint64_t debuginfod_asked;   /* lookups sent to the debuginfod servers */
+	uint64_t debuginfod_skipped; /* not sent: the servers had failed, or the build id
+					was asked for before without a usable answer */
 };
 
 /* Where a symtab's functions came from (report_symtab__source()). */
@@ -115,6 +160,24 @@ int report_symtab__perfmap(const char *path, bool owner_check, size_t *ret_bad,
 			   struct report_symtab **ret_t);
 
 void report_symtab__free(struct report_symtab *t);
+
+/*
+ * report_debug_memo__new: an empty memo for the report_symtab__open() calls of one
+ * report (report_sym_opts.memo).  It keeps, per debug-file candidate path, whether
+ * the file is of no use to any image (missing, not regular, not ELF, corrupt, no
+ * .symtab) or else its build id, its CRC once computed and whether it is over the
+ * CRC cap; the build ids the debuginfod servers had no usable file for; whether the
+ * servers failed at the connection level (not asked again); and the CRC budget.  At
+ * most 65536 entries: beyond that nothing more is remembered (more work, never
+ * another result).  Returns 0 and the memo (freed by report_debug_memo__free()), or
+ * -ENOMEM.  A memo may be shared by calls on several threads (a mutex guards it,
+ * never held across a read or a download).
+ */
+int report_debug_memo__new(struct report_debug_memo **ret_memo);
+void report_debug_memo__free(struct report_debug_memo *memo);
+
+/* report_debug_memo__stats: the counters so far (all zero for a NULL memo).  Any thread. */
+void report_debug_memo__stats(struct report_debug_memo *memo, struct report_debug_stats *ret);
 
 /*
  * report_symtab__lookup: the function holding link-time address @addr, or NULL.

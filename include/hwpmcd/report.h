@@ -202,6 +202,12 @@ struct report_model {
 	size_t images_other_build; /* of the missing: the file at the path is another build */
 	size_t images_by_id;	   /* found by build id (the file at the path missing or other) */
 	/*
+	 * What the symbol tables' debug-file lookups learnt, shared by every image of
+	 * the report: a candidate refused or failed once, or debuginfod servers that
+	 * failed, cost once (report_debug_memo__new()).
+	 */
+	struct report_debug_memo *debug_memo;
+	/*
 	 * Build id marks (pmclog-format.md 11.11): the run being read (bid_state 1: its
 	 * length is next, 2: its bytes, 3: complete, for the next MAP_IN), and per path
 	 * the last id the log said (path_ids, this log's).

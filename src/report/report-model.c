@@ -742,8 +742,10 @@ static void image_info(struct report_model *m, struct report_image *img)
 
 static void image_load_syms(struct report_model *m, struct report_image *img)
 {
-	struct report_sym_opts so = { .symfs = m->o.symfs, .debugdir = m->o.debugdir,
-				      .debuginfod = m->o.debuginfod };
+	struct report_sym_opts so = { .symfs = m->o.symfs,
+				      .debugdir = m->o.debugdir,
+				      .debuginfod = m->o.debuginfod,
+				      .memo = m->debug_memo };
 	char path[4096];
 
 	img->syms_tried = true;
@@ -2016,6 +2018,8 @@ int report_model__new(const struct report_model_opts *o, struct report_model **r
 	m->unknown_func = func_intern(m, REPORT_F_UNKNOWN, NULL, NULL, NULL, 0);
 	if (!m->unknown_func)
 		goto err;
+	if (report_debug_memo__new(&m->debug_memo) < 0)
+		goto err;
 	*ret_m = m;
 	return 0;
 err:
@@ -2066,6 +2070,7 @@ void report_model__free(struct report_model *m)
 		report_symtab__free(m->ksyms_old[i]);
 	free(m->ksyms_old);
 	free(m->pcc);
+	report_debug_memo__free(m->debug_memo);
 	free(m->dwc);
 	free(m->chains);
 	path_ids_forget(m);

@@ -7,8 +7,9 @@
  *   report_symtab__open(), report_symtab__kallsyms(), report_symtab__free(),
  *   report_symtab__lookup(), report_symtab__find(), report_symtab__nsyms(),
  *   report_symtab__sym(), report_symtab__info(), report_symtab__source(),
- *   report_symtab__debug_path(), report_sym_source_name()
- *   (see include/hwpmcd/report-sym.h)
+ *   report_symtab__debug_path(), report_sym_source_name(), report_debug_memo__new(),
+ *   report_debug_memo__free(), report_debug_memo__stats() (see
+ *   include/hwpmcd/report-sym.h); report_file_crc32() (report-int.h)
  *
  * IMPLEMENTATION NOTES
  *   Building goes through a "builder": a growing array of raw entries (start, size,
@@ -107,9 +108,34 @@
  *   error.  A corrupt image, in contrast, is -ENOEXEC.  A .gnu_debuglink section
  *   that is malformed (no NUL, no room for the CRC, a name with '/' or "." / "..")
  *   is ignored, so a hostile image cannot make us open files outside the three
- *   directories.  The CRC is the gnu_debuglink one: standard reflected CRC-32
- *   (polynomial 0xedb88320, as zlib's crc32() and gdb), over the whole file, with a
- *   table built on the stack per call (no shared state).
+ *   directories.
+ *
+ *   Debug files are hostile too: a user's stripped program may name in its
+ *   .gnu_debuglink a sparse file of a terabyte, and the CRC once read all of it
+ *   (a 2.8 MB profile took 387 s to report, and every push of it was killed).  So
+ *   a candidate is matched by build id before any CRC: when both the image and the
+ *   candidate have one, the build ids decide (debug_verdict()); only when one of
+ *   them has none is the CRC computed, the gnu_debuglink one (standard reflected
+ *   CRC-32, zlib's crc32(), as gdb and binutils compute it, over the whole file in
+ *   1 MiB pread(2)s), and only of a regular file whose st_size is at most the cap
+ *   (REPORT_DEBUG_CRC_MAX, 2 GiB: holes count, so a sparse file over it is never
+ *   read) and within the REPORT_DEBUG_CRC_BUDGET (8 GiB) of all the CRCs of a report
+ *   (one memo), so that many images each naming a file under the cap cannot add up
+ *   either.  A candidate refused for its size is said once (log_notice) and
+ *   counted (report_debug_stats.over_cap).
+ *
+ *   Failures are remembered for the rest of a report, in the report_debug_memo the
+ *   caller passes (opts->memo; the report model has one): a hash table of
+ *   candidate paths (of no use to any image: missing, not regular, not ELF, corrupt,
+ *   without .symtab; else the file's build id, its CRC once computed, whether it is
+ *   over the cap) and of the build ids debuginfod gave nothing usable for, and
+ *   whether the debuginfod servers failed at the connection level (then they are
+ *   not asked again; see fetch_debuginfod() for what libdebuginfod itself keeps).
+ *   What is remembered of a path is what the file is, not a verdict for one image:
+ *   another image (another build id, another CRC in its link) decides from it
+ *   without opening the file, and gets the result a search without the memo gives
+ *   (fuzz-debuglink checks that).  The memo holds at most MEMO_MAX entries and its
+ *   mutex only around its own reads and writes, never across I/O.
  *
  *   kallsyms lines are exactly "HEX TYPE NAME" with optional "\t[MODULE]", 1 to 16
  *   hex digits, single spaces, a one-byte type and names of bytes above ' ' (not
@@ -123,7 +149,9 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -131,11 +159,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
 #include "hwpmcd/maplog-jit.h"
 #include "hwpmcd/report-sym.h"
+#include "report-int.h"
 
 #define DEFAULT_DEBUGDIR "/usr/lib/debug"
 /* The most a last function of size 0 holds. */
@@ -143,7 +173,10 @@
 /* The largest kallsyms file read (a real one is 5 to 20 MiB). */
 #define KALLSYMS_MAX_BYTES ((size_t)256 << 20)
 #define KALLSYMS_FIRST_BUF ((size_t)1 << 20)
-#define CRC_CHUNK	   ((size_t)64 << 10)
+/* Bytes read at a time for a debuglink CRC (pread(2) into one buffer). */
+#define CRC_CHUNK ((size_t)1 << 20)
+/* The entries a report_debug_memo keeps at most (paths and build ids). */
+#define MEMO_MAX	   65536
 #define NO_MODULE	   SIZE_MAX
 #define NO_SYM		   SIZE_MAX
 
@@ -199,6 +232,7 @@ struct report_symtab {
 struct elf_file {
 	int fd;
 	Elf *elf;
+	uint64_t size; /* st_size when opened */
 	struct maplog_elf_info info;
 };
 
@@ -750,11 +784,10 @@ static int elf_file_open(const char *path, struct elf_file *f)
 {
 	int r;
 
-	f->fd = -1;
 	f->elf = NULL;
-	r = open_regular(path, &f->fd, NULL);
-	if (r < 0)
-		return r;
+	f->fd = report_open_regular(path, &f->size);
+	if (f->fd < 0)
+		return f->fd;
 	/* elf_version() only records the version; calling it every time is harmless. */
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		r = -ENOTSUP;
@@ -987,27 +1020,23 @@ static void read_debuglink(Elf *elf, struct debuglink *dl)
 	}
 }
 
-/* The gnu_debuglink CRC-32 of the whole file open on @fd (read with pread(2)). */
-static int file_crc32(int fd, uint32_t *ret_crc)
+/*
+ * See report-int.h.  zlib's crc32() is the reflected polynomial 0xedb88320 of gdb
+ * and binutils, over CRC_CHUNK-byte pread(2)s; a file that turns out longer than
+ * @max (it grew since its fstat()) is never read further.
+ */
+int report_file_crc32(int fd, uint64_t max, uint32_t *ret_crc, uint64_t *nread)
 {
-	uint32_t table[256];
-	uint32_t crc = 0xffffffffu;
+	uLong crc = crc32(0L, Z_NULL, 0);
+	uint64_t off = 0;
 	uint8_t *buf;
-	off_t off = 0;
 	int r = 0;
 
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int k = 0; k < 8; k++)
-			c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-		table[i] = c;
-	}
 	buf = malloc(CRC_CHUNK);
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
-		ssize_t n = pread(fd, buf, CRC_CHUNK, off);
+		ssize_t n = pread(fd, buf, CRC_CHUNK, (off_t)off);
 
 		if (n < 0) {
 			int e = -errno;
@@ -1019,14 +1048,220 @@ static int file_crc32(int fd, uint32_t *ret_crc)
 		}
 		if (n == 0)
 			break;
-		for (ssize_t i = 0; i < n; i++)
-			crc = table[(crc ^ buf[i]) & 0xff] ^ (crc >> 8);
-		off += n;
+		off += (uint64_t)n;
+		*nread += (uint64_t)n;
+		if (off > max) {
+			r = -EFBIG;
+			goto out;
+		}
+		crc = crc32(crc, buf, (uInt)n);
 	}
-	*ret_crc = crc ^ 0xffffffffu;
+	*ret_crc = (uint32_t)crc;
 out:
 	free(buf);
 	return r;
+}
+
+/* ---- what one report learnt of debug files (report_debug_memo) --------------------- */
+
+enum memo_kind { MEMO_PATH = 0, MEMO_BUILD_ID, MEMO_KIND_MAX };
+
+/* What is known of a debug-file candidate (MEMO_PATH) or a build id (MEMO_BUILD_ID). */
+struct cand {
+	bool bad;      /* a path of no use to any image; a build id debuginfod gave nothing for */
+	bool have_id;  /* the file was opened: id[] and id_len are its build id (0: none) */
+	bool over_cap; /* a CRC of it was refused: over the cap or the report's budget */
+	bool have_crc;
+	uint32_t crc;
+	uint8_t id_len;
+	uint8_t id[MAPLOG_BUILD_ID_MAX];
+};
+
+struct memo_ent {
+	struct memo_ent *next;
+	uint64_t hash;
+	enum memo_kind kind;
+	struct cand c;
+	char key[]; /* the candidate's path, or the build id in hex */
+};
+
+struct report_debug_memo {
+	pthread_mutex_t lock; /* guards everything below; never held across I/O */
+	struct memo_ent **ht;
+	size_t htcap; /* a power of two */
+	size_t n;
+	uint64_t crc_spent;  /* bytes the CRCs may read, taken before each (the budget) */
+	bool servers_failed; /* debuginfod failed at the connection level: not asked again */
+	bool budget_said;
+	struct report_debug_stats st;
+};
+
+int report_debug_memo__new(struct report_debug_memo **ret_memo)
+{
+	struct report_debug_memo *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	m->htcap = 256;
+	m->ht = calloc(m->htcap, sizeof(*m->ht));
+	if (!m->ht) {
+		free(m);
+		return -ENOMEM;
+	}
+	(void)pthread_mutex_init(&m->lock, NULL);
+	*ret_memo = m;
+	return 0;
+}
+
+void report_debug_memo__free(struct report_debug_memo *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->htcap; i++) {
+		while (m->ht[i]) {
+			struct memo_ent *e = m->ht[i];
+
+			m->ht[i] = e->next;
+			free(e);
+		}
+	}
+	free(m->ht);
+	(void)pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+void report_debug_memo__stats(struct report_debug_memo *m, struct report_debug_stats *ret)
+{
+	if (!m) {
+		memset(ret, 0, sizeof(*ret));
+		return;
+	}
+	pthread_mutex_lock(&m->lock);
+	*ret = m->st;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static uint64_t memo_hash(enum memo_kind kind, const char *key)
+{
+	return util_mix64(util_hash_str(key) + (uint64_t)kind);
+}
+
+/* Under the lock: the entry of (@kind, @key), or NULL. */
+static struct memo_ent *memo_find(struct report_debug_memo *m, enum memo_kind kind, const char *key,
+				  uint64_t h)
+{
+	for (struct memo_ent *e = m->ht[h & (m->htcap - 1)]; e; e = e->next)
+		if (e->hash == h && e->kind == kind && strcmp(e->key, key) == 0)
+			return e;
+	return NULL;
+}
+
+/* What @m knows of (@kind, @key) into *ret_c: true if anything. */
+static bool memo_get(struct report_debug_memo *m, enum memo_kind kind, const char *key,
+		     struct cand *ret_c)
+{
+	uint64_t h;
+	struct memo_ent *e;
+
+	if (!m)
+		return false;
+	h = memo_hash(kind, key);
+	pthread_mutex_lock(&m->lock);
+	e = memo_find(m, kind, key, h);
+	if (e)
+		*ret_c = e->c;
+	pthread_mutex_unlock(&m->lock);
+	return e != NULL;
+}
+
+/*
+ * Remember @c for (@kind, @key).  Best effort: with MEMO_MAX entries, or without
+ * memory, nothing is added (the next image pays the work again, with the same result).
+ */
+static void memo_put(struct report_debug_memo *m, enum memo_kind kind, const char *key,
+		     const struct cand *c)
+{
+	uint64_t h;
+	struct memo_ent *e;
+	size_t len;
+
+	if (!m)
+		return;
+	h = memo_hash(kind, key);
+	len = strlen(key);
+	pthread_mutex_lock(&m->lock);
+	e = memo_find(m, kind, key, h);
+	if (e) {
+		e->c = *c;
+		goto out;
+	}
+	if (m->n >= MEMO_MAX)
+		goto out;
+	if (m->n >= m->htcap) {
+		/* Load factor 1: rehash into twice the buckets (a failure keeps the old table). */
+		size_t ncap = m->htcap * 2;
+		struct memo_ent **nht = calloc(ncap, sizeof(*nht));
+
+		if (nht) {
+			for (size_t i = 0; i < m->htcap; i++) {
+				while (m->ht[i]) {
+					struct memo_ent *x = m->ht[i];
+
+					m->ht[i] = x->next;
+					x->next = nht[x->hash & (ncap - 1)];
+					nht[x->hash & (ncap - 1)] = x;
+				}
+			}
+			free(m->ht);
+			m->ht = nht;
+			m->htcap = ncap;
+		}
+	}
+	e = malloc(sizeof(*e) + len + 1);
+	if (!e)
+		goto out;
+	e->hash = h;
+	e->kind = kind;
+	e->c = *c;
+	memcpy(e->key, key, len + 1);
+	e->next = m->ht[h & (m->htcap - 1)];
+	m->ht[h & (m->htcap - 1)] = e;
+	m->n++;
+out:
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* Counters: @field of the stats += @v. */
+#define MEMO_COUNT(m, field, v)                                                                    \
+	do {                                                                                       \
+		if (m) {                                                                           \
+			pthread_mutex_lock(&(m)->lock);                                            \
+			(m)->st.field += (v);                                                      \
+			pthread_mutex_unlock(&(m)->lock);                                          \
+		}                                                                                  \
+	} while (0)
+
+/*
+ * Take @bytes of the report's CRC budget: true if they fit (always, without a
+ * memo).  *ret_first is set when this refusal is the report's first.
+ */
+static bool memo_budget_take(struct report_debug_memo *m, uint64_t bytes, bool *ret_first)
+{
+	bool ok;
+
+	*ret_first = false;
+	if (!m)
+		return true;
+	pthread_mutex_lock(&m->lock);
+	ok = bytes <= REPORT_DEBUG_CRC_BUDGET - m->crc_spent;
+	if (ok) {
+		m->crc_spent += bytes;
+	} else if (!m->budget_said) {
+		m->budget_said = true;
+		*ret_first = true;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return ok;
 }
 
 /* ---- separate debug files ----------------------------------------------------------- */
@@ -1047,60 +1282,152 @@ __attribute__((format(printf, 3, 4))) static int fmt_path(char *buf, size_t size
 	return 0;
 }
 
-static bool same_build_id(const struct maplog_elf_info *a, const struct maplog_elf_info *b)
+/* What a debug-file lookup uses besides the paths: opts->memo and the CRC cap. */
+struct dbg_ctx {
+	struct report_debug_memo *memo;
+	uint64_t crc_max;
+};
+
+enum dbg_verdict { DBG_NO = 0, DBG_YES, DBG_NEED_CRC, DBG_VERDICT_MAX };
+
+/*
+ * Whether a debug file of build id @id (@id_len bytes, 0: none) is the image
+ * @img's.  Found by build id (@dl NULL), its id must be the image's.  Found by
+ * @dl's name, the build ids decide when both have one: equal ids are one build
+ * (its CRC cannot say more), different ones never are (a CRC that matched would
+ * be a collision); only when one of them has none can the CRC decide.
+ */
+static enum dbg_verdict debug_verdict(const uint8_t *id, size_t id_len,
+				      const struct maplog_elf_info *img, const struct debuglink *dl)
 {
-	return a->build_id_len == b->build_id_len &&
-	       memcmp(a->build_id, b->build_id, a->build_id_len) == 0;
+	bool same =
+		id_len > 0 && id_len == img->build_id_len && memcmp(id, img->build_id, id_len) == 0;
+
+	if (!dl || (id_len > 0 && img->build_id_len > 0))
+		return same ? DBG_YES : DBG_NO;
+	return DBG_NEED_CRC;
 }
 
 /*
- * Whether the open debug file @f belongs to the image described by @img: found by
- * build id if @dl is NULL (its build id must equal the image's), else by @dl's name
- * (its CRC must match, and its build id too if both have one).  Returns 1 if it does,
- * 0 if not, or -ENOMEM.
+ * The CRC of the open candidate @f (at @dpath) into @c, if it may be computed: a
+ * file over the cap, or past the report's budget, is not read at all (st_size, so
+ * a sparse file's holes count), and that is said once (@c is remembered).
+ * Returns 0 (c->have_crc or c->over_cap set, or neither after a read error) or
+ * -ENOMEM.
  */
-static int debug_matches(const struct elf_file *f, const struct maplog_elf_info *img,
-			 const struct debuglink *dl)
+static int debug_crc(const struct dbg_ctx *dc, const char *dpath, const struct elf_file *f,
+		     struct cand *c)
 {
-	uint32_t crc = 0;
+	uint64_t nread = 0;
+	uint32_t crc;
+	bool first;
 	int r;
 
-	if (!dl)
-		return f->info.build_id_len > 0 && same_build_id(&f->info, img);
-	r = file_crc32(f->fd, &crc);
+	if (f->size > dc->crc_max) {
+		bool mib = dc->crc_max >= (1u << 20) && dc->crc_max % (1u << 20) == 0;
+
+		c->over_cap = true;
+		MEMO_COUNT(dc->memo, over_cap, 1);
+		log_notice("debug file '%s': %" PRIu64 " bytes, more than the %" PRIu64
+			   " %s whose debuglink CRC is checked: not used",
+			   dpath, f->size, mib ? dc->crc_max >> 20 : dc->crc_max,
+			   mib ? "MiB" : "bytes");
+		return 0;
+	}
+	if (!memo_budget_take(dc->memo, f->size, &first)) {
+		c->over_cap = true;
+		MEMO_COUNT(dc->memo, over_cap, 1);
+		if (first)
+			log_notice("debug files: the debuglink CRCs of this report have read their "
+				   "%" PRIu64 " MiB: '%s' and any further ones needing a CRC "
+				   "not used",
+				   REPORT_DEBUG_CRC_BUDGET >> 20, dpath);
+		return 0;
+	}
+	r = report_file_crc32(f->fd, dc->crc_max, &crc, &nread);
+	if (dc->memo) {
+		pthread_mutex_lock(&dc->memo->lock);
+		dc->memo->st.crc_files++;
+		dc->memo->st.crc_bytes += nread;
+		pthread_mutex_unlock(&dc->memo->lock);
+	}
 	if (r == -ENOMEM)
 		return r;
-	if (r < 0 || crc != dl->crc)
-		return 0;
-	if (f->info.build_id_len > 0 && img->build_id_len > 0 && !same_build_id(&f->info, img))
-		return 0;
-	return 1;
+	if (r == 0) {
+		c->have_crc = true;
+		c->crc = crc;
+	} else {
+		c->bad = true; /* unreadable, or it grew past the cap under us */
+	}
+	return 0;
 }
 
 /*
- * Try the debug file @dpath (see debug_matches() for @dl).  If it matches and has a
- * .symtab, its functions are added to @b.  Returns 1 if it was used, 0 if it was
- * skipped (the builder is then as before: a half-read table is forgotten), or -ENOMEM.
+ * Try the debug file @dpath for the image @img, found by build id (@dl NULL) or
+ * by @dl's name (see debug_verdict()).  If it is the image's and has a .symtab,
+ * its functions are added to @b.  What the file turned out to be is remembered in
+ * dc->memo, and what is known there already is not found out again: a path of no
+ * use to any image, or whose build id or CRC rules it out for @img, is not
+ * opened.  Returns 1 if it was used, 0 if it was skipped (the builder is then as
+ * before: a half-read table is forgotten), or -ENOMEM.
  */
 static int try_debug_file(const char *dpath, const struct maplog_elf_info *img,
-			  const struct debuglink *dl, struct builder *b)
+			  const struct debuglink *dl, struct builder *b, const struct dbg_ctx *dc)
 {
+	struct cand c = { .bad = false };
 	struct elf_file f;
 	size_t mark_n = b->n, mark_pool = b->pool_len;
+	enum dbg_verdict v;
 	bool has_symtab = false;
 	int r;
 
-	r = elf_file_open(dpath, &f);
-	if (r < 0)
-		return r == -ENOMEM ? r : 0;
-	r = debug_matches(&f, img, dl);
-	if (r > 0) {
-		r = scan_tables(f.elf, SHT_SYMTAB, b, &has_symtab);
-		if (r == 0)
-			r = has_symtab ? 1 : 0;
-		else if (r != -ENOMEM)
-			r = 0;
+	if (memo_get(dc->memo, MEMO_PATH, dpath, &c)) {
+		v = c.have_id ? debug_verdict(c.id, c.id_len, img, dl) : DBG_NEED_CRC;
+		if (c.bad || v == DBG_NO ||
+		    (v == DBG_NEED_CRC && c.have_id &&
+		     (c.over_cap || (c.have_crc && c.crc != dl->crc)))) {
+			MEMO_COUNT(dc->memo, skipped, 1);
+			return 0;
+		}
 	}
+	r = elf_file_open(dpath, &f);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			return r;
+		c.bad = true;
+		memo_put(dc->memo, MEMO_PATH, dpath, &c);
+		return 0;
+	}
+	MEMO_COUNT(dc->memo, opened, 1);
+	if (!c.have_id || c.id_len != f.info.build_id_len ||
+	    memcmp(c.id, f.info.build_id, c.id_len) != 0) {
+		/* First met, or another file now: nothing known of it holds. */
+		c = (struct cand){ .have_id = true, .id_len = (uint8_t)f.info.build_id_len };
+		memcpy(c.id, f.info.build_id, f.info.build_id_len);
+	}
+	v = debug_verdict(c.id, c.id_len, img, dl);
+	if (dl && v != DBG_NEED_CRC)
+		MEMO_COUNT(dc->memo, by_build_id, 1);
+	if (v == DBG_NEED_CRC) {
+		if (!c.have_crc && !c.over_cap && !c.bad) {
+			r = debug_crc(dc, dpath, &f, &c);
+			if (r < 0)
+				goto out;
+		}
+		v = c.have_crc && c.crc == dl->crc ? DBG_YES : DBG_NO;
+	}
+	r = 0;
+	if (v == DBG_YES) {
+		r = scan_tables(f.elf, SHT_SYMTAB, b, &has_symtab);
+		if (r == 0 && has_symtab) {
+			r = 1;
+		} else if (r != -ENOMEM) {
+			c.bad = true; /* corrupt, or no .symtab: of no use to any image */
+			r = 0;
+		}
+	}
+	memo_put(dc->memo, MEMO_PATH, dpath, &c);
+out:
 	if (r <= 0) {
 		b->n = mark_n;
 		b->pool_len = mark_pool;
@@ -1147,43 +1474,110 @@ static bool debuginfod_load(void)
 }
 
 /*
+ * Whether libdebuginfod's error @err says the servers could not be reached at
+ * all (libdebuginfod 0.188 maps curl's "could not connect" and a failed TLS
+ * verification to -ECONNREFUSED, "could not resolve" to -EHOSTUNREACH, a send or
+ * receive error to -ECONNRESET, its timeout to -ETIME; -ENOSYS is a library
+ * built without servers), as opposed to an answer about this build id (-ENOENT:
+ * not found, -EFBIG: too large, ...).  The first kind holds for every build id.
+ */
+static bool servers_unreachable(int err)
+{
+	switch (err) {
+	case -ECONNREFUSED:
+	case -ECONNRESET:
+	case -ECONNABORTED:
+	case -EHOSTUNREACH:
+	case -EHOSTDOWN:
+	case -ENETUNREACH:
+	case -ENETDOWN:
+	case -ETIME:
+	case -ETIMEDOUT:
+	case -ENOSYS:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
  * Ask the debuginfod servers of $DEBUGINFOD_URLS for the debug file of @img's build
  * id (the image @path, for the message).  1 with *ret_path (malloc'ed, the client
  * cache's copy) if one was used, 0 if none (no servers, not found, no symbols in
  * it), or -ENOMEM.
+ *
+ * libdebuginfod keeps what it downloaded in its client cache, and a "not found"
+ * (an empty file there, for its cache_miss_s, 600 s by default) when it can write
+ * its cache; it remembers nothing of a server it could not reach, and retries
+ * each failed query ($DEBUGINFOD_RETRY_LIMIT, 2 more by default).  So with a
+ * memo, after a connection-level failure the servers are not asked again for the
+ * rest of the report (said once), and a build id they gave nothing usable for
+ * is not asked again either (it saves a client and a cache look-up, and the
+ * network where the cache is not writable).  libdebuginfod asks every server of
+ * the list at once and gives one error: the list is remembered as one.
  */
-static int fetch_debuginfod(const char *path, const struct maplog_elf_info *img,
-			    struct builder *b, char **ret_path)
+static int fetch_debuginfod(const char *path, const struct maplog_elf_info *img, struct builder *b,
+			    const struct dbg_ctx *dc, char **ret_path)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	char hex[2 * MAPLOG_BUILD_ID_MAX + 1];
-	debuginfod_client *c;
+	struct report_debug_memo *m = dc->memo;
+	struct cand c = { .bad = true };
+	debuginfod_client *cl;
 	char *got = NULL;
+	bool skip = false, first = false;
 	int fd, r;
 
 	if (!urls || !*urls || img->build_id_len < 2)
 		return 0;
 	for (size_t i = 0; i < img->build_id_len; i++)
 		(void)snprintf(hex + 2 * i, 3, "%02x", img->build_id[i]);
-	if (!debuginfod_load())
+	if (m) {
+		pthread_mutex_lock(&m->lock);
+		skip = m->servers_failed ||
+		       memo_find(m, MEMO_BUILD_ID, hex, memo_hash(MEMO_BUILD_ID, hex)) != NULL;
+		if (skip)
+			m->st.debuginfod_skipped++;
+		pthread_mutex_unlock(&m->lock);
+	}
+	if (skip || !debuginfod_load())
 		return 0;
-	c = dbgd.begin();
-	if (!c)
+	cl = dbgd.begin();
+	if (!cl)
 		return 0;
 	/* A download can take a while: say what is awaited (cached afterwards). */
 	log_notice("asking debuginfod (%s) for the debug file of %s, build id %s", urls, path, hex);
-	fd = dbgd.find_debuginfo(c, img->build_id, (int)img->build_id_len, &got);
-	dbgd.end(c);
+	MEMO_COUNT(m, debuginfod_asked, 1);
+	fd = dbgd.find_debuginfo(cl, img->build_id, (int)img->build_id_len, &got);
+	dbgd.end(cl);
+	if (fd < 0 && servers_unreachable(fd)) {
+		if (m) {
+			pthread_mutex_lock(&m->lock);
+			first = !m->servers_failed;
+			m->servers_failed = true;
+			pthread_mutex_unlock(&m->lock);
+		}
+		if (!m || first)
+			log_notice("debuginfod: no debug file for build id %s: '%s': %s%s", hex,
+				   urls, strerror(-fd),
+				   m ? "; the servers are not asked again in this report" : "");
+		return 0;
+	}
 	if (fd < 0) {
 		log_notice("debuginfod: no debug file for build id %s: %s", hex, strerror(-fd));
+		if (fd != -ENOMEM)
+			memo_put(m, MEMO_BUILD_ID, hex, &c);
 		return 0;
 	}
 	close(fd);
-	r = try_debug_file(got, img, NULL, b);
-	if (r > 0)
+	r = try_debug_file(got, img, NULL, b, dc);
+	if (r > 0) {
 		*ret_path = got;
-	else
+	} else {
 		free(got);
+		if (r == 0)
+			memo_put(m, MEMO_BUILD_ID, hex, &c); /* the server's file is no use */
+	}
 	return r;
 }
 
@@ -1194,7 +1588,8 @@ static int fetch_debuginfod(const char *path, const struct maplog_elf_info *img,
  */
 static int find_debug(const struct sym_paths *sp, const struct maplog_elf_info *img,
 		      const struct debuglink *dl, struct builder *b, bool debuginfod,
-		      const char *path, enum report_sym_source *ret_source, char **ret_path)
+		      const struct dbg_ctx *dc, const char *path,
+		      enum report_sym_source *ret_source, char **ret_path)
 {
 	char p[PATH_MAX];
 	int r;
@@ -1206,7 +1601,7 @@ static int find_debug(const struct sym_paths *sp, const struct maplog_elf_info *
 			(void)snprintf(hex + 2 * i, 3, "%02x", img->build_id[i]);
 		if (fmt_path(p, sizeof(p), "%.*s%.*s/.build-id/%.2s/%s.debug", sp->symfs_len,
 			     sp->symfs, sp->debugdir_len, sp->debugdir, hex, hex + 2) == 0) {
-			r = try_debug_file(p, img, NULL, b);
+			r = try_debug_file(p, img, NULL, b, dc);
 			if (r < 0)
 				return r;
 			if (r > 0) {
@@ -1229,7 +1624,7 @@ static int find_debug(const struct sym_paths *sp, const struct maplog_elf_info *
 				     sp->dir_len, sp->dir, dl->name);
 		if (r < 0)
 			continue;
-		r = try_debug_file(p, img, dl, b);
+		r = try_debug_file(p, img, dl, b, dc);
 		if (r < 0)
 			return r;
 		if (r > 0) {
@@ -1239,7 +1634,7 @@ static int find_debug(const struct sym_paths *sp, const struct maplog_elf_info *
 	}
 	if (!debuginfod)
 		return 0;
-	r = fetch_debuginfod(path, img, b, ret_path);
+	r = fetch_debuginfod(path, img, b, dc, ret_path);
 	if (r > 0)
 		*ret_source = REPORT_SYM_DEBUGINFOD;
 	return r;
@@ -1267,6 +1662,7 @@ int report_symtab__open(const char *path, const struct report_sym_opts *opts,
 	struct elf_file f = { .fd = -1 };
 	struct debuglink dl = { .present = false };
 	struct sym_paths sp;
+	struct dbg_ctx dc;
 	enum report_sym_source source;
 	char ipath[PATH_MAX];
 	char *dpath = NULL;
@@ -1280,6 +1676,8 @@ int report_symtab__open(const char *path, const struct report_sym_opts *opts,
 	sp.symfs_len = trimmed_len(sp.symfs);
 	sp.debugdir = opts && opts->debugdir ? opts->debugdir : DEFAULT_DEBUGDIR;
 	sp.debugdir_len = trimmed_len(sp.debugdir);
+	dc.memo = opts ? opts->memo : NULL;
+	dc.crc_max = opts && opts->crc_max ? opts->crc_max : REPORT_DEBUG_CRC_MAX;
 	slash = strrchr(path, '/');
 	if (slash) {
 		sp.dir = path;
@@ -1313,7 +1711,7 @@ int report_symtab__open(const char *path, const struct report_sym_opts *opts,
 	if (has_symtab) {
 		source = REPORT_SYM_SYMTAB;
 	} else {
-		r = find_debug(&sp, &t->info, &dl, &b, opts && opts->debuginfod, path, &source,
+		r = find_debug(&sp, &t->info, &dl, &b, opts && opts->debuginfod, &dc, path, &source,
 			       &dpath);
 		if (r < 0)
 			goto err;

@@ -46,6 +46,9 @@ usage: mkpmclog.py freebsd BINARY OUT     a log in FreeBSD's own conventions: cp
        mkpmclog.py twoimages BINARY COPY OUT  process 100 runs BINARY (30 corpus chains),
                                           process 101 COPY, a file of the same base name
                                           elsewhere (20): two images of one name
+       mkpmclog.py images OUT BINARY...   process 100 + i runs the i-th BINARY (copies of
+                                          the corpus, at their own paths): 20 corpus
+                                          chains each, a log naming several images
        mkpmclog.py jit DIR OUT            process 4242 with no image, sampled in JIT code:
                                           DIR/perf-4242.map names two functions (one
                                           with spaces), has a malformed and a cut-off
@@ -402,6 +405,21 @@ def idle(binary, other, out):
     samples_of(b, (100, 301), syms, bias, out)
 
 
+def images(out, binaries):
+    b = [initialize(0x400), userdata(HWPMCD_RULE_FREEBSD), allocdyn(PMCID, b"cpu-clock")]
+    placed = []
+    for i, binary in enumerate(binaries):
+        syms, bias, start = linux_placed(binary)
+        b += [proc_create(100 + i, b"corpus"), map_in(100 + i, start, binary.encode())]
+        placed.append((100 + i, syms, bias))
+    for k in range(20):
+        for pid, syms, bias in placed:
+            b.append(callchain(pid, pid, chain_pcs(syms, bias), tsc=1000 + k))
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("samples %d" % (20 * len(binaries)))
+
+
 HWPMCD_CGROUP = 0x48575304  # pmclog-format.md 11.12
 
 
@@ -462,6 +480,9 @@ def jit(d, out):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) >= 4 and sys.argv[1] == "images":
+        images(sys.argv[2], sys.argv[3:])
+        sys.exit(EXIT_OK)
     if len(sys.argv) == 5 and sys.argv[1] == "idle":
         sys.exit(idle(sys.argv[2], sys.argv[3], sys.argv[4]))
     if len(sys.argv) == 4 and sys.argv[1] == "buildid":

@@ -161,6 +161,75 @@ else
 	echo "# debuginfod or objcopy missing (scripts/bootstrap installs them): the debuginfod cases skipped"
 fi
 
+# A hostile debug link (docs/security.md): a stripped library whose .gnu_debuglink
+# names a sparse file of a terabyte that has no build id (so only its CRC could
+# match).  The report, run as a user (nobody, when the test is root), reads none of
+# it (the CRC cap goes by st_size), says so, and names the library's functions
+# from .dynsym.  Before, it read the whole terabyte for the CRC, a byte at a time.
+if command -v objcopy > /dev/null && command -v strip > /dev/null; then
+	dl=$tmp/dl
+	mkdir -p "$dl"
+	cp "$build/tests/workloads/corpus/libhwpmc-corpus.so" "$dl/libdl.so"
+	objcopy --only-keep-debug "$dl/libdl.so" "$dl/full.debug"
+	objcopy --remove-section=.note.gnu.build-id "$dl/full.debug" "$dl/huge.debug"
+	strip -s "$dl/libdl.so"
+	objcopy --add-gnu-debuglink="$dl/huge.debug" "$dl/libdl.so"
+	truncate -s 1T "$dl/huge.debug"
+	python3 "$mk" cxx "$dl/libdl.so" lib_mid "$dl/log.pmclog" > /dev/null
+	as_user=()
+	if [[ $(id -u) == 0 ]]; then
+		chmod 711 "$tmp"
+		chmod 755 "$dl"
+		chmod 644 "$dl"/*
+		as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
+	fi
+	"${as_user[@]}" timeout 120 "$hwpmc_bin" report --json --no-debuginfod "$dl/log.pmclog" \
+		> "$dl/out.json" 2> "$dl/err"; rc=$?
+	got=$([[ -s $dl/out.json ]] && field "$dl/out.json" "j['events'][0]['top'][0]['function'], j['events'][0]['top'][0]['self']")
+	[[ $rc == 0 && $got == "lib_mid 100" && $(stat -c %s "$dl/huge.debug") == 1099511627776 ]] &&
+		grep -q "huge.debug': 1099511627776 bytes, more than the 2048 MiB whose debuglink CRC is checked: not used" "$dl/err" &&
+		ok "a debuglink to a sparse 1 TiB file (no build id), as a user: not read, said, lib_mid named from .dynsym" ||
+		bad "a debuglink to a sparse 1 TiB file: exit $rc, top '$got': $(head -3 "$dl/err")"
+else
+	echo "# objcopy or strip missing: the hostile debug link case skipped"
+fi
+
+# Offline debuginfod (docs/security.md): $DEBUGINFOD_URLS at a closed port
+# (127.0.0.1:1) and a log of 4 stripped images of 4 build ids without local debug
+# files.  The servers are asked once, and said to be given up, not once per image:
+# one connect(2) in all (libdebuginfod's own retries off here, which it makes per
+# query).  Before, each image asked again.
+if command -v strace > /dev/null && command -v strip > /dev/null; then
+	off=$tmp/off
+	mkdir -p "$off"
+	imgs=("$off/prog1" "$off/prog2" "$off/prog3" "$off/prog4")
+	# Copies of the corpus, each of another build id (its last byte).
+	python3 -c '
+import subprocess, sys
+out = subprocess.run(["readelf", "-n", sys.argv[1]], capture_output=True, text=True, check=True).stdout
+bid = bytes.fromhex(next(l.split()[-1] for l in out.splitlines() if "Build ID" in l))
+d = open(sys.argv[1], "rb").read()
+assert d.count(bid) == 1
+for i, p in enumerate(sys.argv[2:], 1):
+    open(p, "wb").write(d.replace(bid, bid[:-1] + bytes([bid[-1] ^ i])))' "$corpus" "${imgs[@]}"
+	python3 "$mk" images "$off/log.pmclog" "${imgs[@]}" > /dev/null
+	for f in "${imgs[@]}"; do strip -s "$f"; done
+	nbid=$(for f in "${imgs[@]}"; do readelf -n "$f" | awk '/Build ID/ { print $3 }'; done | sort -u | wc -l)
+	# (LeakSanitizer cannot run under ptrace: off for this run of an ASan build.)
+	DEBUGINFOD_URLS=http://127.0.0.1:1 DEBUGINFOD_CACHE_PATH=$off/cache DEBUGINFOD_RETRY_LIMIT=0 \
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout 120 strace -f -e trace=connect -o "$off/strace" "$hwpmc_bin" report --json \
+		"$off/log.pmclog" > "$off/out.json" 2> "$off/err"; rc=$?
+	conns=$(grep -c 'sin_port=htons(1),' "$off/strace")
+	asks=$(grep -c "asking debuginfod (http://127.0.0.1:1)" "$off/err")
+	said=$(grep -c "'http://127.0.0.1:1': Connection refused; the servers are not asked again in this report" "$off/err")
+	got=$([[ -s $off/out.json ]] && field "$off/out.json" "j['header']['images_read'], j['header']['pcs_nosym']")
+	[[ $rc == 0 && $nbid == 4 && $got == "4 400" && $conns == 1 && $asks == 1 && $said == 1 ]] &&
+		ok "debuginfod at a closed port, 4 images of 4 build ids: asked once (1 connect), given up once, said once" ||
+		bad "debuginfod at a closed port: exit $rc, $nbid build ids, images/unnamed PCs '$got', $conns connects, $asks asks, said $said: $(head -3 "$off/err")"
+else
+	echo "# strace or strip missing: the offline debuginfod case skipped"
+fi
+
 # Inline frames and source lines (--inline --srcline), instruction by instruction
 # against llvm-symbolizer (tests/integration/check_inline.py): the -O2 -g workload
 # with functions that exist only inlined, the C++ corpus, and without valgrind the

@@ -12,20 +12,29 @@
  * If objcopy is not installed those cases are skipped with a message on stderr; if it
  * is installed and fails, that is a test failure.  Hand-made ELF files give exact
  * control over overlapping functions, aliases and corrupt tables.  Hostile inputs are
- * mutated with a seeded PRNG, so every failure is reproducible.
+ * mutated with a seeded PRNG, so every failure is reproducible.  The debug-file cases
+ * judge the bounds on hostile debug files (build ids before CRCs, the CRC cap, a
+ * sparse file of a terabyte) by what was read and decided (/proc/self/io, the memo's
+ * counters), never by time; the debuginfod ones use a file:// server and a port that
+ * refuses connections, nothing outside the machine.
  */
+#include <arpa/inet.h>
 #include <check.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <link.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,6 +43,7 @@
 #include "hwpmcd/maplog-elf.h"
 #include "hwpmcd/report-dwarf.h"
 #include "hwpmcd/report-sym.h"
+#include "report-int.h"
 
 /*
  * For loops over thousands of entries: Check records every passing ck_assert() with a
@@ -294,14 +304,17 @@ static bool objcopy(const char *opt, const char *in, const char *out)
 
 /*
  * The test files, in tmpdir: small (no DWARF, with .symtab), prog.debug (its debug
- * file), stripped (no .symtab), linked (stripped + debuglink to prog.debug), and
- * flip.debug / linked-flip (a debug file whose build id differs, and an image linked
- * to it by name and CRC).
+ * file), stripped (no .symtab), linked (stripped + debuglink to prog.debug),
+ * fl/prog.debug / fl/linked-flip (a debug file whose build id differs, and an image
+ * linked to it by name and CRC), nb/prog.debug / nb/linked (a debug file without a
+ * build id, its GNU note's type changed, and an image linked to it: only the CRC
+ * can match those) and stripped-flip (stripped with another build id).
  */
 static void prepare(void)
 {
 	char small[PATH_MAX], dbg[PATH_MAX], stripped[PATH_MAX], linked[PATH_MAX];
 	char opt[PATH_MAX + 64], flip[PATH_MAX], lflip[PATH_MAX], dir[PATH_MAX];
+	char nbdir[PATH_MAX], nbdbg[PATH_MAX], nblinked[PATH_MAX], sflip[PATH_MAX];
 	struct maplog_elf_info info;
 	uint8_t *buf, *at;
 	size_t len;
@@ -327,6 +340,10 @@ static void prepare(void)
 	(void)snprintf(dir, sizeof(dir), "%s/fl", tmpdir);
 	(void)snprintf(flip, sizeof(flip), "%s/fl/prog.debug", tmpdir);
 	(void)snprintf(lflip, sizeof(lflip), "%s/fl/linked-flip", tmpdir);
+	(void)snprintf(nbdir, sizeof(nbdir), "%s/nb", tmpdir);
+	(void)snprintf(nbdbg, sizeof(nbdbg), "%s/nb/prog.debug", tmpdir);
+	(void)snprintf(nblinked, sizeof(nblinked), "%s/nb/linked", tmpdir);
+	(void)snprintf(sflip, sizeof(sflip), "%s/stripped-flip", tmpdir);
 	STEP(objcopy("--strip-debug", exe_path, small), "objcopy --strip-debug failed");
 	STEP(objcopy("--only-keep-debug", small, dbg), "objcopy --only-keep-debug failed");
 	STEP(objcopy("--strip-all", small, stripped), "objcopy --strip-all failed");
@@ -349,6 +366,33 @@ static void prepare(void)
 	free(buf);
 	(void)snprintf(opt, sizeof(opt), "--add-gnu-debuglink=%s", flip);
 	STEP(objcopy(opt, stripped, lflip), "objcopy --add-gnu-debuglink (flip) failed");
+
+	/* The debug file without a build id: its note (namesz, descsz, type, "GNU") retyped. */
+	STEP(slurp(dbg, &buf, &len), "cannot read '%s'", dbg);
+	at = memmem(buf, len, info.build_id, info.build_id_len);
+	STEP(at != NULL && at - buf >= 16 && memcmp(at - 4, "GNU", 4) == 0 &&
+		     util_le32(at - 8) == NT_GNU_BUILD_ID,
+	     "no GNU build id note in '%s'", dbg);
+	util_put_le32(at - 8, 0x7fff);
+	STEP(mkdir(nbdir, 0755) == 0 && write_file(nbdbg, buf, len), "cannot write '%s'", nbdbg);
+	free(buf);
+	(void)snprintf(opt, sizeof(opt), "--add-gnu-debuglink=%s", nbdbg);
+	STEP(objcopy(opt, stripped, nblinked), "objcopy --add-gnu-debuglink (no build id) failed");
+	fd = open(nbdbg, O_RDONLY | O_CLOEXEC);
+	STEP(fd >= 0 && maplog_elf_info_fd(fd, &info) == 0 && info.build_id_len == 0,
+	     "'%s' still has a build id", nbdbg);
+	close(fd);
+
+	/* The stripped image with another build id (its last byte changed). */
+	fd = open(stripped, O_RDONLY | O_CLOEXEC);
+	STEP(fd >= 0 && maplog_elf_info_fd(fd, &info) == 0, "cannot read '%s'", stripped);
+	close(fd);
+	STEP(slurp(stripped, &buf, &len), "cannot read '%s'", stripped);
+	at = memmem(buf, len, info.build_id, info.build_id_len);
+	STEP(at != NULL, "no build id bytes in '%s'", stripped);
+	at[info.build_id_len - 1] ^= 0xff;
+	STEP(write_file(sflip, buf, len), "cannot write '%s'", sflip);
+	free(buf);
 #undef STEP
 	prep = PREP_OK;
 }
@@ -722,15 +766,14 @@ static void bid_path(char buf[PATH_MAX], const char *debugdir_rel)
 	tpath(buf, "%s/.build-id/%.2s/%s.debug", debugdir_rel, bid_hex, bid_hex + 2);
 }
 
-/* Open @img with @debugdir and check the source, the debug path and the names. */
-static void check_debug(const char *img, const char *debugdir, enum report_sym_source want,
-			const char *want_path)
+/* Open @img with @opts and check the source, the debug path and the names. */
+static void check_debug_opts(const char *img, const struct report_sym_opts *opts,
+			     enum report_sym_source want, const char *want_path)
 {
-	struct report_sym_opts opts = { .debugdir = debugdir };
 	char small[PATH_MAX];
 	struct report_symtab *t, *ref;
 
-	t = open_ok(img, &opts);
+	t = open_ok(img, opts);
 	ck_assert_msg(report_symtab__source(t) == want, "'%s': source %s, not %s", img,
 		      report_sym_source_name(report_symtab__source(t)),
 		      report_sym_source_name(want));
@@ -758,6 +801,32 @@ static void check_debug(const char *img, const char *debugdir, enum report_sym_s
 				  report_symtab__source(t) == REPORT_SYM_NONE);
 	}
 	report_symtab__free(t);
+}
+
+/* Open @img with @debugdir and check the source, the debug path and the names. */
+static void check_debug(const char *img, const char *debugdir, enum report_sym_source want,
+			const char *want_path)
+{
+	struct report_sym_opts opts = { .debugdir = debugdir };
+
+	check_debug_opts(img, &opts, want, want_path);
+}
+
+static struct report_debug_memo *memo_ok(void)
+{
+	struct report_debug_memo *m = NULL;
+
+	ck_assert_int_eq(report_debug_memo__new(&m), 0);
+	ck_assert_ptr_nonnull(m);
+	return m;
+}
+
+static struct report_debug_stats memo_stats(struct report_debug_memo *m)
+{
+	struct report_debug_stats st;
+
+	report_debug_memo__stats(m, &st);
+	return st;
 }
 
 static bool fallback(enum report_sym_source s)
@@ -902,8 +971,32 @@ START_TEST(test_debug_mismatch)
 	place(flip, bp);
 	check_debug(img, dd, fb, NULL);
 
-	/* A debuglink file whose CRC differs (one byte more at the end). */
+	/*
+	 * A debuglink file without a build id whose CRC differs (one byte more at the
+	 * end): only the CRC can decide, and it says no.
+	 */
 	tpath(dd, "empty");
+	tpath(img, "crcnb/linked");
+	tpath(p, "nb/linked");
+	place(p, img);
+	tpath(p, "nb/prog.debug");
+	ck_assert(slurp(p, &buf, &len));
+	buf = realloc(buf, len + 1);
+	ck_assert_ptr_nonnull(buf);
+	buf[len] = 0;
+	tpath(p, "crcnb/prog.debug");
+	put_file(p, buf, len + 1);
+	free(buf);
+	check_debug(img, dd, fb, NULL);
+	/* ... and with the right file the link works (its CRC matches). */
+	tpath(bp, "nb/prog.debug");
+	place(bp, p);
+	check_debug(img, dd, REPORT_SYM_DEBUG_LINK, p);
+
+	/*
+	 * The same with build ids, equal: the build ids decide, so the file with one
+	 * byte more (another CRC) is the image's all the same (test_debug_bid_equal).
+	 */
 	tpath(img, "crc/linked");
 	place(linked, img);
 	ck_assert(slurp(dbg, &buf, &len));
@@ -913,8 +1006,7 @@ START_TEST(test_debug_mismatch)
 	tpath(p, "crc/prog.debug");
 	put_file(p, buf, len + 1);
 	free(buf);
-	check_debug(img, dd, fb, NULL);
-	/* ... and with the right file the link works. */
+	check_debug(img, dd, REPORT_SYM_DEBUG_LINK, p);
 	place(dbg, p);
 	check_debug(img, dd, REPORT_SYM_DEBUG_LINK, p);
 
@@ -991,6 +1083,459 @@ START_TEST(test_symfs)
 	opts.symfs = "";
 	t = open_ok(small, &opts);
 	report_symtab__free(t);
+}
+END_TEST
+
+/* ---- debug files: build ids before CRCs, the CRC cap, what a report remembers -------- */
+
+/* The bytes this process has read so far (rchar of /proc/self/io: read(2), pread(2)...). */
+static uint64_t bytes_read(void)
+{
+	FILE *f = fopen("/proc/self/io", "r");
+	unsigned long long v = 0;
+	char line[128];
+	bool found = false;
+
+	ck_assert_ptr_nonnull(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "rchar: %llu", &v) == 1;
+	fclose(f);
+	ck_assert_msg(found, "no rchar in /proc/self/io");
+	return v;
+}
+
+/* The CRC that objcopy wrote into the .gnu_debuglink of the 64-bit ELF file @path. */
+static uint32_t debuglink_crc_of(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, strsh;
+	uint8_t *buf;
+	size_t len;
+	uint32_t crc = 0;
+	bool found = false;
+
+	ck_assert(slurp(path, &buf, &len));
+	ck_assert_uint_ge(len, sizeof(eh));
+	memcpy(&eh, buf, sizeof(eh));
+	ck_assert(eh.e_shoff <= len && eh.e_shstrndx < eh.e_shnum &&
+		  (size_t)eh.e_shnum * sizeof(sh) <= len - eh.e_shoff);
+	memcpy(&strsh, buf + eh.e_shoff + (size_t)eh.e_shstrndx * sizeof(sh), sizeof(sh));
+	ck_assert(strsh.sh_offset <= len && strsh.sh_size <= len - strsh.sh_offset);
+	for (size_t i = 1; i < eh.e_shnum && !found; i++) {
+		size_t name_len;
+
+		memcpy(&sh, buf + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_name >= strsh.sh_size ||
+		    strnlen((const char *)buf + strsh.sh_offset + sh.sh_name,
+			    strsh.sh_size - sh.sh_name) != strlen(".gnu_debuglink") ||
+		    memcmp(buf + strsh.sh_offset + sh.sh_name, ".gnu_debuglink", 14) != 0)
+			continue;
+		ck_assert(sh.sh_offset <= len && sh.sh_size <= len - sh.sh_offset);
+		name_len = strnlen((const char *)buf + sh.sh_offset, sh.sh_size);
+		/* The name, its NUL, padding to 4 bytes, then the CRC (little-endian here). */
+		ck_assert_uint_ge(sh.sh_size, ((name_len + 1 + 3) & ~(size_t)3) + 4);
+		crc = util_le32(buf + sh.sh_offset + ((name_len + 1 + 3) & ~(size_t)3));
+		found = true;
+	}
+	free(buf);
+	ck_assert_msg(found, "no .gnu_debuglink in '%s'", path);
+	return crc;
+}
+
+/* Bit by bit, the textbook reflected CRC-32: what zlib's table-driven crc32() must equal. */
+static uint32_t crc32_bitwise(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+	}
+	return c ^ 0xffffffffu;
+}
+
+static uint32_t crc_of_file(const char *path, uint64_t max, int want_r, uint64_t *ret_read)
+{
+	uint32_t crc = 0xdeadbeef;
+	uint64_t n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(report_file_crc32(fd, max, &crc, &n), want_r);
+	close(fd);
+	*ret_read = n;
+	return crc;
+}
+
+/* The debuglink CRC (zlib's crc32()) against known values, and its size bound. */
+START_TEST(test_crc_known)
+{
+	char p[PATH_MAX];
+	uint8_t *big;
+	uint64_t n;
+	size_t len = ((size_t)3 << 20) + 5; /* more than one read (1 MiB) */
+
+	/* The CRC-32 check value: "123456789" gives 0xcbf43926. */
+	tpath(p, "crc-check");
+	put_file(p, "123456789", 9);
+	ck_assert_uint_eq(crc_of_file(p, 1 << 20, 0, &n), 0xcbf43926u);
+	ck_assert_uint_eq(n, 9);
+	ck_assert_uint_eq(crc32_bitwise((const uint8_t *)"123456789", 9), 0xcbf43926u);
+	/* Exactly at the limit is read; one byte past it is -EFBIG. */
+	ck_assert_uint_eq(crc_of_file(p, 9, 0, &n), 0xcbf43926u);
+	(void)crc_of_file(p, 8, -EFBIG, &n);
+	/* An empty file: 0. */
+	tpath(p, "crc-empty");
+	put_file(p, "", 0);
+	ck_assert_uint_eq(crc_of_file(p, 1 << 20, 0, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	/* Several reads: the same as bit by bit. */
+	big = malloc(len);
+	ck_assert_ptr_nonnull(big);
+	for (size_t i = 0; i < len; i++)
+		big[i] = (uint8_t)rng();
+	tpath(p, "crc-big");
+	put_file(p, big, len);
+	ck_assert_uint_eq(crc_of_file(p, len, 0, &n), crc32_bitwise(big, len));
+	ck_assert_uint_eq(n, len);
+	free(big);
+	/* And what objcopy (binutils' own CRC) wrote into a .gnu_debuglink. */
+	if (!need_files())
+		return;
+	tpath(p, "nb/prog.debug");
+	{
+		char img[PATH_MAX];
+
+		tpath(img, "nb/linked");
+		ck_assert_uint_eq(crc_of_file(p, UINT64_MAX, 0, &n), debuglink_crc_of(img));
+	}
+}
+END_TEST
+
+/*
+ * Both have a build id and they are equal: the debuglink candidate is the image's,
+ * without a CRC (this one's CRC differs from the link's: one byte more).
+ */
+START_TEST(test_debug_bid_equal)
+{
+	char img[PATH_MAX], dbg[PATH_MAX], dd[PATH_MAX], p[PATH_MAX];
+	struct report_debug_memo *m;
+	struct report_debug_stats st;
+	struct report_sym_opts opts;
+	uint8_t *buf;
+	size_t len;
+
+	if (!need_files())
+		return;
+	m = memo_ok();
+	tpath(dd, "empty");
+	ck_assert(mkdir(dd, 0755) == 0 || errno == EEXIST);
+	tpath(img, "beq/linked");
+	tpath(p, "linked");
+	place(p, img);
+	tpath(dbg, "prog.debug");
+	ck_assert(slurp(dbg, &buf, &len));
+	buf = realloc(buf, len + 1);
+	ck_assert_ptr_nonnull(buf);
+	buf[len] = 0;
+	tpath(p, "beq/prog.debug");
+	put_file(p, buf, len + 1);
+	free(buf);
+	opts = (struct report_sym_opts){ .debugdir = dd, .memo = m };
+	check_debug_opts(img, &opts, REPORT_SYM_DEBUG_LINK, p);
+	st = memo_stats(m);
+	ck_assert_uint_eq(st.by_build_id, 1);
+	ck_assert_uint_eq(st.crc_files, 0);
+	ck_assert_uint_eq(st.crc_bytes, 0);
+	ck_assert_uint_eq(st.opened, 1);
+	/* A second image of the same build there: the file is used again, still no CRC. */
+	tpath(img, "beq/linked2");
+	tpath(p, "linked");
+	place(p, img);
+	tpath(p, "beq/prog.debug");
+	check_debug_opts(img, &opts, REPORT_SYM_DEBUG_LINK, p);
+	st = memo_stats(m);
+	ck_assert_uint_eq(st.crc_files, 0);
+	ck_assert_uint_eq(st.opened, 2);
+	report_debug_memo__free(m);
+}
+END_TEST
+
+/*
+ * Both have a build id and they differ: refused without a CRC, though the CRC would
+ * match; a second image there does not even open the file again.
+ */
+START_TEST(test_debug_bid_differs)
+{
+	char img[PATH_MAX], dd[PATH_MAX], p[PATH_MAX];
+	struct report_debug_memo *m;
+	struct report_debug_stats st;
+	struct report_sym_opts opts;
+	enum report_sym_source fb;
+
+	if (!need_files())
+		return;
+	fb = stripped_source();
+	m = memo_ok();
+	tpath(dd, "empty");
+	opts = (struct report_sym_opts){ .debugdir = dd, .memo = m };
+	tpath(img, "fl/linked-flip");
+	/* The link's CRC is the file's: only the build ids tell them apart. */
+	tpath(p, "fl/prog.debug");
+	{
+		uint64_t n;
+
+		ck_assert_uint_eq(crc_of_file(p, UINT64_MAX, 0, &n), debuglink_crc_of(img));
+	}
+	check_debug_opts(img, &opts, fb, NULL);
+	st = memo_stats(m);
+	ck_assert_uint_eq(st.by_build_id, 1);
+	ck_assert_uint_eq(st.crc_files, 0);
+	ck_assert_uint_eq(st.crc_bytes, 0);
+	ck_assert_uint_eq(st.opened, 1);
+	ck_assert_uint_eq(st.skipped, 0);
+	/* Again: none of the 4 candidates (build-id path, 3 debuglink places) is opened. */
+	check_debug_opts(img, &opts, fb, NULL);
+	st = memo_stats(m);
+	ck_assert_uint_eq(st.opened, 1);
+	ck_assert_uint_eq(st.skipped, 4);
+	ck_assert_uint_eq(st.crc_files, 0);
+	report_debug_memo__free(m);
+}
+END_TEST
+
+/*
+ * A debuglink naming a sparse file of a terabyte (what a hostile image can do): it
+ * needs a CRC (it has no build id), and it is over the cap, so it is never read:
+ * the report goes on with .dynsym.  Judged by the bytes read and what was decided,
+ * not by time (before, every byte of it was read for the CRC).
+ */
+START_TEST(test_debug_sparse)
+{
+	static const uint64_t sizes[] = { (uint64_t)1 << 40, (uint64_t)16 << 30,
+					  REPORT_DEBUG_CRC_MAX + 1 };
+	char img[PATH_MAX], img2[PATH_MAX], dd[PATH_MAX], p[PATH_MAX], dbg[PATH_MAX];
+	struct report_debug_memo *m;
+	struct report_debug_stats st;
+	struct report_sym_opts opts;
+	enum report_sym_source fb;
+	struct stat sb;
+	uint64_t before, size = 0;
+
+	if (!need_files())
+		return;
+	fb = stripped_source();
+	tpath(dd, "empty");
+	tpath(p, "nb/linked");
+	tpath(img, "sparse/linked");
+	tpath(img2, "sparse/linked2");
+	place(p, img);
+	place(p, img2);
+	tpath(p, "nb/prog.debug");
+	tpath(dbg, "sparse/prog.debug");
+	place(p, dbg);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && !size; i++)
+		if (truncate(dbg, (off_t)sizes[i]) == 0)
+			size = sizes[i];
+	ck_assert_msg(size > 0, "cannot make '%s' sparse", dbg);
+	ck_assert_int_eq(stat(dbg, &sb), 0);
+	ck_assert_uint_eq((uint64_t)sb.st_size, size);
+	if (size != sizes[0])
+		fprintf(stderr, "test-report-sym: the sparse debug file is %" PRIu64 " bytes\n",
+			size);
+
+	m = memo_ok();
+	opts = (struct report_sym_opts){ .debugdir = dd, .memo = m };
+	before = bytes_read();
+	check_debug_opts(img, &opts, fb, NULL);
+	st = memo_stats(m);
+	ck_assert_uint_eq(st.opened, 1);
+	ck_assert_uint_eq(st.over_cap, 1);
+	ck_assert_uint_eq(st.crc_files, 0);
+	ck_assert_uint_eq(st.crc_bytes, 0);
+	/* Another image with that link, in the same report: the file is not opened again. */
+	check_debug_opts(img2, &opts, fb, NULL);
+	st = memo_stats(m);
+	ck_assert_uint_eq(st.opened, 1);
+	ck_assert_uint_eq(st.over_cap, 1);
+	ck_assert_uint_ge(st.skipped, 1);
+	ck_assert_uint_eq(st.crc_files, 0);
+	/* Without a memo, the cap alone: not read either. */
+	opts.memo = NULL;
+	check_debug_opts(img, &opts, fb, NULL);
+	/* The images (some 100 KiB each, read a few times) and headers, nothing like the file. */
+	ck_assert_uint_lt(bytes_read() - before, (uint64_t)64 << 20);
+	report_debug_memo__free(m);
+}
+END_TEST
+
+/* The cap is opts->crc_max (at most: a file of exactly that size is read) and the memo
+ * keeps a CRC: two images linked to one file cost one CRC. */
+START_TEST(test_debug_crc_cap)
+{
+	char img[PATH_MAX], img2[PATH_MAX], dd[PATH_MAX], p[PATH_MAX], dbg[PATH_MAX];
+	struct report_debug_memo *m;
+	struct report_debug_stats st;
+	struct report_sym_opts opts;
+	enum report_sym_source fb;
+	struct stat sb;
+
+	if (!need_files())
+		return;
+	fb = stripped_source();
+	tpath(dd, "empty");
+	tpath(p, "nb/linked");
+	tpath(img, "cap/linked");
+	tpath(img2, "cap/linked2");
+	place(p, img);
+	place(p, img2);
+	tpath(p, "nb/prog.debug");
+	tpath(dbg, "cap/prog.debug");
+	place(p, dbg);
+	ck_assert_int_eq(stat(dbg, &sb), 0);
+
+	/* One byte under its size: not read, not used. */
+	m = memo_ok();
+	opts = (struct report_sym_opts){ .debugdir = dd,
+					 .memo = m,
+					 .crc_max = (uint64_t)sb.st_size - 1 };
+	check_debug_opts(img, &opts, fb, NULL);
+	st = memo_stats(m);
+	ck_assert_uint_eq(st.over_cap, 1);
+	ck_assert_uint_eq(st.crc_files, 0);
+	report_debug_memo__free(m);
+
+	/* Exactly its size: read once, for both images. */
+	m = memo_ok();
+	opts = (struct report_sym_opts){ .debugdir = dd,
+					 .memo = m,
+					 .crc_max = (uint64_t)sb.st_size };
+	check_debug_opts(img, &opts, REPORT_SYM_DEBUG_LINK, dbg);
+	check_debug_opts(img2, &opts, REPORT_SYM_DEBUG_LINK, dbg);
+	st = memo_stats(m);
+	ck_assert_uint_eq(st.over_cap, 0);
+	ck_assert_uint_eq(st.crc_files, 1);
+	ck_assert_uint_eq(st.crc_bytes, (uint64_t)sb.st_size);
+	ck_assert_uint_eq(st.by_build_id, 0);
+	report_debug_memo__free(m);
+}
+END_TEST
+
+/* A TCP port on 127.0.0.1 that refuses connections: bound, never listened on. */
+static int refusing_port(int *ret_fd)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+	*ret_fd = fd;
+	return ntohs(a.sin_port);
+}
+
+/* Open @img with debuginfod on and @m (no local debug file): its source. */
+static enum report_sym_source open_di(const char *img, struct report_debug_memo *m)
+{
+	char dd[PATH_MAX];
+	struct report_sym_opts opts;
+	struct report_symtab *t;
+	enum report_sym_source s;
+
+	tpath(dd, "empty");
+	opts = (struct report_sym_opts){ .debugdir = dd, .debuginfod = true, .memo = m };
+	t = open_ok(img, &opts);
+	s = report_symtab__source(t);
+	report_symtab__free(t);
+	return s;
+}
+
+/*
+ * debuginfod failures cost once per report: servers that cannot be reached are
+ * not asked again for another build id, a build id they had nothing for is not
+ * asked again.  Local only: a file:// server (libdebuginfod reads those like
+ * http ones) and a port that refuses connections.
+ */
+START_TEST(test_debuginfod_memo)
+{
+	char img[PATH_MAX], img2[PATH_MAX], srv[PATH_MAX], p[PATH_MAX], url[PATH_MAX + 16];
+	struct report_debug_memo *m;
+	struct report_debug_stats st;
+	enum report_sym_source fb;
+	void *h;
+	int sfd, port;
+
+	if (!need_files())
+		return;
+	h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "test-report-sym: skipping a case: no libdebuginfod.so.1\n");
+		return;
+	}
+	dlclose(h);
+	fb = stripped_source();
+	tpath(img, "stripped");
+	tpath(img2, "stripped-flip");
+	ck_assert_int_eq(setenv("DEBUGINFOD_RETRY_LIMIT", "0", 1), 0);
+	ck_assert_int_eq(setenv("DEBUGINFOD_TIMEOUT", "10", 1), 0);
+
+	/* Not found: that build id is not asked again; another one is. */
+	tpath(srv, "di-none");
+	ck_assert(mkdir(srv, 0755) == 0 || errno == EEXIST);
+	(void)snprintf(url, sizeof(url), "file://%s", srv);
+	ck_assert_int_eq(setenv("DEBUGINFOD_URLS", url, 1), 0);
+	tpath(p, "di-cache1");
+	ck_assert_int_eq(setenv("DEBUGINFOD_CACHE_PATH", p, 1), 0);
+	m = memo_ok();
+	ck_assert_int_eq(open_di(img, m), fb);
+	ck_assert_int_eq(open_di(img, m), fb);
+	st = memo_stats(m);
+	ck_assert_uint_eq(st.debuginfod_asked, 1);
+	ck_assert_uint_eq(st.debuginfod_skipped, 1);
+	ck_assert_int_eq(open_di(img2, m), fb);
+	st = memo_stats(m);
+	ck_assert_uint_eq(st.debuginfod_asked, 2);
+	report_debug_memo__free(m);
+
+	/* Unreachable: asked once, then not for any build id (a fresh cache: no answer in it). */
+	port = refusing_port(&sfd);
+	(void)snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	ck_assert_int_eq(setenv("DEBUGINFOD_URLS", url, 1), 0);
+	tpath(p, "di-cache2");
+	ck_assert_int_eq(setenv("DEBUGINFOD_CACHE_PATH", p, 1), 0);
+	m = memo_ok();
+	ck_assert_int_eq(open_di(img, m), fb);
+	ck_assert_int_eq(open_di(img2, m), fb);
+	ck_assert_int_eq(open_di(img, m), fb);
+	st = memo_stats(m);
+	ck_assert_uint_eq(st.debuginfod_asked, 1);
+	ck_assert_uint_eq(st.debuginfod_skipped, 2);
+	report_debug_memo__free(m);
+	close(sfd);
+
+	/* Found: the server's file is used (and the memo changes nothing there). */
+	tpath(srv, "di-srv");
+	{
+		char dbg[PATH_MAX], at[PATH_MAX];
+
+		tpath(dbg, "prog.debug");
+		tpath(at, "di-srv/buildid/%s/debuginfo", bid_hex);
+		place(dbg, at);
+	}
+	(void)snprintf(url, sizeof(url), "file://%s", srv);
+	ck_assert_int_eq(setenv("DEBUGINFOD_URLS", url, 1), 0);
+	m = memo_ok();
+	ck_assert_int_eq(open_di(img, m), REPORT_SYM_DEBUGINFOD);
+	st = memo_stats(m);
+	ck_assert_uint_eq(st.debuginfod_asked, 1);
+	report_debug_memo__free(m);
+
+	(void)unsetenv("DEBUGINFOD_URLS");
+	(void)unsetenv("DEBUGINFOD_CACHE_PATH");
+	(void)unsetenv("DEBUGINFOD_RETRY_LIMIT");
+	(void)unsetenv("DEBUGINFOD_TIMEOUT");
 }
 END_TEST
 
@@ -2691,6 +3236,12 @@ int main(void)
 	tcase_add_test(tc_debug, test_debug_order);
 	tcase_add_test(tc_debug, test_debug_mismatch);
 	tcase_add_test(tc_debug, test_symfs);
+	tcase_add_test(tc_debug, test_crc_known);
+	tcase_add_test(tc_debug, test_debug_bid_equal);
+	tcase_add_test(tc_debug, test_debug_bid_differs);
+	tcase_add_test(tc_debug, test_debug_sparse);
+	tcase_add_test(tc_debug, test_debug_crc_cap);
+	tcase_add_test(tc_debug, test_debuginfod_memo);
 	tcase_set_timeout(tc_debug, 60);
 	suite_add_tcase(s, tc_debug);
 
