@@ -19,6 +19,7 @@
 #ifndef HWPMCD_DAEMON_INT_H
 #define HWPMCD_DAEMON_INT_H
 
+#include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -582,5 +583,89 @@ uint64_t daemon_push_cpu_ns(const char *name);
  * opened for the push, hwpmcd.conf(5)).  0, or -errno with @msg said.
  */
 int daemon_push_check(const char *url, char *msg, size_t size);
+
+/* ---- daemon-main.c: the main loop, its clients and what they ask for (main's) ---- */
+
+#define DAEMON_CLIENT_MAX_FDS 8
+
+/* A connection to the control socket: main's, from its accept to its end. */
+struct daemon_client {
+	int fd;
+	struct daemon_who who; /* SO_PEERCRED (+ SO_PEERGROUPS for the admin decision) */
+	char *buf;
+	size_t len;
+	bool discarding; /* skipping the rest of an oversized line */
+	int fds[DAEMON_CLIENT_MAX_FDS];
+	size_t nfds;
+	uint64_t last_ns; /* CLOCK_MONOTONIC of its last complete request (idle timeout) */
+	/*
+	 * Fairness: one request per client per turn of the loop; a client with more
+	 * complete lines in its buffer is ready, and the loop does not sleep.
+	 */
+	bool ready;
+	bool paused; /* not read: its uid's fds wait to be closed (CLOSING_USER_MAX) */
+	struct daemon_client *next;
+};
+
+static inline bool daemon_is_admin(const struct daemon_client *c)
+{
+	return c->who.admin;
+}
+
+struct daemon_config;
+struct daemon_start;
+
+/*
+ * Main's state, shared by its files and touched by the main thread alone (STYLE.md
+ * 7): the configuration (daemon-ctl.h), the epoll fd, the sessions (running,
+ * stopping, or ended and still listed; DAEMON_SESSIONS_MAX) and the next one's id.
+ */
+extern struct daemon_config daemon_cfg;
+extern int daemon_epfd;
+extern struct session *daemon_sessions[];
+extern size_t daemon_nsessions;
+extern int daemon_next_session_id;
+extern bool daemon_shutting_down; /* SIGTERM: every session is being closed */
+extern char daemon_profiles_dir[512];
+extern int daemon_closer_efd; /* a closer thread -> main: one close returned */
+extern json_t *daemon_events_cache;
+
+uint64_t daemon_mono_ns(void);
+void daemon_client_rearm(void);
+void daemon_handle_line(struct daemon_client *c, const char *line, size_t len);
+
+/* Replies: one line each, sent without blocking (a client that does not read loses them). */
+void daemon_send_line(int fd, json_t *msg);
+void daemon_client_send(struct daemon_client *c, json_t *msg);
+json_t *daemon_reply_ok(json_int_t id);
+void daemon_reply_error(struct daemon_client *c, json_int_t id, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+const char *daemon_errno_name(int err);
+json_t *daemon_error_json(json_int_t id, int err, const char *msg);
+
+/* The fds clients send: checked as outputs, closed without ever blocking main. */
+int daemon_check_output_fd(int fd, const char *what, char *err, size_t errlen);
+void daemon_fd_release(int fd, uid_t uid);
+bool daemon_closing_over(uid_t uid);
+void daemon_closer_event(void);
+void daemon_client_drop_fds(struct daemon_client *c);
+
+/* The sessions' list, their admission and their status. */
+int daemon_state_dir_check(char *err, size_t errlen);
+void daemon_write_vdso_beside(const char *log);
+int session_admit(struct session_params *p, const struct daemon_start *st, int *cpus,
+		  size_t *ret_ncpus, char *err, size_t errlen);
+void session_register(struct session *s);
+void session_remove(struct session *s);
+json_t *session_json(struct session *s);
+void session_tell_end(struct session *s, const char *reason, bool remove);
+void session_event(struct session *s);
+void daemon_sessions_check_stops(uint64_t now);
+
+/* Always-on profiles: the slots of the last load and their sessions. */
+int daemon_profiles_load(void);
+void daemon_profiles_start_pending(void);
+void daemon_profile_session_gone(struct session *s);
+void daemon_cmd_profiles(struct daemon_client *c, json_int_t id, json_t *args);
 
 #endif /* HWPMCD_DAEMON_INT_H */

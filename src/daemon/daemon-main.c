@@ -58,43 +58,23 @@
 
 #define HWPMCD_CONFIG_DEFAULT "/etc/hwpmcd/hwpmcd.conf"
 
-#define CLIENT_MAX_FDS 8
-
-struct client {
-	int fd;
-	struct daemon_who who; /* SO_PEERCRED (+ SO_PEERGROUPS for the admin decision) */
-	char *buf;
-	size_t len;
-	bool discarding; /* skipping the rest of an oversized line */
-	int fds[CLIENT_MAX_FDS];
-	size_t nfds;
-	uint64_t last_ns; /* CLOCK_MONOTONIC of its last complete request (idle timeout) */
-	/*
-	 * Fairness: one request per client per turn of the loop; a client with more
-	 * complete lines in its buffer is ready, and the loop does not sleep.
-	 */
-	bool ready;
-	bool paused; /* not read: its uid's fds wait to be closed (CLOSING_USER_MAX) */
-	struct client *next;
-};
-
-static struct daemon_config cfg;
-static int epfd = -1;
+struct daemon_config daemon_cfg;
+int daemon_epfd = -1;
 static int listen_fd = -1;
 /*
  * accept4() failed for want of fds or memory: the listening socket is disarmed
- * until then (mono_ns), or the level-triggered loop would retry it without pause.
+ * until then (daemon_mono_ns), or the level-triggered loop would retry it without pause.
  */
 static uint64_t accept_paused_until;
 static uint64_t accept_warned_at;
 #define ACCEPT_PAUSE_NS 200000000ull
-static bool shutting_down; /* SIGTERM: every session is being closed */
+bool daemon_shutting_down; /* SIGTERM: every session is being closed */
 static bool listen_owned; /* we created the socket file (not socket activation) */
-static struct client *clients;
+static struct daemon_client *clients;
 static size_t nclients;
-static struct session *sessions[DAEMON_SESSIONS_MAX];
-static size_t nsessions;
-static int next_session_id = 1;
+struct session *daemon_sessions[DAEMON_SESSIONS_MAX];
+size_t daemon_nsessions;
+int daemon_next_session_id = 1;
 static bool arg_foreground;
 static bool arg_check_config;
 static const char *arg_config;
@@ -117,10 +97,8 @@ struct profile_slot {
 };
 static struct profile_slot pslots[DAEMON_PROFILES_MAX];
 static size_t npslots;
-static char profiles_dir[512] = DAEMON_PROFILES_DIR_DEFAULT;
+char daemon_profiles_dir[512] = DAEMON_PROFILES_DIR_DEFAULT;
 static char profiles_problems[8192]; /* the last load's refused files */
-static void profiles_start_pending(void);
-static void profile_session_gone(struct session *s);
 
 /* epoll tags: pointers to these mark what an event is for. */
 static char tag_listen, tag_signal, tag_closer;
@@ -187,13 +165,13 @@ static bool stderr_is_journal(void)
 
 /* ---- replies ---- */
 
-static uint64_t mono_ns(void)
+uint64_t daemon_mono_ns(void)
 {
 	return util_now_ns(CLOCK_MONOTONIC);
 }
 
 /* One message line to @fd (consumes @msg). */
-static void send_line(int fd, json_t *msg)
+void daemon_send_line(int fd, json_t *msg)
 {
 	char *s = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
 	size_t n;
@@ -208,12 +186,12 @@ static void send_line(int fd, json_t *msg)
 	free(s);
 }
 
-static void client_send(struct client *c, json_t *msg)
+void daemon_client_send(struct daemon_client *c, json_t *msg)
 {
-	send_line(c->fd, msg);
+	daemon_send_line(c->fd, msg);
 }
 
-static json_t *reply_ok(json_int_t id)
+json_t *daemon_reply_ok(json_int_t id)
 {
 	json_t *r = json_object();
 
@@ -222,10 +200,7 @@ static json_t *reply_ok(json_int_t id)
 	return r;
 }
 
-static void reply_error(struct client *c, json_int_t id, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static const char *errno_name(int err)
+const char *daemon_errno_name(int err)
 {
 	switch (-err) {
 	case EINVAL: return "EINVAL";
@@ -258,19 +233,19 @@ static const char *errno_name(int err)
 }
 
 /* {"id", "ok": false, "error": {"errno", "message"}}; @id < 0: "id": null. */
-static json_t *error_json(json_int_t id, int err, const char *msg)
+json_t *daemon_error_json(json_int_t id, int err, const char *msg)
 {
 	json_t *r = json_object(), *e = json_object();
 
 	json_object_set_new(r, "id", id >= 0 ? json_integer(id) : json_null());
 	json_object_set_new(r, "ok", json_false());
-	json_object_set_new(e, "errno", json_string(errno_name(err)));
+	json_object_set_new(e, "errno", json_string(daemon_errno_name(err)));
 	json_object_set_new(e, "message", json_string(msg));
 	json_object_set_new(r, "error", e);
 	return r;
 }
 
-static void reply_error(struct client *c, json_int_t id, int err, const char *fmt, ...)
+void daemon_reply_error(struct daemon_client *c, json_int_t id, int err, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -278,16 +253,16 @@ static void reply_error(struct client *c, json_int_t id, int err, const char *fm
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	client_send(c, error_json(id, err, msg));
+	daemon_client_send(c, daemon_error_json(id, err, msg));
 }
 
 /* ---- sessions ---- */
 
 static struct session *session_find(int id)
 {
-	for (size_t i = 0; i < nsessions; i++)
-		if (sessions[i]->id == id)
-			return sessions[i];
+	for (size_t i = 0; i < daemon_nsessions; i++)
+		if (daemon_sessions[i]->id == id)
+			return daemon_sessions[i];
 	return NULL;
 }
 
@@ -333,7 +308,7 @@ static const char *session_note(const struct session *s, char *buf, size_t size)
 	if (s->user_forced && n >= 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, "%suser mode only: uid %u is not in group '%s', "
 			 "so its events exclude the kernel", n ? "; " : "", (unsigned)s->uid,
-			 cfg.admin_group);
+			 daemon_cfg.admin_group);
 	return buf;
 }
 
@@ -393,11 +368,12 @@ static json_t *profile_run_json(struct session *s)
 	return o;
 }
 
-static json_t *session_json(struct session *s)
+json_t *session_json(struct session *s)
 {
 	json_t *o = json_object(), *st = json_object(), *types = json_object(), *cpus = json_array();
 	int state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-	uint64_t end = state == SESSION_DONE || state == SESSION_ERROR ? s->end_ns : mono_ns();
+	uint64_t end =
+		state == SESSION_DONE || state == SESSION_ERROR ? s->end_ns : daemon_mono_ns();
 	json_object_set_new(o, "session", json_integer(s->id));
 	json_object_set_new(o, "uid", json_integer(s->uid));
 	json_object_set_new(o, "state", json_string(session_state_name(state)));
@@ -406,7 +382,7 @@ static json_t *session_json(struct session *s)
 		json_object_set_new(o, "path", json_string(s->path));
 	if (__atomic_load_n(&s->error, __ATOMIC_ACQUIRE))
 		json_object_set_new(o, "error", json_pack("{s:s,s:s}", "errno",
-							  errno_name(s->error), "message",
+							  daemon_errno_name(s->error), "message",
 							  s->error_msg));
 	json_object_set_new(o, "seconds", json_real(s->start_ns && end > s->start_ns
 						    ? (double)(end - s->start_ns) / 1e9 : 0.0));
@@ -508,14 +484,14 @@ static json_t *session_json(struct session *s)
 	return o;
 }
 
-static void session_remove(struct session *s)
+void session_remove(struct session *s)
 {
 	if (s->prof)
-		profile_session_gone(s);
-	for (size_t i = 0; i < nsessions; i++) {
-		if (sessions[i] == s) {
-			(void)epoll_ctl(epfd, EPOLL_CTL_DEL, s->done_efd, NULL);
-			sessions[i] = sessions[--nsessions];
+		daemon_profile_session_gone(s);
+	for (size_t i = 0; i < daemon_nsessions; i++) {
+		if (daemon_sessions[i] == s) {
+			(void)epoll_ctl(daemon_epfd, EPOLL_CTL_DEL, s->done_efd, NULL);
+			daemon_sessions[i] = daemon_sessions[--daemon_nsessions];
 			break;
 		}
 	}
@@ -549,7 +525,7 @@ static struct {
 	unsigned n;
 } closing_users[64]; /* under closing_lock */
 static unsigned closing_total;
-static int closer_efd = -1; /* a closer thread -> main: one close returned */
+int daemon_closer_efd = -1; /* a closer thread -> main: one close returned */
 
 /* Where a client's fd lives, as far as the daemon can tell without asking it. */
 enum fd_fs {
@@ -639,7 +615,7 @@ static unsigned *closing_slot(uid_t uid)
 	return NULL;
 }
 
-static bool closing_over(uid_t uid)
+bool daemon_closing_over(uid_t uid)
 {
 	unsigned *n;
 	bool over;
@@ -664,7 +640,7 @@ static void *closer_main(void *arg)
 		(*n)--;
 	closing_total--;
 	pthread_mutex_unlock(&closing_lock);
-	(void)!write(closer_efd, &one, sizeof(one));
+	(void)!write(daemon_closer_efd, &one, sizeof(one));
 	free(c);
 	return NULL;
 }
@@ -694,7 +670,7 @@ static bool closer_start(struct closing *c)
 }
 
 /* Close an fd client @uid gave us, never waiting for it on main. */
-static void fd_release(int fd, uid_t uid)
+void daemon_fd_release(int fd, uid_t uid)
 {
 	struct closing *c;
 
@@ -724,14 +700,12 @@ static void fd_release(int fd, uid_t uid)
 	}
 }
 
-static void client_rearm(void);
-
 /* A close returned: start what waited, then read the connections that were paused. */
-static void closer_event(void)
+void daemon_closer_event(void)
 {
 	uint64_t v;
 
-	(void)!read(closer_efd, &v, sizeof(v));
+	(void)!read(daemon_closer_efd, &v, sizeof(v));
 	for (struct closing **pp = &closing_waiting; *pp;) {
 		struct closing *c = *pp, *next = c->next; /* c is the thread's once started */
 
@@ -740,21 +714,16 @@ static void closer_event(void)
 		else
 			pp = &c->next;
 	}
-	client_rearm();
+	daemon_client_rearm();
 }
 
 /* ---- commands ---- */
 
-static bool is_admin(const struct client *c)
-{
-	return c->who.admin;
-}
-
 /* The fds that came with a request that did not take them: never kept for a later one. */
-static void client_drop_fds(struct client *c)
+void daemon_client_drop_fds(struct daemon_client *c)
 {
 	for (size_t i = 0; i < c->nfds; i++)
-		fd_release(c->fds[i], c->who.uid);
+		daemon_fd_release(c->fds[i], c->who.uid);
 	c->nfds = 0;
 }
 
@@ -767,7 +736,7 @@ static void client_drop_fds(struct client *c)
  * directory, any fd on a FUSE file system (fuse_flush() in its close waited for
  * the user's FUSE server forever): refused.
  */
-static int check_output_fd(int fd, const char *what, char *err, size_t errlen)
+int daemon_check_output_fd(int fd, const char *what, char *err, size_t errlen)
 {
 	int fl = fcntl(fd, F_GETFL), r;
 	mode_t mode;
@@ -808,8 +777,8 @@ static size_t sessions_of(uid_t uid)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < nsessions; i++)
-		n += sessions[i]->uid == uid;
+	for (size_t i = 0; i < daemon_nsessions; i++)
+		n += daemon_sessions[i]->uid == uid;
 	return n;
 }
 
@@ -817,8 +786,8 @@ static uint64_t ring_bytes_all(void)
 {
 	uint64_t b = 0;
 
-	for (size_t i = 0; i < nsessions; i++)
-		b += (uint64_t)sessions[i]->ncpus * daemon_ring_bytes(sessions[i]->p.cfg.ring_pages);
+	for (size_t i = 0; i < daemon_nsessions; i++)
+		b += (uint64_t)daemon_sessions[i]->ncpus * daemon_ring_bytes(daemon_sessions[i]->p.cfg.ring_pages);
 	return b;
 }
 
@@ -827,9 +796,9 @@ static uint64_t ring_bytes_all(void)
  * report to name "[vdso]" functions: 8 KiB into the daemon's own directory, best
  * effort (a failure is logged; the log is complete without it).
  */
-static void write_vdso_beside(const char *log)
+void daemon_write_vdso_beside(const char *log)
 {
-	char path[sizeof(cfg.state_dir) + 128];
+	char path[sizeof(daemon_cfg.state_dir) + 128];
 	int r;
 
 	if (snprintf(path, sizeof(path), "%s.vdso", log) >= (int)sizeof(path))
@@ -845,22 +814,24 @@ static void write_vdso_beside(const char *log)
  * where a detached session writes (the files are also opened O_EXCL|O_NOFOLLOW).
  */
 
-static int state_dir_check(char *err, size_t errlen)
+int daemon_state_dir_check(char *err, size_t errlen)
 {
 	struct stat st;
 
-	if (mkdir(cfg.state_dir, 0750) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot make the state directory '%s': %s", cfg.state_dir,
-			 strerror(errno));
+	if (mkdir(daemon_cfg.state_dir, 0750) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot make the state directory '%s': %s",
+			 daemon_cfg.state_dir, strerror(errno));
 		return -errno;
 	}
-	if (lstat(cfg.state_dir, &st) < 0) {
-		snprintf(err, errlen, "state directory '%s': %s", cfg.state_dir, strerror(errno));
+	if (lstat(daemon_cfg.state_dir, &st) < 0) {
+		snprintf(err, errlen, "state directory '%s': %s", daemon_cfg.state_dir,
+			 strerror(errno));
 		return -errno;
 	}
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
 		snprintf(err, errlen, "the state directory '%s' is %s; refusing to write there "
-			 "(it must be a directory of uid %u that only it may write)", cfg.state_dir,
+			 "(it must be a directory of uid %u that only it may write)",
+			 daemon_cfg.state_dir,
 			 !S_ISDIR(st.st_mode) ? "not a directory" : st.st_uid != geteuid()
 			 ? "owned by another user" : "writable by group or others",
 			 (unsigned)geteuid());
@@ -893,7 +864,7 @@ static int filter_resolve(struct daemon_filter *f, char *err, size_t errlen)
  * ring memory with this session's rings on top of every running one's.  Sets
  * @cpus/@ret_ncpus to the CPUs it will count on.  0, or -errno with @err.
  */
-static int session_admit(struct session_params *p, const struct daemon_start *st,
+int session_admit(struct session_params *p, const struct daemon_start *st,
 			 int *cpus, size_t *ret_ncpus, char *err, size_t errlen)
 {
 	size_t ncpus = 0;
@@ -901,9 +872,9 @@ static int session_admit(struct session_params *p, const struct daemon_start *st
 
 	if ((r = filter_resolve(&p->filter, err, errlen)) < 0)
 		return r;
-	if (nsessions >= cfg.max_sessions) {
+	if (daemon_nsessions >= daemon_cfg.max_sessions) {
 		snprintf(err, errlen, "the daemon runs %zu sessions, its maximum (max_sessions)",
-			 nsessions);
+			 daemon_nsessions);
 		return -EBUSY;
 	}
 	if (p->ncpus) {
@@ -913,11 +884,11 @@ static int session_admit(struct session_params *p, const struct daemon_start *st
 		snprintf(err, errlen, "cannot read the online CPUs: %s", strerror(-r));
 		return r;
 	}
-	if (ring_bytes_all() + ncpus * st->ring_bytes > ((uint64_t)cfg.max_ring_mb << 20)) {
+	if (ring_bytes_all() + ncpus * st->ring_bytes > ((uint64_t)daemon_cfg.max_ring_mb << 20)) {
 		snprintf(err, errlen, "the rings of this session (%zu CPUs x %zu KiB) would take "
 			 "the daemon's ring memory above %u MiB (max_ring_mb); ask for fewer "
 			 "ring_pages or stop a session", ncpus, st->ring_bytes >> 10,
-			 cfg.max_ring_mb);
+			 daemon_cfg.max_ring_mb);
 		return -ENOMEM;
 	}
 	*ret_ncpus = ncpus;
@@ -925,71 +896,76 @@ static int session_admit(struct session_params *p, const struct daemon_start *st
 }
 
 /* A launched session joins the list, and main hears when its worker is done. */
-static void session_register(struct session *s)
+void session_register(struct session *s)
 {
 	struct epoll_event e = { .events = EPOLLIN, .data.ptr = s };
 
-	next_session_id++;
-	sessions[nsessions++] = s;
-	(void)epoll_ctl(epfd, EPOLL_CTL_ADD, s->done_efd, &e);
+	daemon_next_session_id++;
+	daemon_sessions[daemon_nsessions++] = s;
+	(void)epoll_ctl(daemon_epfd, EPOLL_CTL_ADD, s->done_efd, &e);
 }
 
-static void cmd_start(struct client *c, json_int_t id, json_t *args)
+static void cmd_start(struct daemon_client *c, json_int_t id, json_t *args)
 {
 	struct session_params *p = calloc(1, sizeof(*p));
 	struct daemon_start st;
 	struct session *s = NULL;
 	size_t i, ncpus = 0;
 	char err[1024];
-	char path[sizeof(cfg.state_dir) + 64] = "";
+	char path[sizeof(daemon_cfg.state_dir) + 64] = "";
 	char ks_path[sizeof(path) + 16] = "", ks_skip[160] = "";
 	bool all_user = true, started = false;
 	bool made_log = false, made_ks = false; /* files we created in the state directory */
 	int r, cpus[DAEMON_MAX_CPUS];
 
 	if (!p) {
-		reply_error(c, id, -ENOMEM, "out of memory");
-		client_drop_fds(c);
+		daemon_reply_error(c, id, -ENOMEM, "out of memory");
+		daemon_client_drop_fds(c);
 		return;
 	}
-	r = daemon_start_parse(args, &cfg, &c->who, coll_max_sample_rate(), coll_max_stack(), p,
-			       &st, err, sizeof(err));
+	r = daemon_start_parse(args, &daemon_cfg, &c->who, coll_max_sample_rate(), coll_max_stack(),
+			       p, &st, err, sizeof(err));
 	if (r < 0) {
-		reply_error(c, id, r, "%s", err);
+		daemon_reply_error(c, id, r, "%s", err);
 		goto out;
 	}
-	if (nsessions < cfg.max_sessions && !is_admin(c) &&
-	    sessions_of(c->who.uid) >= cfg.user_max_sessions) {
-		reply_error(c, id, -EBUSY, "uid %u runs %zu sessions, the most for users outside "
-			    "group '%s' (user_max_sessions)", (unsigned)c->who.uid,
-			    sessions_of(c->who.uid), cfg.admin_group);
+	if (daemon_nsessions < daemon_cfg.max_sessions && !daemon_is_admin(c) &&
+	    sessions_of(c->who.uid) >= daemon_cfg.user_max_sessions) {
+		daemon_reply_error(c, id, -EBUSY,
+				   "uid %u runs %zu sessions, the most for users outside "
+				   "group '%s' (user_max_sessions)",
+				   (unsigned)c->who.uid, sessions_of(c->who.uid),
+				   daemon_cfg.admin_group);
 		goto out;
 	}
 	r = session_admit(p, &st, cpus, &ncpus, err, sizeof(err));
 	if (r < 0) {
-		reply_error(c, id, r, "%s", err);
+		daemon_reply_error(c, id, r, "%s", err);
 		goto out;
 	}
 	if (!st.detached && c->nfds == 0) {
-		reply_error(c, id, -EBADF, "no output configured: no fd came with the request");
+		daemon_reply_error(c, id, -EBADF,
+				   "no output configured: no fd came with the request");
 		goto out;
 	}
 	if (st.ks_fd && c->nfds < 2) {
-		reply_error(c, id, -EBADF, "'kallsyms': \"fd\" needs a second fd with the request "
-			    "(fds in order: log, kallsyms), but only %zu came", c->nfds);
+		daemon_reply_error(c, id, -EBADF,
+				   "'kallsyms': \"fd\" needs a second fd with the request "
+				   "(fds in order: log, kallsyms), but only %zu came",
+				   c->nfds);
 		goto out;
 	}
-	if (!st.detached && ((r = check_output_fd(c->fds[0], "log", err, sizeof(err))) < 0 ||
-			     (st.ks_fd && (r = check_output_fd(c->fds[1], "kallsyms", err,
+	if (!st.detached && ((r = daemon_check_output_fd(c->fds[0], "log", err, sizeof(err))) < 0 ||
+			     (st.ks_fd && (r = daemon_check_output_fd(c->fds[1], "kallsyms", err,
 							      sizeof(err))) < 0))) {
-		reply_error(c, id, r, "%s", err);
+		daemon_reply_error(c, id, r, "%s", err);
 		goto out;
 	}
-	if (!is_admin(c)) {
+	if (!daemon_is_admin(c)) {
 		for (i = 0; i < p->npids; i++) {
 			r = daemon_auth_target("/proc", &c->who, p->pids[i], err, sizeof(err));
 			if (r < 0) {
-				reply_error(c, id, r, "%s", err);
+				daemon_reply_error(c, id, r, "%s", err);
 				goto out;
 			}
 		}
@@ -1015,31 +991,32 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		struct tm tm;
 
 		gmtime_r(&now, &tm);
-		r = state_dir_check(err, sizeof(err));
+		r = daemon_state_dir_check(err, sizeof(err));
 		if (r < 0) {
-			reply_error(c, id, r, "%s", err);
+			daemon_reply_error(c, id, r, "%s", err);
 			goto out;
 		}
 		snprintf(path, sizeof(path), "%s/session-%d-%04d%02d%02dT%02d%02d%02dZ.pmclog",
-			 cfg.state_dir, next_session_id, tm.tm_year + 1900, tm.tm_mon + 1,
-			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+			 daemon_cfg.state_dir, daemon_next_session_id, tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 		p->out_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
 		if (p->out_fd < 0) {
 			r = -errno;
-			reply_error(c, id, r, "cannot create '%s' in the state directory: %s", path,
-				    strerror(-r));
+			daemon_reply_error(c, id, r,
+					   "cannot create '%s' in the state directory: %s", path,
+					   strerror(-r));
 			goto out;
 		}
 		made_log = true;
-		write_vdso_beside(path);
+		daemon_write_vdso_beside(path);
 		if (st.ks_want && !ks_skip[0]) {
 			snprintf(ks_path, sizeof(ks_path), "%s.kallsyms", path);
 			p->ks_fd = open(ks_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 					0640);
 			if (p->ks_fd < 0) {
 				r = -errno;
-				reply_error(c, id, r, "cannot create '%s' in the state directory: %s",
-					    ks_path, strerror(-r));
+				daemon_reply_error(c, id, r, "cannot create '%s' in the state directory: %s",
+						   ks_path, strerror(-r));
 				goto out;
 			}
 			made_ks = true;
@@ -1054,12 +1031,12 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		c->nfds -= take;
 		if (ks_skip[0] && p->ks_fd >= 0) {
 			/* Skipped: the client removes its empty file when the reply says so. */
-			fd_release(p->ks_fd, c->who.uid);
+			daemon_fd_release(p->ks_fd, c->who.uid);
 			p->ks_fd = -1;
 		}
 	}
 
-	r = session__new(p, next_session_id, cpus, ncpus, &s);
+	r = session__new(p, daemon_next_session_id, cpus, ncpus, &s);
 	if (r == 0) {
 		r = session__launch(s);
 		if (r < 0) {
@@ -1068,7 +1045,7 @@ static void cmd_start(struct client *c, json_int_t id, json_t *args)
 		}
 	}
 	if (r < 0) {
-		reply_error(c, id, r, "cannot start the session: %s", strerror(-r));
+		daemon_reply_error(c, id, r, "cannot start the session: %s", strerror(-r));
 		goto out;
 	}
 	/*
@@ -1097,19 +1074,19 @@ out:
 			(void)unlink(path);
 		if (made_ks)
 			(void)unlink(ks_path);
-		client_drop_fds(c);
+		daemon_client_drop_fds(c);
 	}
 	if (p->ks_fd >= 0)
-		fd_release(p->ks_fd, c->who.uid);
+		daemon_fd_release(p->ks_fd, c->who.uid);
 	if (p->out_fd >= 0)
-		fd_release(p->out_fd, c->who.uid);
+		daemon_fd_release(p->out_fd, c->who.uid);
 	free(p);
 }
 
 /* The reply to a start whose worker has opened its counters and written the log's head. */
 static json_t *start_reply(struct session *s)
 {
-	json_t *rep = reply_ok(s->start_id);
+	json_t *rep = daemon_reply_ok(s->start_id);
 	char note[512];
 
 	json_object_set_new(rep, "session", json_integer(s->id));
@@ -1128,31 +1105,31 @@ static json_t *start_reply(struct session *s)
 	return rep;
 }
 
-static void session_tell_end(struct session *s, const char *reason, bool remove);
-
-static void cmd_stop(struct client *c, json_int_t id, json_t *args)
+static void cmd_stop(struct daemon_client *c, json_int_t id, json_t *args)
 {
 	json_t *v = json_object_get(args, "session");
 	struct session *s;
 
 	if (json_object_size(args) != 1 || !json_is_integer(v)) {
-		reply_error(c, id, -EINVAL, "stop: needs exactly {\"session\": ID}");
+		daemon_reply_error(c, id, -EINVAL, "stop: needs exactly {\"session\": ID}");
 		return;
 	}
 	s = session_find((int)json_integer_value(v));
-	if (!s || (!is_admin(c) && s->uid != c->who.uid)) {
-		reply_error(c, id, -ENOENT, "no session %" JSON_INTEGER_FORMAT, json_integer_value(v));
+	if (!s || (!daemon_is_admin(c) && s->uid != c->who.uid)) {
+		daemon_reply_error(c, id, -ENOENT, "no session %" JSON_INTEGER_FORMAT, json_integer_value(v));
 		return;
 	}
 	if (s->stop_client) {
-		reply_error(c, id, -EALREADY, "session %d is being stopped by another request; its "
-			    "status follows when it has ended", s->id);
+		daemon_reply_error(c, id, -EALREADY,
+				   "session %d is being stopped by another request; its "
+				   "status follows when it has ended",
+				   s->id);
 		return;
 	}
 	/* The reply, with the final status, goes out when the worker has ended (session_event). */
 	s->stop_client = c;
 	s->stop_id = id;
-	s->stop_ns = mono_ns();
+	s->stop_ns = daemon_mono_ns();
 	if (s->ended) {
 		session_tell_end(s, s->owner ? "stopped by another client" : NULL, true);
 		return;
@@ -1166,7 +1143,7 @@ static void cmd_stop(struct client *c, json_int_t id, json_t *args)
  * counters.  The work is bounded: at most FILT_VALUES_MAX values of each kind, a
  * bounded cgroup lookup, a map update per value.
  */
-static void cmd_filter(struct client *c, json_int_t id, json_t *args)
+static void cmd_filter(struct daemon_client *c, json_int_t id, json_t *args)
 {
 	json_t *v = json_object_get(args, "session"), *fo = json_object_get(args, "filter");
 	struct daemon_filter *f = NULL;
@@ -1175,38 +1152,41 @@ static void cmd_filter(struct client *c, json_int_t id, json_t *args)
 	int r;
 
 	if (json_object_size(args) != 2 || !json_is_integer(v) || !fo) {
-		reply_error(c, id, -EINVAL, "filter: needs exactly {\"session\": ID, \"filter\": "
-			    "{...}}");
+		daemon_reply_error(c, id, -EINVAL,
+				   "filter: needs exactly {\"session\": ID, \"filter\": "
+				   "{...}}");
 		return;
 	}
 	s = session_find((int)json_integer_value(v));
-	if (!s || (!is_admin(c) && s->uid != c->who.uid)) {
-		reply_error(c, id, -ENOENT, "no session %" JSON_INTEGER_FORMAT, json_integer_value(v));
+	if (!s || (!daemon_is_admin(c) && s->uid != c->who.uid)) {
+		daemon_reply_error(c, id, -ENOENT, "no session %" JSON_INTEGER_FORMAT, json_integer_value(v));
 		return;
 	}
 	if (!s->p.filter.on) {
-		reply_error(c, id, -EOPNOTSUPP, "session %d was started without a filter; start it "
-			    "with one (any filter option; hwpmc filter can then widen it to "
-			    "everything with --clear)", s->id);
+		daemon_reply_error(c, id, -EOPNOTSUPP,
+				   "session %d was started without a filter; start it "
+				   "with one (any filter option; hwpmc filter can then widen it to "
+				   "everything with --clear)",
+				   s->id);
 		return;
 	}
 	if (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE) || s->ended) {
-		reply_error(c, id, -EAGAIN, "session %d is not running", s->id);
+		daemon_reply_error(c, id, -EAGAIN, "session %d is not running", s->id);
 		return;
 	}
 	f = calloc(1, sizeof(*f));
 	if (!f) {
-		reply_error(c, id, -ENOMEM, "out of memory");
+		daemon_reply_error(c, id, -ENOMEM, "out of memory");
 		return;
 	}
 	r = daemon_filter_parse(fo, f, err, sizeof(err));
 	/* A user's own system-wide session keeps the owner rule, whoever changes it. */
 	if (r == 0 && !s->p.who.admin && !s->p.npids)
-		r = daemon_filter_owner_rule(f, &cfg, &s->p.who, err, sizeof(err));
+		r = daemon_filter_owner_rule(f, &daemon_cfg, &s->p.who, err, sizeof(err));
 	if (r == 0)
 		r = filter_resolve(f, err, sizeof(err));
 	if (r < 0) {
-		reply_error(c, id, r, "%s", err);
+		daemon_reply_error(c, id, r, "%s", err);
 		free(f);
 		return;
 	}
@@ -1216,50 +1196,53 @@ static void cmd_filter(struct client *c, json_int_t id, json_t *args)
 		s->p.filter = *f;
 		s->filt_gen++; /* a cgroup lookup the worker began before is stale */
 		snprintf(s->filt_mark, sizeof(s->filt_mark), "%s", f->text);
-		s->filt_mark_t = mono_ns();
+		s->filt_mark_t = daemon_mono_ns();
 		__atomic_store_n(&s->filt_mark_pending, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&s->filt_lock);
 	if (r < 0) {
-		reply_error(c, id, r, "filter: the kernel's maps refused the change: %s (the "
-			    "previous filter holds)", strerror(-r));
+		daemon_reply_error(c, id, r,
+				   "filter: the kernel's maps refused the change: %s (the "
+				   "previous filter holds)",
+				   strerror(-r));
 	} else {
-		json_t *rep = reply_ok(id);
+		json_t *rep = daemon_reply_ok(id);
 
 		json_object_set_new(rep, "filter", json_string(f->text));
-		client_send(c, rep);
+		daemon_client_send(c, rep);
 		log_info("session %d: filter now '%s' (uid %u)", s->id, f->text,
 			 (unsigned)c->who.uid);
 	}
 	free(f);
 }
 
-static void cmd_status(struct client *c, json_int_t id, json_t *args)
+static void cmd_status(struct daemon_client *c, json_int_t id, json_t *args)
 {
 	json_t *v = json_object_get(args, "session"), *rep, *arr = json_array();
 
 	if (json_object_size(args) > (v ? 1u : 0u) || (v && !json_is_integer(v))) {
 		json_decref(arr);
-		reply_error(c, id, -EINVAL, "status: takes only an optional {\"session\": ID}");
+		daemon_reply_error(c, id, -EINVAL,
+				   "status: takes only an optional {\"session\": ID}");
 		return;
 	}
-	for (size_t i = 0; i < nsessions; i++) {
-		struct session *s = sessions[i];
+	for (size_t i = 0; i < daemon_nsessions; i++) {
+		struct session *s = daemon_sessions[i];
 
 		if (v && s->id != json_integer_value(v))
 			continue;
-		if (!is_admin(c) && s->uid != c->who.uid)
+		if (!daemon_is_admin(c) && s->uid != c->who.uid)
 			continue;
 		json_array_append_new(arr, session_json(s));
 	}
 	if (v && json_array_size(arr) == 0) {
 		json_decref(arr);
-		reply_error(c, id, -ENOENT, "no session %" JSON_INTEGER_FORMAT, json_integer_value(v));
+		daemon_reply_error(c, id, -ENOENT, "no session %" JSON_INTEGER_FORMAT, json_integer_value(v));
 		return;
 	}
-	rep = reply_ok(id);
+	rep = daemon_reply_ok(id);
 	json_object_set_new(rep, "sessions", arr);
-	client_send(c, rep);
+	daemon_client_send(c, rep);
 }
 
 /*
@@ -1267,7 +1250,7 @@ static void cmd_status(struct client *c, json_int_t id, json_t *args)
  * read at most once per EVENTS_CACHE_NS however often clients ask.
  */
 #define EVENTS_CACHE_NS 10000000000ull
-static json_t *events_cache;
+json_t *daemon_events_cache;
 static uint64_t events_cache_ns;
 
 static json_t *events_json(void)
@@ -1303,18 +1286,18 @@ static json_t *events_json(void)
 	return rep;
 }
 
-static void cmd_events(struct client *c, json_int_t id)
+static void cmd_events(struct daemon_client *c, json_int_t id)
 {
-	json_t *rep = reply_ok(id);
-	uint64_t now = mono_ns();
+	json_t *rep = daemon_reply_ok(id);
+	uint64_t now = daemon_mono_ns();
 
-	if (!events_cache || now - events_cache_ns >= EVENTS_CACHE_NS) {
-		json_decref(events_cache);
-		events_cache = events_json();
+	if (!daemon_events_cache || now - events_cache_ns >= EVENTS_CACHE_NS) {
+		json_decref(daemon_events_cache);
+		daemon_events_cache = events_json();
 		events_cache_ns = now;
 	}
-	json_object_update(rep, events_cache);
-	client_send(c, rep);
+	json_object_update(rep, daemon_events_cache);
+	daemon_client_send(c, rep);
 }
 
 /* ---- always-on profiles ---- */
@@ -1344,9 +1327,10 @@ static int own_dir(const char *path, char *err, size_t errlen)
 /* Is a session of profile @name still there (running, stopping, or ended and listed)? */
 static struct session *profile_session_of(const char *name)
 {
-	for (size_t i = 0; i < nsessions; i++)
-		if (sessions[i]->prof && strcmp(sessions[i]->prof->def.name, name) == 0)
-			return sessions[i];
+	for (size_t i = 0; i < daemon_nsessions; i++)
+		if (daemon_sessions[i]->prof &&
+		    strcmp(daemon_sessions[i]->prof->def.name, name) == 0)
+			return daemon_sessions[i];
 	return NULL;
 }
 
@@ -1375,8 +1359,8 @@ static int profile_start(struct profile_slot *ps, char *err, size_t errlen)
 		r = -ENOMEM;
 		goto out;
 	}
-	r = daemon_start_parse(args, &cfg, &root, coll_max_sample_rate(), coll_max_stack(), p,
-			       &st, err, errlen);
+	r = daemon_start_parse(args, &daemon_cfg, &root, coll_max_sample_rate(), coll_max_stack(),
+			       p, &st, err, errlen);
 	if (r < 0)
 		goto out;
 	p->unwind_cache_bytes = (size_t)ps->def.unwind_cache_mb << 20;
@@ -1384,12 +1368,12 @@ static int profile_start(struct profile_slot *ps, char *err, size_t errlen)
 	p->filter.missing_ok = true;
 	if ((r = session_admit(p, &st, cpus, &ncpus, err, errlen)) < 0)
 		goto out;
-	if ((r = state_dir_check(err, errlen)) < 0)
+	if ((r = daemon_state_dir_check(err, errlen)) < 0)
 		goto out;
-	snprintf(dir, sizeof(dir), "%.511s/profiles", cfg.state_dir);
+	snprintf(dir, sizeof(dir), "%.511s/profiles", daemon_cfg.state_dir);
 	if ((r = own_dir(dir, err, errlen)) < 0)
 		goto out;
-	snprintf(dir, sizeof(dir), "%.511s/profiles/%.63s", cfg.state_dir, ps->def.name);
+	snprintf(dir, sizeof(dir), "%.511s/profiles/%.63s", daemon_cfg.state_dir, ps->def.name);
 	if ((r = own_dir(dir, err, errlen)) < 0)
 		goto out;
 	for (size_t i = 0; i < p->nevents; i++)
@@ -1403,11 +1387,11 @@ static int profile_start(struct profile_slot *ps, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create a file in '%s': %s", dir, strerror(-r));
 		goto out;
 	}
-	write_vdso_beside(path);
+	daemon_write_vdso_beside(path);
 	p->out_fd = fd;
 	p->ks_fd = -1;
 	fd = -1;
-	r = session__new(p, next_session_id, cpus, ncpus, &s);
+	r = session__new(p, daemon_next_session_id, cpus, ncpus, &s);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot start the session: %s", strerror(-r));
 		(void)unlink(path);
@@ -1448,7 +1432,7 @@ out:
 }
 
 /* A profile's session leaves the list: its slot hears why, if it did not start. */
-static void profile_session_gone(struct session *s)
+void daemon_profile_session_gone(struct session *s)
 {
 	for (size_t i = 0; i < npslots; i++) {
 		struct profile_slot *ps = &pslots[i];
@@ -1466,7 +1450,7 @@ static void profile_session_gone(struct session *s)
 	}
 }
 
-static void profiles_start_pending(void)
+void daemon_profiles_start_pending(void)
 {
 	char err[1024];
 
@@ -1507,7 +1491,7 @@ static void log_lines(int prio_error, const char *prefix, const char *text)
  * reload leaves its running profile on its previous definition.  Returns the
  * number of refused files (their problems in profiles_problems).
  */
-static int profiles_load(void)
+int daemon_profiles_load(void)
 {
 	struct daemon_profile *defs = calloc(DAEMON_PROFILES_MAX, sizeof(*defs));
 	struct profile_slot *next = calloc(DAEMON_PROFILES_MAX, sizeof(*next));
@@ -1522,7 +1506,7 @@ static int profiles_load(void)
 		snprintf(profiles_problems, sizeof(profiles_problems), "out of memory");
 		return 1;
 	}
-	problems = daemon_profile_load_dir(profiles_dir, &cfg, coll_max_sample_rate(),
+	problems = daemon_profile_load_dir(daemon_profiles_dir, &daemon_cfg, coll_max_sample_rate(),
 					   coll_max_stack(), defs, DAEMON_PROFILES_MAX, &n,
 					   profiles_problems, sizeof(profiles_problems));
 	if (problems)
@@ -1532,12 +1516,13 @@ static int profiles_load(void)
 		bool running = old->s && !old->s->ended &&
 			       __atomic_load_n(&old->s->state, __ATOMIC_ACQUIRE) <= SESSION_RUNNING;
 		size_t j;
-		char path[sizeof(profiles_dir) + DAEMON_PROFILE_NAME_MAX + 8];
+		char path[sizeof(daemon_profiles_dir) + DAEMON_PROFILE_NAME_MAX + 8];
 
 		for (j = 0; j < n; j++)
 			if (strcmp(defs[j].name, old->def.name) == 0)
 				break;
-		snprintf(path, sizeof(path), "%.511s/%.63s.conf", profiles_dir, old->def.name);
+		snprintf(path, sizeof(path), "%.511s/%.63s.conf", daemon_profiles_dir,
+			 old->def.name);
 		if (j == n && running && access(path, F_OK) == 0 && nn < DAEMON_PROFILES_MAX) {
 			/* Its file is there but was refused: the running definition stays. */
 			next[nn] = *old;
@@ -1592,9 +1577,9 @@ static int profiles_load(void)
 	free(defs);
 	free(next);
 	free(taken);
-	log_info("profiles: %zu loaded from '%s'%s", n, profiles_dir,
+	log_info("profiles: %zu loaded from '%s'%s", n, daemon_profiles_dir,
 		 problems ? " (some files were refused)" : "");
-	profiles_start_pending();
+	daemon_profiles_start_pending();
 	return problems;
 }
 
@@ -1613,25 +1598,27 @@ static const char *profile_state(const struct profile_slot *ps)
 }
 
 /* `profiles`: the list; `{"reload": true}` first reloads the directory.  Administrators only. */
-static void cmd_profiles(struct client *c, json_int_t id, json_t *args)
+void daemon_cmd_profiles(struct daemon_client *c, json_int_t id, json_t *args)
 {
 	json_t *v = json_object_get(args, "reload"), *rep, *arr;
 	int nproblems = 0;
 
 	if (json_object_size(args) > (v ? 1u : 0u) || (v && !json_is_boolean(v))) {
-		reply_error(c, id, -EINVAL, "profiles: takes only an optional {\"reload\": true}");
+		daemon_reply_error(c, id, -EINVAL,
+				   "profiles: takes only an optional {\"reload\": true}");
 		return;
 	}
-	if (!is_admin(c)) {
-		reply_error(c, id, -EPERM, "profiles are the administrators' (root or group '%s')",
-			    cfg.admin_group);
+	if (!daemon_is_admin(c)) {
+		daemon_reply_error(c, id, -EPERM,
+				   "profiles are the administrators' (root or group '%s')",
+				   daemon_cfg.admin_group);
 		return;
 	}
 	if (v && json_is_true(v)) {
 		log_info("profiles: reload asked for by uid %u", (unsigned)c->who.uid);
-		nproblems = profiles_load();
+		nproblems = daemon_profiles_load();
 	}
-	rep = reply_ok(id);
+	rep = daemon_reply_ok(id);
 	arr = json_array();
 	for (size_t i = 0; i < npslots; i++) {
 		struct profile_slot *ps = &pslots[i];
@@ -1657,16 +1644,16 @@ static void cmd_profiles(struct client *c, json_int_t id, json_t *args)
 			json_object_set_new(o, "status", session_json(ps->s));
 		json_array_append_new(arr, o);
 	}
-	json_object_set_new(rep, "dir", json_string(profiles_dir));
+	json_object_set_new(rep, "dir", json_string(daemon_profiles_dir));
 	json_object_set_new(rep, "profiles", arr);
 	if (profiles_problems[0])
 		json_object_set_new(rep, "problems", json_string(profiles_problems));
 	if (v && json_is_true(v))
 		json_object_set_new(rep, "refused", json_integer(nproblems));
-	client_send(c, rep);
+	daemon_client_send(c, rep);
 }
 
-static void handle_line(struct client *c, const char *line, size_t len)
+void daemon_handle_line(struct daemon_client *c, const char *line, size_t len)
 {
 	struct daemon_request rq;
 	char err[512];
@@ -1674,11 +1661,11 @@ static void handle_line(struct client *c, const char *line, size_t len)
 	const char *cmd = rq.cmd;
 
 	if (r < 0) {
-		reply_error(c, rq.id, r, "%s", err);
+		daemon_reply_error(c, rq.id, r, "%s", err);
 		return;
 	}
 	if (strcmp(cmd, CTL_CMD_HELLO) == 0) {
-		json_t *rep = reply_ok(rq.id);
+		json_t *rep = daemon_reply_ok(rq.id);
 
 		json_object_set_new(rep, "version", json_integer(CTL_PROTOCOL_VERSION));
 		json_object_set_new(rep, "daemon", json_string("hwpmcd " HWPMCD_VERSION));
@@ -1691,7 +1678,7 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		json_object_set_new(rep, "max_stack", json_integer(coll_max_stack()));
 		json_object_set_new(rep, "uid", json_integer((json_int_t)c->who.uid));
 		json_object_set_new(rep, "admin", json_boolean(c->who.admin));
-		client_send(c, rep);
+		daemon_client_send(c, rep);
 	} else if (strcmp(cmd, CTL_CMD_START) == 0) {
 		cmd_start(c, rq.id, rq.args);
 	} else if (strcmp(cmd, CTL_CMD_STOP) == 0) {
@@ -1701,30 +1688,30 @@ static void handle_line(struct client *c, const char *line, size_t len)
 	} else if (strcmp(cmd, CTL_CMD_EVENTS) == 0) {
 		cmd_events(c, rq.id);
 	} else if (strcmp(cmd, CTL_CMD_PROFILES) == 0) {
-		cmd_profiles(c, rq.id, rq.args);
+		daemon_cmd_profiles(c, rq.id, rq.args);
 	} else if (strcmp(cmd, CTL_CMD_FILTER) == 0) {
 		cmd_filter(c, rq.id, rq.args);
 	} else {
 		char shown[64];
 
-		reply_error(c, rq.id, -EINVAL, "unknown command '%s'",
-			    util_escape(cmd, strlen(cmd), shown, sizeof(shown)));
+		daemon_reply_error(c, rq.id, -EINVAL, "unknown command '%s'",
+				   util_escape(cmd, strlen(cmd), shown, sizeof(shown)));
 	}
 	daemon_request_free(&rq);
 }
 
 /* ---- clients ---- */
 
-static void client_free(struct client *c)
+static void client_free(struct daemon_client *c)
 {
-	struct client **pp;
+	struct daemon_client **pp;
 
 	/*
 	 * Its sessions end with it (each log gets its CLOSELOG, on the worker); no
 	 * reply or event is owed to it any more.
 	 */
-	for (size_t i = 0; i < nsessions; i++) {
-		struct session *s = sessions[i];
+	for (size_t i = 0; i < daemon_nsessions; i++) {
+		struct session *s = daemon_sessions[i];
 
 		if (s->owner == c && s->ended) {
 			session_remove(s);
@@ -1749,8 +1736,8 @@ static void client_free(struct client *c)
 		}
 	}
 	for (size_t i = 0; i < c->nfds; i++)
-		fd_release(c->fds[i], c->who.uid);
-	(void)epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		daemon_fd_release(c->fds[i], c->who.uid);
+	(void)epoll_ctl(daemon_epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	free(c->buf);
 	free(c);
@@ -1763,7 +1750,7 @@ static gid_t admin_gid(void)
 	struct group gr, *res = NULL;
 	char buf[16384];
 
-	if (getgrnam_r(cfg.admin_group, &gr, buf, sizeof(buf), &res) != 0 || !res)
+	if (getgrnam_r(daemon_cfg.admin_group, &gr, buf, sizeof(buf), &res) != 0 || !res)
 		return (gid_t)-1;
 	return res->gr_gid;
 }
@@ -1771,7 +1758,7 @@ static gid_t admin_gid(void)
 /* A refusal for a connection we do not keep: one error line, then close. */
 static void refuse_connection(int fd, int err, const char *msg)
 {
-	send_line(fd, error_json(-1, err, msg));
+	daemon_send_line(fd, daemon_error_json(-1, err, msg));
 	close(fd);
 }
 
@@ -1783,7 +1770,7 @@ static void client_accept(void)
 	gid_t groups[256];
 	socklen_t glen = sizeof(groups);
 	size_t ngroups = 0, mine = 0;
-	struct client *c;
+	struct daemon_client *c;
 	struct epoll_event e = { .events = EPOLLIN };
 	char msg[256];
 	bool admin;
@@ -1793,9 +1780,9 @@ static void client_accept(void)
 
 		if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
 			struct epoll_event off = { .events = 0, .data.ptr = &tag_listen };
-			uint64_t now = mono_ns();
+			uint64_t now = daemon_mono_ns();
 
-			(void)epoll_ctl(epfd, EPOLL_CTL_MOD, listen_fd, &off);
+			(void)epoll_ctl(daemon_epfd, EPOLL_CTL_MOD, listen_fd, &off);
 			accept_paused_until = now + ACCEPT_PAUSE_NS;
 			if (!accept_warned_at || now - accept_warned_at >= 10000000000ull) {
 				log_warn("cannot accept connections: %s; pausing accept for 0.2 s at a "
@@ -1815,16 +1802,16 @@ static void client_accept(void)
 	admin = daemon_auth_admin(cred.uid, cred.gid, groups, ngroups, admin_gid());
 	for (c = clients; c; c = c->next)
 		mine += c->who.uid == cred.uid;
-	if (nclients >= cfg.max_clients) {
+	if (nclients >= daemon_cfg.max_clients) {
 		snprintf(msg, sizeof(msg), "too many clients: the daemon serves %zu, its maximum "
 			 "(max_clients)", nclients);
 		refuse_connection(fd, -EBUSY, msg);
 		return;
 	}
-	if (!admin && mine >= cfg.user_max_clients) {
+	if (!admin && mine >= daemon_cfg.user_max_clients) {
 		snprintf(msg, sizeof(msg), "too many clients of uid %u: %zu connections, the most for "
 			 "users outside group '%s' (user_max_clients)", (unsigned)cred.uid, mine,
-			 cfg.admin_group);
+			 daemon_cfg.admin_group);
 		refuse_connection(fd, -EBUSY, msg);
 		return;
 	}
@@ -1839,12 +1826,12 @@ static void client_accept(void)
 	c->who.gid = cred.gid;
 	c->who.pid = cred.pid;
 	c->who.admin = admin;
-	c->last_ns = mono_ns();
+	c->last_ns = daemon_mono_ns();
 	c->next = clients;
 	clients = c;
 	nclients++;
 	e.data.ptr = c;
-	(void)epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e);
+	(void)epoll_ctl(daemon_epfd, EPOLL_CTL_ADD, fd, &e);
 }
 
 /*
@@ -1854,40 +1841,42 @@ static void client_accept(void)
  */
 static void clients_expire(uint64_t now)
 {
-	struct client *c, *next;
+	struct daemon_client *c, *next;
 
-	if (!cfg.client_idle_timeout)
+	if (!daemon_cfg.client_idle_timeout)
 		return;
 	for (c = clients; c; c = next) {
 		bool owns = false;
 
 		next = c->next;
-		for (size_t i = 0; i < nsessions; i++)
-			owns |= sessions[i]->owner == c;
-		if (!owns && now - c->last_ns > (uint64_t)cfg.client_idle_timeout * 1000000000ull) {
+		for (size_t i = 0; i < daemon_nsessions; i++)
+			owns |= daemon_sessions[i]->owner == c;
+		if (!owns &&
+		    now - c->last_ns > (uint64_t)daemon_cfg.client_idle_timeout * 1000000000ull) {
 			log_info("uid %u (pid %d): idle for %u s; disconnecting", (unsigned)c->who.uid,
-				 (int)c->who.pid, cfg.client_idle_timeout);
-			client_send(c, json_pack("{s:s,s:s}", "event", "disconnect", "reason",
-						 "idle for client_idle_timeout seconds"));
+				 (int)c->who.pid, daemon_cfg.client_idle_timeout);
+			daemon_client_send(c,
+					   json_pack("{s:s,s:s}", "event", "disconnect", "reason",
+						     "idle for client_idle_timeout seconds"));
 			client_free(c);
 		}
 	}
 }
 
-static bool client_has_line(const struct client *c)
+static bool client_has_line(const struct daemon_client *c)
 {
 	return memchr(c->buf, '\n', c->len) != NULL;
 }
 
 /* Reading a paused client again once its uid's closes are under the bound. */
-static void client_rearm(void)
+void daemon_client_rearm(void)
 {
-	for (struct client *c = clients; c; c = c->next) {
+	for (struct daemon_client *c = clients; c; c = c->next) {
 		struct epoll_event e = { .events = EPOLLIN, .data.ptr = c };
 
-		if (c->paused && !closing_over(c->who.uid)) {
+		if (c->paused && !daemon_closing_over(c->who.uid)) {
 			c->paused = false;
-			(void)epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &e);
+			(void)epoll_ctl(daemon_epfd, EPOLL_CTL_MOD, c->fd, &e);
 		}
 	}
 }
@@ -1896,9 +1885,9 @@ static void client_rearm(void)
  * Input from @c, or (when it has a complete line already) none; then at most one
  * request handled.  May free @c (EOF).
  */
-static void client_read(struct client *c)
+static void client_read(struct daemon_client *c)
 {
-	char cbuf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_FDS)];
+	char cbuf[CMSG_SPACE(sizeof(int) * DAEMON_CLIENT_MAX_FDS)];
 	struct iovec iov = { .iov_base = c->buf + c->len, .iov_len = CTL_MESSAGE_MAX - c->len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
@@ -1907,12 +1896,12 @@ static void client_read(struct client *c)
 	char *nl;
 
 	if (!client_has_line(c)) {
-		if (closing_over(c->who.uid)) {
+		if (daemon_closing_over(c->who.uid)) {
 			/* Its fds wait to be closed: take no more until they are. */
 			struct epoll_event off = { .events = 0, .data.ptr = c };
 
 			c->paused = true;
-			(void)epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &off);
+			(void)epoll_ctl(daemon_epfd, EPOLL_CTL_MOD, c->fd, &off);
 			return;
 		}
 		n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
@@ -1924,10 +1913,10 @@ static void client_read(struct client *c)
 				int *fds = (int *)(void *)CMSG_DATA(cm);
 
 				for (size_t i = 0; i < k; i++) {
-					if (c->nfds < CLIENT_MAX_FDS)
+					if (c->nfds < DAEMON_CLIENT_MAX_FDS)
 						c->fds[c->nfds++] = fds[i];
 					else
-						fd_release(fds[i], c->who.uid);
+						daemon_fd_release(fds[i], c->who.uid);
 				}
 			}
 		}
@@ -1940,23 +1929,27 @@ static void client_read(struct client *c)
 	if ((nl = memchr(c->buf, '\n', c->len))) {
 		size_t line = (size_t)(nl - c->buf);
 
-		c->last_ns = mono_ns();
+		c->last_ns = daemon_mono_ns();
 		if (c->discarding)
 			c->discarding = false;
 		else if (line > 0)
-			handle_line(c, c->buf, line);
-		/* handle_line may not free the client: clients are freed only on read EOF. */
+			daemon_handle_line(c, c->buf, line);
+		/*
+		 * daemon_handle_line may not free the client: clients are freed only on
+		 * read EOF.
+		 */
 		memmove(c->buf, nl + 1, c->len - line - 1);
 		c->len -= line + 1;
 	}
 	if (c->len == 0 && c->nfds) {
 		/* fds that came with requests that did not take them (protocol.md) */
-		client_drop_fds(c);
+		daemon_client_drop_fds(c);
 	}
 	if (c->len == CTL_MESSAGE_MAX && !client_has_line(c)) {
 		if (!c->discarding)
-			reply_error(c, -1, -EMSGSIZE, "message longer than %d bytes; skipped",
-				    CTL_MESSAGE_MAX);
+			daemon_reply_error(c, -1, -EMSGSIZE,
+					   "message longer than %d bytes; skipped",
+					   CTL_MESSAGE_MAX);
 		c->discarding = true;
 		c->len = 0;
 	}
@@ -1968,13 +1961,13 @@ static void client_read(struct client *c)
  * With @remove, the session is forgotten (its fds closed) before the lines go out:
  * a client that has its reply holds nothing of the daemon's any more.
  */
-static void session_tell_end(struct session *s, const char *reason, bool remove)
+void session_tell_end(struct session *s, const char *reason, bool remove)
 {
-	struct client *stopper = s->stop_client, *owner = s->owner;
+	struct daemon_client *stopper = s->stop_client, *owner = s->owner;
 	json_t *rep = NULL, *ev = NULL;
 
 	if (stopper) {
-		rep = reply_ok(s->stop_id);
+		rep = daemon_reply_ok(s->stop_id);
 		json_object_set_new(rep, "status", session_json(s));
 	}
 	if (owner && owner != stopper) {
@@ -1988,11 +1981,11 @@ static void session_tell_end(struct session *s, const char *reason, bool remove)
 	if (remove)
 		session_remove(s);
 	if (stopper)
-		client_send(stopper, rep);
+		daemon_client_send(stopper, rep);
 	if (owner)
-		client_send(owner, ev);
-	if (remove && !shutting_down)
-		profiles_start_pending();
+		daemon_client_send(owner, ev);
+	if (remove && !daemon_shutting_down)
+		daemon_profiles_start_pending();
 }
 
 /*
@@ -2000,7 +1993,7 @@ static void session_tell_end(struct session *s, const char *reason, bool remove)
  * error reply), or it has ended (the stop's reply, the owner's event), then the
  * session is forgotten.  Both may come with one wakeup.
  */
-static void session_event(struct session *s)
+void session_event(struct session *s)
 {
 	uint64_t v;
 	bool started;
@@ -2015,13 +2008,14 @@ static void session_event(struct session *s)
 		log_info("session %d: started: %zu events on %zu cpus", s->id, s->p.nevents,
 			 s->ncpus);
 		if (s->start_client)
-			client_send(s->start_client, start_reply(s));
+			daemon_client_send(s->start_client, start_reply(s));
 	}
 	if ((state != SESSION_DONE && state != SESSION_ERROR) || !session__reap(s))
 		return;
 	if (!started) {
-		struct client *sc = s->start_client;
-		json_t *e = sc ? error_json(s->start_id, s->start_error, s->error_msg) : NULL;
+		struct daemon_client *sc = s->start_client;
+		json_t *e =
+			sc ? daemon_error_json(s->start_id, s->start_error, s->error_msg) : NULL;
 
 		log_info("session %d: did not start: %s", s->id, s->error_msg);
 		s->owner = NULL; /* it never was the owner's: no end event */
@@ -2037,14 +2031,14 @@ static void session_event(struct session *s)
 			(void)unlink(s->ks_path);
 		session_tell_end(s, NULL, true); /* a stop asked for meanwhile gets its status */
 		if (sc)
-			client_send(sc, e);
+			daemon_client_send(sc, e);
 		return;
 	} else {
 		log_info("session %d: ended: %s%s%s: %" PRIu64 " samples, %" PRIu64 " lost", s->id,
 			 session_state_name(state), s->error ? ": " : "", s->error ? s->error_msg : "",
 			 s->stats.samples, s->stats.lost);
 	}
-	if (started && !s->stop_client && !s->orphan && !shutting_down) {
+	if (started && !s->stop_client && !s->orphan && !daemon_shutting_down) {
 		/*
 		 * It ended by itself (a write error, its targets gone): its owner hears
 		 * now, and it stays listed, ended, for status, until it is stopped or
@@ -2054,7 +2048,7 @@ static void session_event(struct session *s)
 		session_tell_end(s, NULL, false);
 		return;
 	}
-	session_tell_end(s, shutting_down ? "the daemon is shutting down"
+	session_tell_end(s, daemon_shutting_down ? "the daemon is shutting down"
 			 : s->stop_client && s->owner ? "stopped by another client" : NULL, true);
 }
 
@@ -2063,17 +2057,18 @@ static void session_event(struct session *s)
  * (an output whose close takes its time): the stopper hears so, and the session
  * stays listed, "stopping", counted against its uid, until its worker ends.
  */
-static void sessions_check_stops(uint64_t now)
+void daemon_sessions_check_stops(uint64_t now)
 {
-	for (size_t i = 0; i < nsessions; i++) {
-		struct session *s = sessions[i];
+	for (size_t i = 0; i < daemon_nsessions; i++) {
+		struct session *s = daemon_sessions[i];
 
 		if (!s->stop_client || now - s->stop_ns < SESSION_STOP_REPLY_MS * 1000000ull)
 			continue;
-		reply_error(s->stop_client, s->stop_id, -ETIMEDOUT, "session %d has not ended %d s "
-			    "after the stop (its output or its counters are still being closed); it "
-			    "stays listed as stopping, and counts against uid %u's sessions, until "
-			    "it has", s->id, SESSION_STOP_REPLY_MS / 1000, (unsigned)s->uid);
+		daemon_reply_error(s->stop_client, s->stop_id, -ETIMEDOUT,
+				   "session %d has not ended %d s after the stop (its output or "
+				   "its counters are still being closed); it stays listed as "
+				   "stopping, and counts against uid %u's sessions, until it has",
+				   s->id, SESSION_STOP_REPLY_MS / 1000, (unsigned)s->uid);
 		log_warn("session %d: not ended %d s after its stop", s->id,
 			 SESSION_STOP_REPLY_MS / 1000);
 		s->stop_client = NULL;
@@ -2084,17 +2079,17 @@ static void sessions_check_stops(uint64_t now)
 
 /*
  * The fd budget: the soft RLIMIT_NOFILE raised to the hard one, then 256 fds,
- * nine per client (its socket and CLIENT_MAX_FDS) kept for main and
+ * nine per client (its socket and DAEMON_CLIENT_MAX_FDS) kept for main and
  * UNWIND_FDS_MAX per session for its unwinder's ELF files, so that the
  * sessions' perf fds can never take the daemon to EMFILE.
  */
 static void fd_limits(void)
 {
 	struct rlimit rl;
-	uint64_t keep = 256 + (uint64_t)cfg.max_clients * (CLIENT_MAX_FDS + 1) +
-			(uint64_t)cfg.max_sessions * UNWIND_FDS_MAX,
+	uint64_t keep = 256 + (uint64_t)daemon_cfg.max_clients * (DAEMON_CLIENT_MAX_FDS + 1) +
+			(uint64_t)daemon_cfg.max_sessions * UNWIND_FDS_MAX,
 		 avail = 0;
-	uint64_t max = cfg.max_perf_fds;
+	uint64_t max = daemon_cfg.max_perf_fds;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		if (rl.rlim_cur < rl.rlim_max) {
@@ -2114,14 +2109,14 @@ static void fd_limits(void)
 	if (!max)
 		log_warn("the fd limit (RLIMIT_NOFILE) leaves no fds for sessions; raise it "
 			 "(LimitNOFILE=) or lower max_clients");
-	session_budget_set(max, cfg.user_max_perf_fds);
+	session_budget_set(max, daemon_cfg.user_max_perf_fds);
 	log_info("perf fds: at most %" PRIu64 " for all sessions, %u per user", max,
-		 cfg.user_max_perf_fds);
+		 daemon_cfg.user_max_perf_fds);
 }
 
 static int setup_socket(void)
 {
-	char tmp[sizeof(cfg.socket_path) + 24];
+	char tmp[sizeof(daemon_cfg.socket_path) + 24];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd, r, n;
 
@@ -2147,14 +2142,14 @@ static int setup_socket(void)
 	 * ECONNREFUSED window while the group is looked up) and can never find it
 	 * with a mode wider than configured.
 	 */
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", cfg.socket_path, (int)getpid());
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", daemon_cfg.socket_path, (int)getpid());
 	if (strlen(tmp) >= sizeof(sa.sun_path))
-		return log_error_errno(-ENAMETOOLONG, "socket path '%s'", cfg.socket_path);
+		return log_error_errno(-ENAMETOOLONG, "socket path '%s'", daemon_cfg.socket_path);
 	memcpy(sa.sun_path, tmp, strlen(tmp));
 	{
-		char dir[sizeof(cfg.socket_path)], *slash;
+		char dir[sizeof(daemon_cfg.socket_path)], *slash;
 
-		snprintf(dir, sizeof(dir), "%s", cfg.socket_path);
+		snprintf(dir, sizeof(dir), "%s", daemon_cfg.socket_path);
 		slash = strrchr(dir, '/');
 		if (slash && slash != dir) {
 			*slash = '\0';
@@ -2170,20 +2165,20 @@ static int setup_socket(void)
 		close(fd);
 		return log_error_errno(r, "bind '%s'", tmp);
 	}
-	(void)chmod(tmp, cfg.socket_mode);
+	(void)chmod(tmp, daemon_cfg.socket_mode);
 	{
 		/* The admin group may connect through a 0660 socket (as hwpmcd.socket's SocketGroup). */
 		gid_t g = admin_gid();
 
 		if (g != (gid_t)-1 && chown(tmp, (uid_t)-1, g) < 0)
-			log_warn("cannot give the socket '%s' to group '%s': %s", cfg.socket_path,
-				 cfg.admin_group, strerror(errno));
+			log_warn("cannot give the socket '%s' to group '%s': %s",
+				 daemon_cfg.socket_path, daemon_cfg.admin_group, strerror(errno));
 	}
-	if (listen(fd, SOMAXCONN) < 0 || rename(tmp, cfg.socket_path) < 0) {
+	if (listen(fd, SOMAXCONN) < 0 || rename(tmp, daemon_cfg.socket_path) < 0) {
 		r = -errno;
 		(void)unlink(tmp);
 		close(fd);
-		return log_error_errno(r, "listen on '%s'", cfg.socket_path);
+		return log_error_errno(r, "listen on '%s'", daemon_cfg.socket_path);
 	}
 	listen_fd = fd;
 	listen_owned = true;
@@ -2257,12 +2252,12 @@ int main(int argc, char **argv)
 								     : LOG_TARGET_JOURNAL);
 	if (!arg_foreground && stderr_is_journal())
 		log_set_hook(journal_hook, NULL);
-	daemon_config_defaults(&cfg);
+	daemon_config_defaults(&daemon_cfg);
 	{
 		char err[4096];
 		const char *path = arg_config ? arg_config : HWPMCD_CONFIG_DEFAULT;
 
-		r = daemon_config_load(&cfg, path, arg_config != NULL, err, sizeof(err));
+		r = daemon_config_load(&daemon_cfg, path, arg_config != NULL, err, sizeof(err));
 		if (r < 0) {
 			/* Every problem, one per line; a half-applied security config is no start. */
 			for (char *l = err, *nl; l && *l; l = nl) {
@@ -2276,12 +2271,14 @@ int main(int argc, char **argv)
 		}
 		if (arg_profiles_dir) {
 			if (arg_profiles_dir[0] != '/' ||
-			    strlen(arg_profiles_dir) >= sizeof(profiles_dir) - 80) {
+			    strlen(arg_profiles_dir) >= sizeof(daemon_profiles_dir) - 80) {
 				log_error("--profiles-dir '%s' must be an absolute path of under "
-					  "%zu bytes", arg_profiles_dir, sizeof(profiles_dir) - 80);
+					  "%zu bytes",
+					  arg_profiles_dir, sizeof(daemon_profiles_dir) - 80);
 				return 2;
 			}
-			snprintf(profiles_dir, sizeof(profiles_dir), "%s", arg_profiles_dir);
+			snprintf(daemon_profiles_dir, sizeof(daemon_profiles_dir), "%s",
+				 arg_profiles_dir);
 		}
 		if (arg_check_config) {
 			struct daemon_profile *defs = calloc(DAEMON_PROFILES_MAX, sizeof(*defs));
@@ -2291,11 +2288,11 @@ int main(int argc, char **argv)
 			printf("%s: ok\n", path);
 			if (!defs)
 				return 1;
-			k = daemon_profile_load_dir(profiles_dir, &cfg, coll_max_sample_rate(),
-						    coll_max_stack(), defs, DAEMON_PROFILES_MAX, &n,
-						    err, sizeof(err));
+			k = daemon_profile_load_dir(daemon_profiles_dir, &daemon_cfg,
+						    coll_max_sample_rate(), coll_max_stack(), defs,
+						    DAEMON_PROFILES_MAX, &n, err, sizeof(err));
 			for (size_t i = 0; i < n; i++)
-				printf("%s/%s.conf: ok%s\n", profiles_dir, defs[i].name,
+				printf("%s/%s.conf: ok%s\n", daemon_profiles_dir, defs[i].name,
 				       defs[i].enabled ? "" : " (enabled = no)");
 			if (k)
 				fprintf(stderr, "%s\n", err);
@@ -2304,18 +2301,18 @@ int main(int argc, char **argv)
 		}
 	}
 	if (arg_socket) {
-		if (strlen(arg_socket) >= sizeof(cfg.socket_path)) {
+		if (strlen(arg_socket) >= sizeof(daemon_cfg.socket_path)) {
 			log_error("--socket '%s' is too long", arg_socket);
 			return 2;
 		}
-		snprintf(cfg.socket_path, sizeof(cfg.socket_path), "%s", arg_socket);
+		snprintf(daemon_cfg.socket_path, sizeof(daemon_cfg.socket_path), "%s", arg_socket);
 	}
 	if (arg_state_dir) {
-		if (arg_state_dir[0] != '/' || strlen(arg_state_dir) >= sizeof(cfg.state_dir) - 64) {
+		if (arg_state_dir[0] != '/' || strlen(arg_state_dir) >= sizeof(daemon_cfg.state_dir) - 64) {
 			log_error("--state-dir '%s' must be an absolute path", arg_state_dir);
 			return 2;
 		}
-		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", arg_state_dir);
+		snprintf(daemon_cfg.state_dir, sizeof(daemon_cfg.state_dir), "%s", arg_state_dir);
 	}
 	/* First, so that a passed socket is still fd 3 (no fd of ours has taken it). */
 	if (setup_socket() < 0)
@@ -2328,32 +2325,33 @@ int main(int argc, char **argv)
 	/* Blocked before any thread starts, so only the signalfd sees them. */
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (sfd < 0 || epfd < 0) {
+	daemon_epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sfd < 0 || daemon_epfd < 0) {
 		log_error("signalfd/epoll: %s", strerror(errno));
 		return 1;
 	}
 	e.events = EPOLLIN;
 	e.data.ptr = &tag_listen;
-	epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &e);
+	epoll_ctl(daemon_epfd, EPOLL_CTL_ADD, listen_fd, &e);
 	e.data.ptr = &tag_signal;
-	epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &e);
-	closer_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (closer_efd < 0) {
+	epoll_ctl(daemon_epfd, EPOLL_CTL_ADD, sfd, &e);
+	daemon_closer_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (daemon_closer_efd < 0) {
 		log_error("eventfd: %s", strerror(errno));
 		return 1;
 	}
 	e.data.ptr = &tag_closer;
-	epoll_ctl(epfd, EPOLL_CTL_ADD, closer_efd, &e);
+	epoll_ctl(daemon_epfd, EPOLL_CTL_ADD, daemon_closer_efd, &e);
 	fd_limits();
-	log_info("listening on %s", listen_owned ? cfg.socket_path : "the socket systemd passed");
+	log_info("listening on %s",
+		 listen_owned ? daemon_cfg.socket_path : "the socket systemd passed");
 	notify("READY=1\nSTATUS=listening");
 	/* Profiles' push_url: the thread idles until a file is queued. */
-	if ((r = daemon_push_start(cfg.hwpmc)) < 0)
+	if ((r = daemon_push_start(daemon_cfg.hwpmc)) < 0)
 		log_warn("push: cannot start its thread (%s): profiles' push_url is not served",
 			 strerror(-r));
 	/* The always-on profiles: a bad file is logged and left out, the rest run. */
-	(void)profiles_load();
+	(void)daemon_profiles_load();
 	wd_usec = watchdog_usec();
 	tick_ms = wd_usec ? (int)MIN((uint64_t)1000, wd_usec / 2000) : 1000;
 	if (tick_ms < 1)
@@ -2362,24 +2360,24 @@ int main(int argc, char **argv)
 	while (running) {
 		struct epoll_event evs[32];
 		int wait_ms = tick_ms, n;
-		uint64_t now = mono_ns();
+		uint64_t now = daemon_mono_ns();
 
 		if (accept_paused_until) {
 			if (now >= accept_paused_until) {
 				struct epoll_event on = { .events = EPOLLIN, .data.ptr = &tag_listen };
 
-				(void)epoll_ctl(epfd, EPOLL_CTL_MOD, listen_fd, &on);
+				(void)epoll_ctl(daemon_epfd, EPOLL_CTL_MOD, listen_fd, &on);
 				accept_paused_until = 0;
 			} else {
 				wait_ms = (int)MIN((uint64_t)tick_ms,
 						   (accept_paused_until - now) / 1000000 + 1);
 			}
 		}
-		for (struct client *c = clients; c; c = c->next)
+		for (struct daemon_client *c = clients; c; c = c->next)
 			if (c->ready)
 				wait_ms = 0;
-		n = epoll_wait(epfd, evs, 32, wait_ms);
-		now = mono_ns();
+		n = epoll_wait(daemon_epfd, evs, 32, wait_ms);
+		now = daemon_mono_ns();
 
 		if (wd_usec && now - wd_last >= wd_usec * 500) {
 			/* Half the interval: the loop is alive (a stuck session stop is not). */
@@ -2388,7 +2386,7 @@ int main(int argc, char **argv)
 		}
 		if (now - idle_last >= 1000000000ull) {
 			clients_expire(now);
-			sessions_check_stops(now);
+			daemon_sessions_check_stops(now);
 			idle_last = now;
 		}
 
@@ -2405,7 +2403,7 @@ int main(int argc, char **argv)
 				continue;
 			}
 			if (ptr == &tag_closer) {
-				closer_event();
+				daemon_closer_event();
 				continue;
 			}
 			if (ptr == &tag_signal) {
@@ -2416,20 +2414,20 @@ int main(int argc, char **argv)
 						running = false;
 					} else if (running) {
 						log_info("profiles: SIGHUP: reloading '%s'",
-							 profiles_dir);
-						(void)profiles_load();
+							 daemon_profiles_dir);
+						(void)daemon_profiles_load();
 					}
 				}
 				continue;
 			}
-			for (size_t k = 0; k < nsessions; k++)
-				is_session |= (void *)sessions[k] == ptr;
+			for (size_t k = 0; k < daemon_nsessions; k++)
+				is_session |= (void *)daemon_sessions[k] == ptr;
 			if (is_session) {
 				session_event(ptr);
 				continue;
 			}
 			/* A client: it may have been freed by an earlier event of this batch. */
-			for (struct client *c = clients; c; c = c->next) {
+			for (struct daemon_client *c = clients; c; c = c->next) {
 				if ((void *)c == ptr) {
 					c->ready = false; /* its one request of this turn */
 					client_read(c);
@@ -2438,52 +2436,52 @@ int main(int argc, char **argv)
 			}
 		}
 		/* The clients with more requests waiting: one each, round after round. */
-		for (struct client *c = clients, *next; c; c = next) {
+		for (struct daemon_client *c = clients, *next; c; c = next) {
 			next = c->next;
 			if (c->ready && !c->paused)
 				client_read(c);
 		}
 	}
 	notify("STOPPING=1\nSTATUS=closing sessions");
-	log_info("shutting down: closing %zu sessions", nsessions);
-	shutting_down = true;
-	for (size_t i = 0; i < nsessions; i++) {
-		if (sessions[i]->ended) {
+	log_info("shutting down: closing %zu sessions", daemon_nsessions);
+	daemon_shutting_down = true;
+	for (size_t i = 0; i < daemon_nsessions; i++) {
+		if (daemon_sessions[i]->ended) {
 			/* Ended by itself before: its owner hears of the shutdown, nothing waits. */
-			session_tell_end(sessions[i--], "the daemon is shutting down", true);
+			session_tell_end(daemon_sessions[i--], "the daemon is shutting down", true);
 			continue;
 		}
-		session__request_stop(sessions[i]);
+		session__request_stop(daemon_sessions[i]);
 	}
 	{
 		/* Every worker drains and ends by itself; one that cannot is left behind. */
-		uint64_t deadline = mono_ns() + SESSION_STOP_REPLY_MS * 1000000ull;
+		uint64_t deadline = daemon_mono_ns() + SESSION_STOP_REPLY_MS * 1000000ull;
 
-		while (nsessions && mono_ns() < deadline) {
+		while (daemon_nsessions && daemon_mono_ns() < deadline) {
 			struct epoll_event evs[32];
-			int n = epoll_wait(epfd, evs, 32, 100);
+			int n = epoll_wait(daemon_epfd, evs, 32, 100);
 
 			for (int i = 0; i < n; i++)
-				for (size_t k = 0; k < nsessions; k++)
-					if ((void *)sessions[k] == evs[i].data.ptr) {
-						session_event(sessions[k]);
+				for (size_t k = 0; k < daemon_nsessions; k++)
+					if ((void *)daemon_sessions[k] == evs[i].data.ptr) {
+						session_event(daemon_sessions[k]);
 						break;
 					}
 		}
-		for (size_t i = 0; i < nsessions; i++)
+		for (size_t i = 0; i < daemon_nsessions; i++)
 			log_warn("session %d: its worker has not ended; exiting without it",
-				 sessions[i]->id);
+				 daemon_sessions[i]->id);
 	}
 	/* The profiles' last files are queued now: sent within DAEMON_PUSH_DRAIN_S. */
 	daemon_push_stop();
 	while (clients)
 		client_free(clients);
 	if (listen_owned)
-		(void)unlink(cfg.socket_path);
+		(void)unlink(daemon_cfg.socket_path);
 	close(listen_fd);
 	close(sfd);
-	close(epfd);
-	json_decref(events_cache);
+	close(daemon_epfd);
+	json_decref(daemon_events_cache);
 	r = 0;
 	return r;
 }
