@@ -634,15 +634,6 @@ uint64_t daemon_mono_ns(void);
 void daemon_client_rearm(void);
 void daemon_handle_line(struct daemon_client *c, const char *line, size_t len);
 
-/* Replies: one line each, sent without blocking (a client that does not read loses them). */
-void daemon_send_line(int fd, json_t *msg);
-void daemon_client_send(struct daemon_client *c, json_t *msg);
-json_t *daemon_reply_ok(json_int_t id);
-void daemon_reply_error(struct daemon_client *c, json_int_t id, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-const char *daemon_errno_name(int err);
-json_t *daemon_error_json(json_int_t id, int err, const char *msg);
-
 /* The fds clients send: checked as outputs, closed without ever blocking main. */
 int daemon_check_output_fd(int fd, const char *what, char *err, size_t errlen);
 void daemon_fd_release(int fd, uid_t uid);
@@ -667,5 +658,21 @@ int daemon_profiles_load(void);
 void daemon_profiles_start_pending(void);
 void daemon_profile_session_gone(struct session *s);
 void daemon_cmd_profiles(struct daemon_client *c, json_int_t id, json_t *args);
+
+/* ---- daemon-reply.c: lines to clients, sent without blocking (main's) ---- */
+
+/* daemon_send_line: @msg (consumed; NULL sends nothing) as one line to @fd, never waiting. */
+void daemon_send_line(int fd, json_t *msg);
+/* daemon_client_send: the same to client @c. */
+void daemon_client_send(struct daemon_client *c, json_t *msg);
+/* daemon_reply_ok: {"id": @id, "ok": true}, a new reference for the caller to fill. */
+json_t *daemon_reply_ok(json_int_t id);
+/* daemon_reply_error: an error reply to @c, its message made from @fmt. */
+void daemon_reply_error(struct daemon_client *c, json_int_t id, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* daemon_errno_name: "EINVAL" for -EINVAL; "EIO" for an errno the table does not name. */
+const char *daemon_errno_name(int err);
+/* daemon_error_json: {"id", "ok": false, "error": {"errno", "message"}}; @id < 0: "id": null. */
+json_t *daemon_error_json(json_int_t id, int err, const char *msg);
 
 #endif /* HWPMCD_DAEMON_INT_H */
