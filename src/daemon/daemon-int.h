@@ -627,19 +627,11 @@ extern size_t daemon_nsessions;
 extern int daemon_next_session_id;
 extern bool daemon_shutting_down; /* SIGTERM: every session is being closed */
 extern char daemon_profiles_dir[512];
-extern int daemon_closer_efd; /* a closer thread -> main: one close returned */
 extern json_t *daemon_events_cache;
 
 uint64_t daemon_mono_ns(void);
 void daemon_client_rearm(void);
 void daemon_handle_line(struct daemon_client *c, const char *line, size_t len);
-
-/* The fds clients send: checked as outputs, closed without ever blocking main. */
-int daemon_check_output_fd(int fd, const char *what, char *err, size_t errlen);
-void daemon_fd_release(int fd, uid_t uid);
-bool daemon_closing_over(uid_t uid);
-void daemon_closer_event(void);
-void daemon_client_drop_fds(struct daemon_client *c);
 
 /* The sessions' list, their admission and their status. */
 int daemon_state_dir_check(char *err, size_t errlen);
@@ -674,5 +666,24 @@ void daemon_reply_error(struct daemon_client *c, json_int_t id, int err, const c
 const char *daemon_errno_name(int err);
 /* daemon_error_json: {"id", "ok": false, "error": {"errno", "message"}}; @id < 0: "id": null. */
 json_t *daemon_error_json(json_int_t id, int err, const char *msg);
+
+/* ---- daemon-clientfd.c: the fds clients send (main's, and its closer threads') ---- */
+
+extern int daemon_closer_efd; /* a closer thread -> main: one close returned */
+
+/*
+ * daemon_check_output_fd: whether @fd may be a session's @what ("log",
+ * "kallsyms") output: open for writing, a regular file, a pipe, a socket or a
+ * memory device, not on FUSE.  0, or -EBADF or -EINVAL with @err saying why.
+ */
+int daemon_check_output_fd(int fd, const char *what, char *err, size_t errlen);
+/* daemon_fd_release: close @fd that client @uid gave; on a thread when the close could block. */
+void daemon_fd_release(int fd, uid_t uid);
+/* daemon_client_drop_fds: release the fds @c sent that no request took. */
+void daemon_client_drop_fds(struct daemon_client *c);
+/* daemon_closing_over: @uid has CLOSING_USER_MAX closes under way (or no slot is free). */
+bool daemon_closing_over(uid_t uid);
+/* daemon_closer_event: daemon_closer_efd woke main: start the waiting closes, rearm clients. */
+void daemon_closer_event(void);
 
 #endif /* HWPMCD_DAEMON_INT_H */
