@@ -584,7 +584,7 @@ uint64_t daemon_push_cpu_ns(const char *name);
  */
 int daemon_push_check(const char *url, char *msg, size_t size);
 
-/* ---- daemon-main.c: the main loop, its clients and what they ask for (main's) ---- */
+/* ---- daemon-main.c: the main loop and its clients (main's) ---- */
 
 #define DAEMON_CLIENT_MAX_FDS 8
 
@@ -627,23 +627,11 @@ extern size_t daemon_nsessions;
 extern int daemon_next_session_id;
 extern bool daemon_shutting_down; /* SIGTERM: every session is being closed */
 extern char daemon_profiles_dir[512];
-extern json_t *daemon_events_cache;
 
+/* daemon_mono_ns: CLOCK_MONOTONIC, in ns. */
 uint64_t daemon_mono_ns(void);
+/* daemon_client_rearm: the clients paused while their uid's fds closed are read again. */
 void daemon_client_rearm(void);
-void daemon_handle_line(struct daemon_client *c, const char *line, size_t len);
-
-/* The sessions' list, their admission and their status. */
-int daemon_state_dir_check(char *err, size_t errlen);
-void daemon_write_vdso_beside(const char *log);
-int session_admit(struct session_params *p, const struct daemon_start *st, int *cpus,
-		  size_t *ret_ncpus, char *err, size_t errlen);
-void session_register(struct session *s);
-void session_remove(struct session *s);
-json_t *session_json(struct session *s);
-void session_tell_end(struct session *s, const char *reason, bool remove);
-void session_event(struct session *s);
-void daemon_sessions_check_stops(uint64_t now);
 
 /* Always-on profiles: the slots of the last load and their sessions. */
 int daemon_profiles_load(void);
@@ -685,5 +673,35 @@ void daemon_client_drop_fds(struct daemon_client *c);
 bool daemon_closing_over(uid_t uid);
 /* daemon_closer_event: daemon_closer_efd woke main: start the waiting closes, rearm clients. */
 void daemon_closer_event(void);
+
+/* ---- daemon-cmd.c: requests, commands, the sessions' list (main's) ---- */
+
+extern json_t *daemon_events_cache; /* the events reply, for EVENTS_CACHE_NS */
+
+/* daemon_handle_line: one request of @c (@len bytes, no newline): its reply, or a wait for one. */
+void daemon_handle_line(struct daemon_client *c, const char *line, size_t len);
+/* daemon_state_dir_check: the state directory made or found safe (0750, ours).  0 or -errno. */
+int daemon_state_dir_check(char *err, size_t errlen);
+/* daemon_write_vdso_beside: LOG.vdso beside a log of the state directory, best effort. */
+void daemon_write_vdso_beside(const char *log);
+/*
+ * session_admit: a new session of @p (a client's or a profile's) against the
+ * daemon's limits: its filter's cgroups resolved, the session count, the ring
+ * memory; the CPUs it will count on in @cpus.  0, or -errno with @err.
+ */
+int session_admit(struct session_params *p, const struct daemon_start *st, int *cpus,
+		  size_t *ret_ncpus, char *err, size_t errlen);
+/* session_register: a launched session joins the list; main hears its done_efd. */
+void session_register(struct session *s);
+/* session_remove: the session leaves the list (its profile's slot hears) and is freed. */
+void session_remove(struct session *s);
+/* session_json: @s's status (a new reference). */
+json_t *session_json(struct session *s);
+/* session_tell_end: the stop's reply and the owner's end event; with @remove, then removed. */
+void session_tell_end(struct session *s, const char *reason, bool remove);
+/* session_event: @s's done_efd woke main: the start's reply, or its end. */
+void session_event(struct session *s);
+/* daemon_sessions_check_stops: the stops not answered SESSION_STOP_REPLY_MS after they came. */
+void daemon_sessions_check_stops(uint64_t now);
 
 #endif /* HWPMCD_DAEMON_INT_H */
