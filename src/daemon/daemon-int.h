@@ -626,18 +626,11 @@ extern struct session *daemon_sessions[];
 extern size_t daemon_nsessions;
 extern int daemon_next_session_id;
 extern bool daemon_shutting_down; /* SIGTERM: every session is being closed */
-extern char daemon_profiles_dir[512];
 
 /* daemon_mono_ns: CLOCK_MONOTONIC, in ns. */
 uint64_t daemon_mono_ns(void);
 /* daemon_client_rearm: the clients paused while their uid's fds closed are read again. */
 void daemon_client_rearm(void);
-
-/* Always-on profiles: the slots of the last load and their sessions. */
-int daemon_profiles_load(void);
-void daemon_profiles_start_pending(void);
-void daemon_profile_session_gone(struct session *s);
-void daemon_cmd_profiles(struct daemon_client *c, json_int_t id, json_t *args);
 
 /* ---- daemon-reply.c: lines to clients, sent without blocking (main's) ---- */
 
@@ -703,5 +696,22 @@ void session_tell_end(struct session *s, const char *reason, bool remove);
 void session_event(struct session *s);
 /* daemon_sessions_check_stops: the stops not answered SESSION_STOP_REPLY_MS after they came. */
 void daemon_sessions_check_stops(uint64_t now);
+
+/* ---- daemon-profile-run.c: the always-on profiles the daemon runs (main's) ---- */
+
+extern char daemon_profiles_dir[512]; /* DAEMON_PROFILES_DIR_DEFAULT, or --profiles-dir */
+
+/*
+ * daemon_profiles_load: (re)load daemon_profiles_dir: new and changed profiles
+ * start (a changed one once its old session has ended), removed, disabled and
+ * changed ones stop.  The number of files refused (logged, and kept for status).
+ */
+int daemon_profiles_load(void);
+/* daemon_profiles_start_pending: start the profiles no session of their name holds up now. */
+void daemon_profiles_start_pending(void);
+/* daemon_profile_session_gone: profile session @s leaves the list: its slot says why. */
+void daemon_profile_session_gone(struct session *s);
+/* daemon_cmd_profiles: the `profiles` command (administrators only). */
+void daemon_cmd_profiles(struct daemon_client *c, json_int_t id, json_t *args);
 
 #endif /* HWPMCD_DAEMON_INT_H */
