@@ -214,7 +214,7 @@ json_t *session_json(struct session *s)
 	if (s->p.filter.on) {
 		json_t *fo = json_object();
 
-		/* The worker replaces it when a unit's cgroup changes (filter_follow()). */
+		/* The worker replaces it when a unit's cgroup changes (session_filter_follow()). */
 		pthread_mutex_lock(&s->filt_lock);
 		json_object_set_new(fo, "text", json_string(s->p.filter.text));
 		pthread_mutex_unlock(&s->filt_lock);

@@ -449,14 +449,15 @@ struct session {
 	/*
 	 * Kernel symbols.  pcs and ks_collect belong to the worker; ks and the ks_
 	 * results are written by the kallsyms thread until the worker joins it in
-	 * ks_finish(), then by the worker before its final state store (release), and
-	 * read by main only once the state is done or error (acquire); ks_path and
-	 * ks_skip are main's.
+	 * session_ks_finish(), then by the worker before its final state store
+	 * (release), and read by main only once the state is done or error
+	 * (acquire); ks_path and ks_skip are main's.
 	 */
 	struct daemon_ksyms *ks;
 	struct daemon_pcset pcs;
 	bool ks_collect;		 /* the hot path adds kernel PCs to pcs */
-	pthread_t ks_thread;		 /* writes the full table (ks_start()); joined by ks_finish() */
+	/* writes the full table (session_ks_start()); joined by session_ks_finish() */
+	pthread_t ks_thread;
 	bool ks_thread_started;
 	bool ks_rewritable;		 /* ks_fd was a regular file at offset 0 at the start */
 	char ks_path[740];		 /* a detached session's kallsyms file */
@@ -499,6 +500,43 @@ const char *session_ks_state_name(int ks_state);
 
 /* Read the per-type record counts and bytes of the writer (after the worker is joined, or racy). */
 uint64_t session__bytes(const struct session *s);
+
+/*
+ * The worker's parts, in the files of their concern: the worker thread alone
+ * calls them, on the session it runs.
+ */
+
+/*
+ * session_paused: a profile paused on a full disk writes nothing: its model is
+ * kept up to date (the next file replays it), its samples are counted
+ * (paused_samples).
+ */
+static inline bool session_paused(const struct session *s)
+{
+	return s->prof && s->prof->paused;
+}
+
+/* ---- daemon-session.c ---- */
+
+/* session_stamp: a time stamp for a file's boundary: now, never before the last record. */
+uint64_t session_stamp(struct session *s);
+/* session_write_head: the log head at @t0 (INITIALIZE, the marks, the events).  0 or -errno. */
+int session_write_head(struct session *s, uint64_t t0);
+/* session_filter_follow: the filter's cgroups and units looked up again.  0 or a write error. */
+int session_filter_follow(struct session *s);
+/* The kernel symbols file: its thread started, joined, and the file finished (@r: the result). */
+void session_ks_start(struct session *s);
+void session_ks_join(struct session *s);
+void session_ks_finish(struct session *s, int r);
+/* An always-on profile's files after each merge round (@r its result), and at the end. */
+int session_profile_tick(struct session *s, int r);
+int session_profile_finish(struct session *s, int r);
+/* An always-on profile's CPU budget: the measure before the start, then once a window. */
+int session_profile_budget_start(struct session *s, char *err, size_t errlen);
+int session_profile_budget(struct session *s);
+/* Perf fds for the counters of @s from the budget (session_budget_set()), and back. */
+int session_budget_take(struct session *s, uint64_t n, char *err, size_t errlen);
+void session_budget_give_back(struct session *s);
 
 /* ---- daemon-jit.c: a detached session's JIT maps (perf-PID.map) beside its log ---- */
 

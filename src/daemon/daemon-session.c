@@ -146,21 +146,12 @@ uint64_t session__bytes(const struct session *s)
 	return s->w ? __atomic_load_n(&plog_writer__stats(s->w)->bytes, __ATOMIC_RELAXED) : 0;
 }
 
-/*
- * A profile paused on a full disk writes nothing: its model is kept up to date
- * (the next file replays it), its samples are counted (paused_samples).
- */
-static inline bool paused(const struct session *s)
-{
-	return s->prof && s->prof->paused;
-}
-
 /* maplog callbacks: bookkeeping into the log. */
 static int ml_proc_create(void *ctx, uint64_t t, int32_t pid, uint32_t flags, const char *name)
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	return plog_writer__append_proc_create(s->w, t, pid, flags, name);
 }
@@ -170,7 +161,7 @@ static int ml_thr_create(void *ctx, uint64_t t, int32_t tid, int32_t pid, uint32
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	return plog_writer__append_thr_create(s->w, t, tid, pid, flags, name);
 }
@@ -179,7 +170,7 @@ static int ml_map_in(void *ctx, uint64_t t, int32_t pid, uint64_t start, const c
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	if (pid == MAPLOG_PID_KERNEL && !s->p.kernel)
 		return 0;
@@ -215,7 +206,7 @@ static int ml_build_id(void *ctx, uint64_t t, const uint8_t *id, size_t len)
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	return write_bytes_mark(s, t, PLOG_USERDATA_HWPMCD_BUILDID, id, len);
 }
@@ -227,7 +218,7 @@ static int ml_cgroup(void *ctx, uint64_t t, int32_t pid, const char *path)
 	uint8_t b[4 + PLOG_CGROUP_PATH_MAX];
 	size_t n = strlen(path);
 
-	if (paused(s) || n > PLOG_CGROUP_PATH_MAX)
+	if (session_paused(s) || n > PLOG_CGROUP_PATH_MAX)
 		return 0;
 	b[0] = (uint8_t)pid;
 	b[1] = (uint8_t)((uint32_t)pid >> 8);
@@ -241,7 +232,7 @@ static int ml_map_out(void *ctx, uint64_t t, int32_t pid, uint64_t start, uint64
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	return plog_writer__append_map_out(s->w, t, pid, start, end);
 }
@@ -250,7 +241,7 @@ static int ml_procfork(void *ctx, uint64_t t, int32_t oldpid, int32_t newpid)
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	return plog_writer__append_procfork(s->w, t, oldpid, newpid);
 }
@@ -259,7 +250,7 @@ static int ml_sysexit(void *ctx, uint64_t t, int32_t pid)
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	return plog_writer__append_sysexit(s->w, t, pid);
 }
@@ -268,7 +259,7 @@ static int ml_thr_exit(void *ctx, uint64_t t, int32_t tid)
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	return plog_writer__append_thr_exit(s->w, t, tid);
 }
@@ -416,7 +407,7 @@ static inline void collect_kernel_pcs(struct session *s, const uint64_t *pcs, ui
  * device whose reader may be slow or stalled.  Waits as long as the session
  * runs, but once it is being stopped (stop_efd readable: the worker polls it and
  * never reads it) gives up after SESSION_DRAIN_IDLE_MS without progress, so that
- * ks_finish()'s join, and with it session__stop(), cannot hang.  Never sets
+ * session_ks_finish()'s join, and with it session__stop(), cannot hang.  Never sets
  * O_NONBLOCK on the client's fd: a pipe gets at most PIPE_BUF bytes per write
  * after POLLOUT, a socket send(MSG_DONTWAIT).  0, -ETIMEDOUT, or a write error.
  */
@@ -516,7 +507,7 @@ static int ks_write_full(struct session *s)
 	return r;
 }
 
-/* The full table, read and written on the kallsyms thread (ks_start()). */
+/* The full table, read and written on the kallsyms thread (session_ks_start()). */
 static void ks_begin(struct session *s)
 {
 	int r;
@@ -570,7 +561,7 @@ static void *ks_thread_main(void *arg)
  * even a killed session has one), and collect kernel PCs meanwhile.  If no thread
  * can be made, the worker writes the table itself.
  */
-static void ks_start(struct session *s)
+void session_ks_start(struct session *s)
 {
 	if (s->prof && s->prof->kallsyms) {
 		if (daemon_pcset__init(&s->pcs, DAEMON_KSYMS_PCS_MAX) < 0)
@@ -588,7 +579,7 @@ static void ks_start(struct session *s)
  * After CLOSELOG (@r: the session's result): the compact table if the session
  * ended well, else the full one stays.  Sets the ks_ results for status.
  */
-static void ks_join(struct session *s)
+void session_ks_join(struct session *s)
 {
 	if (s->ks_thread_started) {
 		/* Its ks_ results are ours to read once it is joined. */
@@ -642,10 +633,10 @@ static void ks_close_file(struct session *s, int r)
 	}
 }
 
-static void ks_finish(struct session *s, int r)
+void session_ks_finish(struct session *s, int r)
 {
 	s->ks_collect = false;
-	ks_join(s);
+	session_ks_join(s);
 	ks_close_file(s, r);
 	/* The table and the set are done with: give their memory back now. */
 	daemon_ksyms__free(s->ks);
@@ -690,7 +681,7 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 		if (k < 0)
 			return k;
 		in_exec = k == 1;
-		if (paused(s)) {
+		if (session_paused(s)) {
 			__atomic_fetch_add(&s->prof->paused_samples, 1, __ATOMIC_RELAXED);
 			return 0;
 		}
@@ -739,7 +730,7 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 				return k;
 			s->gate_rescan = true;
 		}
-		return paused(s) ? 0 : plog_writer__append_dropnotify(s->w, r->time);
+		return session_paused(s) ? 0 : plog_writer__append_dropnotify(s->w, r->time);
 	case REC_THROTTLE:
 		ST_ADD(s, throttled, 1);
 		return 0;
@@ -756,9 +747,7 @@ static int write_filter_mark(struct session *s, uint64_t t, const char *text)
 	return write_bytes_mark(s, t, PLOG_USERDATA_HWPMCD_FILTER, text, strlen(text));
 }
 
-static uint64_t session_stamp(struct session *s);
-
-/* How often a filter's cgroups and units are looked up again (filter_follow()). */
+/* How often a filter's cgroups and units are looked up again (session_filter_follow()). */
 #define FILTER_FOLLOW_EVERY_MS 2000
 
 /*
@@ -769,7 +758,7 @@ static uint64_t session_stamp(struct session *s);
  * FILTER_FOLLOW_EVERY_MS and before a profile's new file; a lookup is bounded
  * (daemon_filter_resolve()).  Returns 0 or a write error.
  */
-static int filter_follow(struct session *s)
+int session_filter_follow(struct session *s)
 {
 	struct daemon_filter *f;
 	char root[512], err[256];
@@ -887,14 +876,14 @@ static int merge_round(struct session *s, uint64_t w_limit)
 		r = write_filter_mark(s, t, text);
 	}
 	if (r == 0 && util_mono_ms() >= s->filt_follow_ms)
-		r = filter_follow(s);
+		r = session_filter_follow(s);
 	/* No ELF file stays open between rounds (an unmount would fail on it). */
 	unwind_ctx__close_files(s->uw);
 	return r;
 }
 
 /* A time stamp for a file's boundary (CLOSELOG, a rotation): now, never before the last record. */
-static uint64_t session_stamp(struct session *s)
+uint64_t session_stamp(struct session *s)
 {
 	uint64_t t = util_now_ns(CLOCK_MONOTONIC);
 
@@ -906,11 +895,6 @@ static uint64_t session_stamp(struct session *s)
 
 static int session_setup(struct session *s, char *err, size_t errlen);
 static void session_teardown(struct session *s);
-static int profile_tick(struct session *s, int r);
-static int profile_budget(struct session *s);
-static int profile_budget_start(struct session *s, char *err, size_t errlen);
-static int write_head(struct session *s, uint64_t t0);
-static int profile_finish(struct session *s, int r);
 static void jit_start(struct session *s);
 static void jit_stop(struct session *s);
 
@@ -959,7 +943,7 @@ static void *session_worker(void *arg)
 	/* Pairs with main's acquire load of started when done_efd wakes it. */
 	__atomic_store_n(&s->started, true, __ATOMIC_RELEASE);
 	(void)!write(s->done_efd, &one, sizeof(one));
-	ks_start(s); /* its thread inherits the blocked mask */
+	session_ks_start(s); /* its thread inherits the blocked mask */
 	jit_start(s);
 	if (ep < 0) {
 		set_error(s, -errno, 0);
@@ -993,13 +977,13 @@ static void *session_worker(void *arg)
 		if (r == 0 && s->gate_rescan)
 			r = gate_rescan(s);
 		/* An output that was full gets another chance once per round, never a wait. */
-		if (r == 0 && !paused(s))
+		if (r == 0 && !session_paused(s))
 			r = plog_writer__retry(s->w);
 		/* A profile rotates, retains, pauses on a full disk and resumes here. */
 		if (s->prof)
-			r = profile_tick(s, r);
+			r = session_profile_tick(s, r);
 		if (r == 0 && s->prof && s->prof->def.cpu_budget_percent)
-			r = profile_budget(s);
+			r = session_profile_budget(s);
 		/* The worker's CPU so far, for status while it runs. */
 		__atomic_store_n(&s->stats.cpu_ns, util_now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0,
 				 __ATOMIC_RELAXED);
@@ -1010,7 +994,7 @@ static void *session_worker(void *arg)
 	if (r == 0)
 		r = merge_round(s, UINT64_MAX);
 	if (s->prof) {
-		r = profile_finish(s, r);
+		r = session_profile_finish(s, r);
 		if (r < 0 && r != -ESHUTDOWN)
 			set_error(s, r, 0);
 	} else {
@@ -1023,7 +1007,7 @@ static void *session_worker(void *arg)
 		}
 		if (r < 0 && r != -ESHUTDOWN)
 			set_error(s, r, pending);
-		ks_finish(s, r);
+		session_ks_finish(s, r);
 	}
 	jit_stop(s);
 	if (ep >= 0)
@@ -1174,7 +1158,7 @@ static void profile_ks_write(struct session *s, const char *log)
 
 	if (!s->prof->kallsyms)
 		return;
-	ks_join(s);
+	session_ks_join(s);
 	if (s->ks && !s->pcs.full) {
 		npcs = daemon_pcset__sort(&s->pcs);
 		r = daemon_ksyms__compact(s->ks, s->pcs.slot, npcs, &buf, &len, &nsyms);
@@ -1258,7 +1242,7 @@ static int profile_open_next(struct session *s, uint64_t t)
 	pf->file_bytes0 = plog_writer__stats(s->w)->bytes;
 	pf->file_samples0 = s->stats.samples;
 	__atomic_fetch_add(&pf->files, 1, __ATOMIC_RELAXED);
-	r = write_head(s, t);
+	r = session_write_head(s, t);
 	if (r == 0)
 		r = maplog__replay(s->ml, t);
 	if (r == 0 && s->p.kernel)
@@ -1371,7 +1355,7 @@ static void jit_stop(struct session *s)
 }
 
 /* After each merge round (@r its result): rotate, retain, pause or resume.  0 or an error. */
-static int profile_tick(struct session *s, int r)
+int session_profile_tick(struct session *s, int r)
 {
 	struct session_profile *pf = s->prof;
 	int64_t now = util_mono_ms();
@@ -1418,7 +1402,7 @@ static int profile_tick(struct session *s, int r)
 	    (pf->def.rotate_bytes &&
 	     plog_writer__stats(s->w)->bytes - pf->file_bytes0 >= pf->def.rotate_bytes)) {
 		/* The new file's head names the cgroups that are the unit's now. */
-		r = filter_follow(s);
+		r = session_filter_follow(s);
 		t = session_stamp(s);
 		if (r == 0)
 			r = profile_close_file(s, t);
@@ -1439,7 +1423,7 @@ static int profile_tick(struct session *s, int r)
 }
 
 /* The end of a profile's session (@r: how its last round went): its last file closed. */
-static int profile_finish(struct session *s, int r)
+int session_profile_finish(struct session *s, int r)
 {
 	struct session_profile *pf = s->prof;
 
@@ -1452,7 +1436,7 @@ static int profile_finish(struct session *s, int r)
 		r = 0;
 	}
 	s->ks_collect = false;
-	ks_join(s);
+	session_ks_join(s);
 	daemon_ksyms__free(s->ks);
 	s->ks = NULL;
 	daemon_pcset__exit(&s->pcs);
@@ -1478,7 +1462,7 @@ static uint64_t samples_taken(const struct session *s)
  * interrupts, measured on this thread (coll_sample_cost()), and the loop's
  * first window.  0, or -errno with @err.
  */
-static int profile_budget_start(struct session *s, char *err, size_t errlen)
+int session_profile_budget_start(struct session *s, char *err, size_t errlen)
 {
 	struct session_profile *pf = s->prof;
 	uint64_t max = coll_max_sample_rate(), cost = 0;
@@ -1535,7 +1519,7 @@ static int profile_budget_start(struct session *s, char *err, size_t errlen)
  * and each change is in the log (USERDATA, pmclog-format.md 11.9), the journal and
  * status.  0 or a write error.
  */
-static int profile_budget(struct session *s)
+int session_profile_budget(struct session *s)
 {
 	struct session_profile *pf = s->prof;
 	uint64_t now = util_now_ns(CLOCK_MONOTONIC), cpu, taken, used, budget, win, next, jit, push,
@@ -1577,7 +1561,7 @@ static int profile_budget(struct session *s)
 				 pf->def.cpu_budget_percent);
 			__atomic_store_n(&pf->rate_hz, next, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&pf->rate_changes, 1, __ATOMIC_RELAXED);
-			if (!paused(s)) {
+			if (!session_paused(s)) {
 				uint64_t t = session_stamp(s);
 
 				r = plog_writer__append_userdata(s->w, t, PLOG_USERDATA_HWPMCD_RATE);
@@ -1626,7 +1610,7 @@ static uint64_t *budget_slot(uid_t uid, bool make)
 }
 
 /* Take @n perf fds for @s before opening them: 0, or -EMFILE with @err naming the bound. */
-static int budget_take(struct session *s, uint64_t n, char *err, size_t errlen)
+int session_budget_take(struct session *s, uint64_t n, char *err, size_t errlen)
 {
 	uint64_t *slot, mine;
 	int r = 0;
@@ -1660,7 +1644,7 @@ static int budget_take(struct session *s, uint64_t n, char *err, size_t errlen)
 	return r;
 }
 
-static void budget_give_back(struct session *s)
+void session_budget_give_back(struct session *s)
 {
 	uint64_t *slot;
 
@@ -1781,7 +1765,7 @@ static void close_pidfds(int *fds, size_t n)
  * time of INITIALIZE is that of @t0, so that a reader can place every record of
  * the log in real time.
  */
-static int write_head(struct session *s, uint64_t t0)
+int session_write_head(struct session *s, uint64_t t0)
 {
 	char cpuid[64];
 	struct timespec wall;
@@ -1856,7 +1840,7 @@ static int session_setup(struct session *s, char *err, size_t errlen)
 		}
 	}
 	need = (uint64_t)s->ncpus * s->p.nevents * (ntids ? ntids : 1);
-	r = budget_take(s, need, err, errlen);
+	r = session_budget_take(s, need, err, errlen);
 	if (r < 0)
 		goto fail;
 	if (!s->p.who.admin && ntids) {
@@ -1930,12 +1914,12 @@ static int session_setup(struct session *s, char *err, size_t errlen)
 	}
 
 	if (s->prof && s->prof->def.cpu_budget_percent) {
-		r = profile_budget_start(s, err, errlen);
+		r = session_profile_budget_start(s, err, errlen);
 		if (r < 0)
 			goto fail;
 	}
 	t0 = util_now_ns(CLOCK_MONOTONIC);
-	r = write_head(s, t0);
+	r = session_write_head(s, t0);
 	if (r < 0) {
 		snprintf(err, errlen, "writing the log head: %s", strerror(-r));
 		goto fail;
@@ -1989,7 +1973,7 @@ static void session_teardown(struct session *s)
 		s->coll[i] = NULL;
 	}
 	s->ncoll = 0;
-	budget_give_back(s);
+	session_budget_give_back(s);
 	unwind_ctx__free(s->uw);
 	s->uw = NULL;
 	pthread_mutex_lock(&s->filt_lock);
