@@ -524,10 +524,16 @@ uint64_t session_stamp(struct session *s);
 int session_write_head(struct session *s, uint64_t t0);
 /* session_filter_follow: the filter's cgroups and units looked up again.  0 or a write error. */
 int session_filter_follow(struct session *s);
-/* The kernel symbols file: its thread started, joined, and the file finished (@r: the result). */
+
+/* ---- daemon-session-ks.c: the kernel symbols file ---- */
+
+/* session_ks_start: the thread that writes the full table; kernel PCs collected meanwhile. */
 void session_ks_start(struct session *s);
+/* session_ks_join: that thread joined (its ks_ results are the worker's from now on). */
 void session_ks_join(struct session *s);
+/* session_ks_finish: after CLOSELOG (@r: the session's result): the compact or the full table. */
 void session_ks_finish(struct session *s, int r);
+
 /* An always-on profile's files after each merge round (@r its result), and at the end. */
 int session_profile_tick(struct session *s, int r);
 int session_profile_finish(struct session *s, int r);
