@@ -540,8 +540,15 @@ int session_profile_finish(struct session *s, int r);
 /* An always-on profile's CPU budget: the measure before the start, then once a window. */
 int session_profile_budget_start(struct session *s, char *err, size_t errlen);
 int session_profile_budget(struct session *s);
-/* Perf fds for the counters of @s from the budget (session_budget_set()), and back. */
+
+/* ---- daemon-perf-fds.c: the perf fd budget (session_budget_set()) ---- */
+
+/*
+ * session_budget_take: @n perf fds for the counters of @s, before they are
+ * opened: 0, or -EMFILE with @err naming the bound (the daemon's, or its uid's).
+ */
 int session_budget_take(struct session *s, uint64_t n, char *err, size_t errlen);
+/* session_budget_give_back: the fds @s took, once its counters are closed.  Idempotent. */
 void session_budget_give_back(struct session *s);
 
 /* ---- daemon-jit.c: a detached session's JIT maps (perf-PID.map) beside its log ---- */
