@@ -534,8 +534,12 @@ void session_ks_join(struct session *s);
 /* session_ks_finish: after CLOSELOG (@r: the session's result): the compact or the full table. */
 void session_ks_finish(struct session *s, int r);
 
-/* An always-on profile's files after each merge round (@r its result), and at the end. */
+
+/* ---- daemon-profile-rotate.c: an always-on profile's files ---- */
+
+/* session_profile_tick: after each merge round (@r its result).  0, or an error that ends it. */
 int session_profile_tick(struct session *s, int r);
+/* session_profile_finish: the end of a profile's session (@r: its last round's result). */
 int session_profile_finish(struct session *s, int r);
 /* An always-on profile's CPU budget: the measure before the start, then once a window. */
 int session_profile_budget_start(struct session *s, char *err, size_t errlen);
