@@ -27,7 +27,7 @@
  *   order: log, kallsyms); a detached session gets <log>.kallsyms of ours.  Main
  *   decides here whether the session can have kernel samples and whether
  *   /proc/kallsyms shows addresses (a 64 KiB probe), and hands the fd to the
- *   session (daemon-session.c reads the table, writes it and compacts it).
+ *   session (daemon-session-ks.c reads the table, writes it and compacts it).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -541,8 +541,12 @@ void session_ks_finish(struct session *s, int r);
 int session_profile_tick(struct session *s, int r);
 /* session_profile_finish: the end of a profile's session (@r: its last round's result). */
 int session_profile_finish(struct session *s, int r);
-/* An always-on profile's CPU budget: the measure before the start, then once a window. */
+
+/* ---- daemon-profile-budget.c: an always-on profile's CPU budget ---- */
+
+/* session_profile_budget_start: a sample's cost and the first rate.  0, or -errno with @err. */
 int session_profile_budget_start(struct session *s, char *err, size_t errlen);
+/* session_profile_budget: once a window, the rate the budget allows.  0 or a write error. */
 int session_profile_budget(struct session *s);
 
 /* ---- daemon-perf-fds.c: the perf fd budget (session_budget_set()) ---- */

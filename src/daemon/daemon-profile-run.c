@@ -14,9 +14,10 @@
  * IMPLEMENTATION NOTES
  *   Main's alone.  A profile's files, names and retention are daemon-profile.c's
  *   (free of sockets, for the fuzzers); what its session's worker does with them
- *   is daemon-session.c's.  A profile's session starts as a detached session of
- *   root's would: its definition goes through daemon_start_parse() and the
- *   admission every session counts against (session_admit()).
+ *   is daemon-profile-rotate.c's and daemon-profile-budget.c's.  A profile's
+ *   session starts as a detached session of root's would: its definition goes
+ *   through daemon_start_parse() and the admission every session counts against
+ *   (session_admit()).
  */
 #include <errno.h>
 #include <jansson.h>
