@@ -15,6 +15,11 @@
  *   The stop eventfd is never read: the worker and the kallsyms thread both poll
  *   it, so neither can be held up by an output that stopped taking data once
  *   main asks the session to stop (SESSION_BACKLOG_* and SESSION_DRAIN_*).
+ *
+ *   Main's own files (daemon-main.c, daemon-reply.c, daemon-clientfd.c,
+ *   daemon-cmd.c, daemon-profile-run.c) share its state through the daemon_
+ *   globals declared at the end: main's alone, but for the closer threads'
+ *   writes to daemon_closer_efd.
  */
 #ifndef HWPMCD_DAEMON_INT_H
 #define HWPMCD_DAEMON_INT_H
@@ -533,7 +538,6 @@ void session_ks_start(struct session *s);
 void session_ks_join(struct session *s);
 /* session_ks_finish: after CLOSELOG (@r: the session's result): the compact or the full table. */
 void session_ks_finish(struct session *s, int r);
-
 
 /* ---- daemon-profile-rotate.c: an always-on profile's files ---- */
 
