@@ -16,11 +16,12 @@
  *   dumpable (the /proc/PID directory itself keeps its owner)
  *   (prctl(PR_SET_DUMPABLE, 0), or an exec of a setuid/setgid or unreadable
  *   binary).  Yama's ptrace_scope does not apply to read-mode access, as for perf.
- *   The caller asks before opening the counters (for a clear error) and again
- *   after (daemon-main.c), so a pid that was reused or a process that changed
- *   credentials in between is caught; a later exec of a setuid binary makes the
- *   kernel itself detach the counters (begin_new_exec() calls
- *   perf_event_exit_task() for a task that is no longer dumpable).
+ *   The caller asks before opening the counters (for a clear error,
+ *   daemon-cmd.c) and again after (daemon-session.c), so a pid that was reused
+ *   or a process that changed credentials in between is caught; a later exec of
+ *   a setuid binary makes the kernel itself detach the counters
+ *   (begin_new_exec() calls perf_event_exit_task() for a task that is no longer
+ *   dumpable).
  */
 #include <dirent.h>
 #include <errno.h>

@@ -15,10 +15,16 @@
  *   The stop eventfd is never read: the worker and the kallsyms thread both poll
  *   it, so neither can be held up by an output that stopped taking data once
  *   main asks the session to stop (SESSION_BACKLOG_* and SESSION_DRAIN_*).
+ *
+ *   Main's own files (daemon-main.c, daemon-reply.c, daemon-clientfd.c,
+ *   daemon-cmd.c, daemon-profile-run.c) share its state through the daemon_
+ *   globals declared at the end: main's alone, but for the closer threads'
+ *   writes to daemon_closer_efd.
  */
 #ifndef HWPMCD_DAEMON_INT_H
 #define HWPMCD_DAEMON_INT_H
 
+#include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -448,14 +454,15 @@ struct session {
 	/*
 	 * Kernel symbols.  pcs and ks_collect belong to the worker; ks and the ks_
 	 * results are written by the kallsyms thread until the worker joins it in
-	 * ks_finish(), then by the worker before its final state store (release), and
-	 * read by main only once the state is done or error (acquire); ks_path and
-	 * ks_skip are main's.
+	 * session_ks_finish(), then by the worker before its final state store
+	 * (release), and read by main only once the state is done or error
+	 * (acquire); ks_path and ks_skip are main's.
 	 */
 	struct daemon_ksyms *ks;
 	struct daemon_pcset pcs;
 	bool ks_collect;		 /* the hot path adds kernel PCs to pcs */
-	pthread_t ks_thread;		 /* writes the full table (ks_start()); joined by ks_finish() */
+	/* writes the full table (session_ks_start()); joined by session_ks_finish() */
+	pthread_t ks_thread;
 	bool ks_thread_started;
 	bool ks_rewritable;		 /* ks_fd was a regular file at offset 0 at the start */
 	char ks_path[740];		 /* a detached session's kallsyms file */
@@ -498,6 +505,63 @@ const char *session_ks_state_name(int ks_state);
 
 /* Read the per-type record counts and bytes of the writer (after the worker is joined, or racy). */
 uint64_t session__bytes(const struct session *s);
+
+/*
+ * The worker's parts, in the files of their concern: the worker thread alone
+ * calls them, on the session it runs.
+ */
+
+/*
+ * session_paused: a profile paused on a full disk writes nothing: its model is
+ * kept up to date (the next file replays it), its samples are counted
+ * (paused_samples).
+ */
+static inline bool session_paused(const struct session *s)
+{
+	return s->prof && s->prof->paused;
+}
+
+/* ---- daemon-session.c ---- */
+
+/* session_stamp: a time stamp for a file's boundary: now, never before the last record. */
+uint64_t session_stamp(struct session *s);
+/* session_write_head: the log head at @t0 (INITIALIZE, the marks, the events).  0 or -errno. */
+int session_write_head(struct session *s, uint64_t t0);
+/* session_filter_follow: the filter's cgroups and units looked up again.  0 or a write error. */
+int session_filter_follow(struct session *s);
+
+/* ---- daemon-session-ks.c: the kernel symbols file ---- */
+
+/* session_ks_start: the thread that writes the full table; kernel PCs collected meanwhile. */
+void session_ks_start(struct session *s);
+/* session_ks_join: that thread joined (its ks_ results are the worker's from now on). */
+void session_ks_join(struct session *s);
+/* session_ks_finish: after CLOSELOG (@r: the session's result): the compact or the full table. */
+void session_ks_finish(struct session *s, int r);
+
+/* ---- daemon-profile-rotate.c: an always-on profile's files ---- */
+
+/* session_profile_tick: after each merge round (@r its result).  0, or an error that ends it. */
+int session_profile_tick(struct session *s, int r);
+/* session_profile_finish: the end of a profile's session (@r: its last round's result). */
+int session_profile_finish(struct session *s, int r);
+
+/* ---- daemon-profile-budget.c: an always-on profile's CPU budget ---- */
+
+/* session_profile_budget_start: a sample's cost and the first rate.  0, or -errno with @err. */
+int session_profile_budget_start(struct session *s, char *err, size_t errlen);
+/* session_profile_budget: once a window, the rate the budget allows.  0 or a write error. */
+int session_profile_budget(struct session *s);
+
+/* ---- daemon-perf-fds.c: the perf fd budget (session_budget_set()) ---- */
+
+/*
+ * session_budget_take: @n perf fds for the counters of @s, before they are
+ * opened: 0, or -EMFILE with @err naming the bound (the daemon's, or its uid's).
+ */
+int session_budget_take(struct session *s, uint64_t n, char *err, size_t errlen);
+/* session_budget_give_back: the fds @s took, once its counters are closed.  Idempotent. */
+void session_budget_give_back(struct session *s);
 
 /* ---- daemon-jit.c: a detached session's JIT maps (perf-PID.map) beside its log ---- */
 
@@ -582,5 +646,135 @@ uint64_t daemon_push_cpu_ns(const char *name);
  * opened for the push, hwpmcd.conf(5)).  0, or -errno with @msg said.
  */
 int daemon_push_check(const char *url, char *msg, size_t size);
+
+/* ---- daemon-main.c: the main loop and its clients (main's) ---- */
+
+#define DAEMON_CLIENT_MAX_FDS 8
+
+/* A connection to the control socket: main's, from its accept to its end. */
+struct daemon_client {
+	int fd;
+	struct daemon_who who; /* SO_PEERCRED (+ SO_PEERGROUPS for the admin decision) */
+	char *buf;
+	size_t len;
+	bool discarding; /* skipping the rest of an oversized line */
+	int fds[DAEMON_CLIENT_MAX_FDS];
+	size_t nfds;
+	uint64_t last_ns; /* CLOCK_MONOTONIC of its last complete request (idle timeout) */
+	/*
+	 * Fairness: one request per client per turn of the loop; a client with more
+	 * complete lines in its buffer is ready, and the loop does not sleep.
+	 */
+	bool ready;
+	bool paused; /* not read: its uid's fds wait to be closed (CLOSING_USER_MAX) */
+	struct daemon_client *next;
+};
+
+static inline bool daemon_is_admin(const struct daemon_client *c)
+{
+	return c->who.admin;
+}
+
+struct daemon_config;
+struct daemon_start;
+
+/*
+ * Main's state, shared by its files and touched by the main thread alone (STYLE.md
+ * 7): the configuration (daemon-ctl.h), the epoll fd, the sessions (running,
+ * stopping, or ended and still listed; DAEMON_SESSIONS_MAX) and the next one's id.
+ */
+extern struct daemon_config daemon_cfg;
+extern int daemon_epfd;
+extern struct session *daemon_sessions[];
+extern size_t daemon_nsessions;
+extern int daemon_next_session_id;
+extern bool daemon_shutting_down; /* SIGTERM: every session is being closed */
+
+/* daemon_mono_ns: CLOCK_MONOTONIC, in ns. */
+uint64_t daemon_mono_ns(void);
+/* daemon_client_rearm: the clients paused while their uid's fds closed are read again. */
+void daemon_client_rearm(void);
+
+/* ---- daemon-reply.c: lines to clients, sent without blocking (main's) ---- */
+
+/* daemon_send_line: @msg (consumed; NULL sends nothing) as one line to @fd, never waiting. */
+void daemon_send_line(int fd, json_t *msg);
+/* daemon_client_send: the same to client @c. */
+void daemon_client_send(struct daemon_client *c, json_t *msg);
+/* daemon_reply_ok: {"id": @id, "ok": true}, a new reference for the caller to fill. */
+json_t *daemon_reply_ok(json_int_t id);
+/* daemon_reply_error: an error reply to @c, its message made from @fmt. */
+void daemon_reply_error(struct daemon_client *c, json_int_t id, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* daemon_errno_name: "EINVAL" for -EINVAL; "EIO" for an errno the table does not name. */
+const char *daemon_errno_name(int err);
+/* daemon_error_json: {"id", "ok": false, "error": {"errno", "message"}}; @id < 0: "id": null. */
+json_t *daemon_error_json(json_int_t id, int err, const char *msg);
+
+/* ---- daemon-clientfd.c: the fds clients send (main's, and its closer threads') ---- */
+
+extern int daemon_closer_efd; /* a closer thread -> main: one close returned */
+
+/*
+ * daemon_check_output_fd: whether @fd may be a session's @what ("log",
+ * "kallsyms") output: open for writing, a regular file, a pipe, a socket or a
+ * memory device, not on FUSE.  0, or -EBADF or -EINVAL with @err saying why.
+ */
+int daemon_check_output_fd(int fd, const char *what, char *err, size_t errlen);
+/* daemon_fd_release: close @fd that client @uid gave; on a thread when the close could block. */
+void daemon_fd_release(int fd, uid_t uid);
+/* daemon_client_drop_fds: release the fds @c sent that no request took. */
+void daemon_client_drop_fds(struct daemon_client *c);
+/* daemon_closing_over: @uid has CLOSING_USER_MAX closes under way (or no slot is free). */
+bool daemon_closing_over(uid_t uid);
+/* daemon_closer_event: daemon_closer_efd woke main: start the waiting closes, rearm clients. */
+void daemon_closer_event(void);
+
+/* ---- daemon-cmd.c: requests, commands, the sessions' list (main's) ---- */
+
+extern json_t *daemon_events_cache; /* the events reply, for EVENTS_CACHE_NS */
+
+/* daemon_handle_line: one request of @c (@len bytes, no newline): its reply, or a wait for one. */
+void daemon_handle_line(struct daemon_client *c, const char *line, size_t len);
+/* daemon_state_dir_check: the state directory made or found safe (0750, ours).  0 or -errno. */
+int daemon_state_dir_check(char *err, size_t errlen);
+/* daemon_write_vdso_beside: LOG.vdso beside a log of the state directory, best effort. */
+void daemon_write_vdso_beside(const char *log);
+/*
+ * session_admit: a new session of @p (a client's or a profile's) against the
+ * daemon's limits: its filter's cgroups resolved, the session count, the ring
+ * memory; the CPUs it will count on in @cpus.  0, or -errno with @err.
+ */
+int session_admit(struct session_params *p, const struct daemon_start *st, int *cpus,
+		  size_t *ret_ncpus, char *err, size_t errlen);
+/* session_register: a launched session joins the list; main hears its done_efd. */
+void session_register(struct session *s);
+/* session_remove: the session leaves the list (its profile's slot hears) and is freed. */
+void session_remove(struct session *s);
+/* session_json: @s's status (a new reference). */
+json_t *session_json(struct session *s);
+/* session_tell_end: the stop's reply and the owner's end event; with @remove, then removed. */
+void session_tell_end(struct session *s, const char *reason, bool remove);
+/* session_event: @s's done_efd woke main: the start's reply, or its end. */
+void session_event(struct session *s);
+/* daemon_sessions_check_stops: the stops not answered SESSION_STOP_REPLY_MS after they came. */
+void daemon_sessions_check_stops(uint64_t now);
+
+/* ---- daemon-profile-run.c: the always-on profiles the daemon runs (main's) ---- */
+
+extern char daemon_profiles_dir[512]; /* DAEMON_PROFILES_DIR_DEFAULT, or --profiles-dir */
+
+/*
+ * daemon_profiles_load: (re)load daemon_profiles_dir: new and changed profiles
+ * start (a changed one once its old session has ended), removed, disabled and
+ * changed ones stop.  The number of files refused (logged, and kept for status).
+ */
+int daemon_profiles_load(void);
+/* daemon_profiles_start_pending: start the profiles no session of their name holds up now. */
+void daemon_profiles_start_pending(void);
+/* daemon_profile_session_gone: profile session @s leaves the list: its slot says why. */
+void daemon_profile_session_gone(struct session *s);
+/* daemon_cmd_profiles: the `profiles` command (administrators only). */
+void daemon_cmd_profiles(struct daemon_client *c, json_int_t id, json_t *args);
 
 #endif /* HWPMCD_DAEMON_INT_H */

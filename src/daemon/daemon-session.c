@@ -2,9 +2,11 @@
 /*
  * daemon-session.c: one recording session: collectors, time-ordered merge, log.
  *
- * PUBLIC INTERFACES (daemon-internal)
- *   session__start(), session__stop(), session__free(), session_state_name(),
- *   session__bytes()
+ * PUBLIC INTERFACES (daemon-internal, daemon-int.h)
+ *   session__new(), session__launch(), session__request_stop(), session__reap(),
+ *   session__free(), session_state_name(), session__bytes()
+ *   session_stamp(), session_write_head(),     for the worker's parts in other files
+ *   session_filter_follow()
  *
  * IMPLEMENTATION NOTES
  *   Start (main thread): open every CPU's counters (so errors reach the client),
@@ -46,38 +48,25 @@
  *   SESSION_DRAIN_IDLE_MS without progress (ETIMEDOUT: the log lacks its tail
  *   and CLOSELOG), so a stop returns within about a second even then.
  *
- *   Kernel symbols (docs/protocol.md, start's "kallsyms"): main only probes
- *   that /proc/kallsyms shows addresses; a short-lived thread of the session
- *   reads it and writes the full table (60 ms for 120k symbols here, seconds
- *   under valgrind: neither the main loop nor the worker may wait for it, since
- *   the worker must open a new process's images while the process lives, and the
- *   fd may be a pipe).  The worker adds the kernel PCs of every CALLCHAIN it
- *   writes to its PC set (the leading PCs >= DAEMON_KERNEL_PC_MIN: kernel frames come first),
- *   and after CLOSELOG rewrites the file in place to the compact table
- *   (daemon-kallsyms.c), unless the session failed, the set overflowed, or the
- *   fd is not a regular file it can rewrite: then the full table stays.  The
- *   join must not hang on a kallsyms reader that stopped reading: an fd that is
- *   not a regular file gets the table rendered into a memfd and copied out with
- *   poll(2) on it and on the stop eventfd (ks_copy_out()), waiting for a slow
- *   reader while the session runs but at most SESSION_DRAIN_IDLE_MS without
- *   progress once it is stopped (the kallsyms state is then "error").
+ *   Kernel symbols: the worker adds the kernel PCs of every CALLCHAIN it writes
+ *   to its PC set (collect_kernel_pcs()); the file, and the thread that writes
+ *   its full table, are daemon-session-ks.c's.
+ *
+ *   The worker's other parts are in the files of their concern: an always-on
+ *   profile's files (daemon-profile-rotate.c) and CPU budget
+ *   (daemon-profile-budget.c), called after each merge round, and the perf fd
+ *   budget its setup takes from (daemon-perf-fds.c).
  */
 #include <dirent.h>
 #include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <limits.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,16 +79,6 @@
 #include "hwpmcd/unwind.h"
 
 #define ST_ADD(s, f, n) __atomic_fetch_add(&(s)->stats.f, (n), __ATOMIC_RELAXED)
-
-const char *session_ks_state_name(int ks_state)
-{
-	static const char *const names[SESSION_KS_STATE_MAX] = {
-		[SESSION_KS_NONE] = "none", [SESSION_KS_FULL] = "full",
-		[SESSION_KS_COMPACT] = "compact", [SESSION_KS_ERROR] = "error",
-	};
-
-	return (unsigned)ks_state < SESSION_KS_STATE_MAX ? names[ks_state] : "unknown";
-}
 
 const char *session_state_name(int state)
 {
@@ -146,21 +125,12 @@ uint64_t session__bytes(const struct session *s)
 	return s->w ? __atomic_load_n(&plog_writer__stats(s->w)->bytes, __ATOMIC_RELAXED) : 0;
 }
 
-/*
- * A profile paused on a full disk writes nothing: its model is kept up to date
- * (the next file replays it), its samples are counted (paused_samples).
- */
-static inline bool paused(const struct session *s)
-{
-	return s->prof && s->prof->paused;
-}
-
 /* maplog callbacks: bookkeeping into the log. */
 static int ml_proc_create(void *ctx, uint64_t t, int32_t pid, uint32_t flags, const char *name)
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	return plog_writer__append_proc_create(s->w, t, pid, flags, name);
 }
@@ -170,7 +140,7 @@ static int ml_thr_create(void *ctx, uint64_t t, int32_t tid, int32_t pid, uint32
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	return plog_writer__append_thr_create(s->w, t, tid, pid, flags, name);
 }
@@ -179,7 +149,7 @@ static int ml_map_in(void *ctx, uint64_t t, int32_t pid, uint64_t start, const c
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	if (pid == MAPLOG_PID_KERNEL && !s->p.kernel)
 		return 0;
@@ -215,7 +185,7 @@ static int ml_build_id(void *ctx, uint64_t t, const uint8_t *id, size_t len)
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	return write_bytes_mark(s, t, PLOG_USERDATA_HWPMCD_BUILDID, id, len);
 }
@@ -227,7 +197,7 @@ static int ml_cgroup(void *ctx, uint64_t t, int32_t pid, const char *path)
 	uint8_t b[4 + PLOG_CGROUP_PATH_MAX];
 	size_t n = strlen(path);
 
-	if (paused(s) || n > PLOG_CGROUP_PATH_MAX)
+	if (session_paused(s) || n > PLOG_CGROUP_PATH_MAX)
 		return 0;
 	b[0] = (uint8_t)pid;
 	b[1] = (uint8_t)((uint32_t)pid >> 8);
@@ -241,7 +211,7 @@ static int ml_map_out(void *ctx, uint64_t t, int32_t pid, uint64_t start, uint64
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	return plog_writer__append_map_out(s->w, t, pid, start, end);
 }
@@ -250,7 +220,7 @@ static int ml_procfork(void *ctx, uint64_t t, int32_t oldpid, int32_t newpid)
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	return plog_writer__append_procfork(s->w, t, oldpid, newpid);
 }
@@ -259,7 +229,7 @@ static int ml_sysexit(void *ctx, uint64_t t, int32_t pid)
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	return plog_writer__append_sysexit(s->w, t, pid);
 }
@@ -268,7 +238,7 @@ static int ml_thr_exit(void *ctx, uint64_t t, int32_t tid)
 {
 	struct session *s = ctx;
 
-	if (paused(s))
+	if (session_paused(s))
 		return 0;
 	return plog_writer__append_thr_exit(s->w, t, tid);
 }
@@ -411,248 +381,6 @@ static inline void collect_kernel_pcs(struct session *s, const uint64_t *pcs, ui
 		(void)daemon_pcset__add(&s->pcs, pcs[i]);
 }
 
-/*
- * Copy @len bytes of @src (a memfd) to the kernel symbols fd, a pipe, socket or
- * device whose reader may be slow or stalled.  Waits as long as the session
- * runs, but once it is being stopped (stop_efd readable: the worker polls it and
- * never reads it) gives up after SESSION_DRAIN_IDLE_MS without progress, so that
- * ks_finish()'s join, and with it session__stop(), cannot hang.  Never sets
- * O_NONBLOCK on the client's fd: a pipe gets at most PIPE_BUF bytes per write
- * after POLLOUT, a socket send(MSG_DONTWAIT).  0, -ETIMEDOUT, or a write error.
- */
-static int ks_copy_out(struct session *s, int src, size_t len, mode_t mode)
-{
-	static const size_t chunk_max = 65536;
-	char *buf = malloc(chunk_max);
-	size_t off = 0, have = 0, at = 0; /* buf[at, have) is read, not yet written */
-	bool stopping = false;
-	int64_t progress = util_mono_ms();
-	int r = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	while (off < len) {
-		struct pollfd pfd[2] = { { .fd = s->p.ks_fd, .events = POLLOUT },
-					 { .fd = s->stop_efd, .events = POLLIN } };
-		int64_t wait = -1;
-		size_t want;
-		ssize_t n;
-		int k;
-
-		if (at == have) {
-			n = pread(src, buf, len - off < chunk_max ? len - off : chunk_max, (off_t)off);
-			if (n <= 0) {
-				r = n < 0 ? -errno : -EIO;
-				break;
-			}
-			at = 0;
-			have = (size_t)n;
-		}
-		if (stopping) {
-			wait = progress + SESSION_DRAIN_IDLE_MS - util_mono_ms();
-			if (wait <= 0) {
-				r = -ETIMEDOUT;
-				break;
-			}
-		}
-		k = poll(pfd, 2, (int)wait);
-		if (k < 0 && errno != EINTR) {
-			r = -errno;
-			break;
-		}
-		if (k <= 0)
-			continue;
-		if (pfd[1].revents & POLLIN)
-			stopping = true;
-		if (!(pfd[0].revents & (POLLOUT | POLLERR | POLLHUP)))
-			continue;
-		want = have - at;
-		if (S_ISFIFO(mode) && want > PIPE_BUF)
-			want = PIPE_BUF;
-		n = S_ISSOCK(mode) ? send(s->p.ks_fd, buf + at, want, MSG_DONTWAIT | MSG_NOSIGNAL)
-				   : write(s->p.ks_fd, buf + at, want);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
-				continue;
-			r = -errno;
-			break;
-		}
-		if (n == 0) {
-			r = -ENOSPC;
-			break;
-		}
-		at += (size_t)n;
-		off += (size_t)n;
-		progress = util_mono_ms();
-	}
-	free(buf);
-	return r;
-}
-
-/*
- * The full table into the kernel symbols fd.  A regular file is written
- * directly; anything else gets the table rendered into a memfd first and copied
- * out by ks_copy_out(), which a stalled reader cannot hold up past the stop.
- */
-static int ks_write_full(struct session *s)
-{
-	struct stat st;
-	int mfd, r;
-
-	if (fstat(s->p.ks_fd, &st) < 0)
-		return -errno;
-	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
-		return daemon_ksyms__write_all(s->ks, s->p.ks_fd);
-	mfd = memfd_create("hwpmcd-kallsyms", MFD_CLOEXEC);
-	if (mfd < 0)
-		return -errno;
-	r = daemon_ksyms__write_all(s->ks, mfd);
-	if (r == 0) {
-		off_t len = lseek(mfd, 0, SEEK_CUR);
-
-		r = len < 0 ? -errno : ks_copy_out(s, mfd, (size_t)len, st.st_mode);
-	}
-	close(mfd);
-	return r;
-}
-
-/* The full table, read and written on the kallsyms thread (ks_start()). */
-static void ks_begin(struct session *s)
-{
-	int r;
-
-	if (s->p.ks_fd < 0 && !s->prof)
-		return;
-	r = daemon_ksyms__read("/proc/kallsyms", &s->ks);
-	if (r < 0) {
-		s->ks_state = SESSION_KS_ERROR;
-		snprintf(s->ks_note, sizeof(s->ks_note), "reading /proc/kallsyms: %s",
-			 r == -ENODATA ? "no text symbol with an address" : strerror(-r));
-		return;
-	}
-	s->ks_full_syms = s->ks->n;
-	s->ks_full_bytes = s->ks->full_bytes;
-	if (s->prof) {
-		/* A profile keeps the table: each file gets its compact one as it closes. */
-		s->ks_state = SESSION_KS_FULL;
-		return;
-	}
-	/* Asked before the write moves the offset: can the end rewrite it in place? */
-	s->ks_rewritable = daemon_ksyms_rewritable(s->p.ks_fd);
-	r = ks_write_full(s);
-	if (r < 0) {
-		s->ks_state = SESSION_KS_ERROR;
-		if (r == -ETIMEDOUT)
-			snprintf(s->ks_note, sizeof(s->ks_note),
-				 "writing the kernel symbols: their reader took nothing for %d s "
-				 "at the end of the session; the table is incomplete",
-				 SESSION_DRAIN_IDLE_MS / 1000);
-		else
-			snprintf(s->ks_note, sizeof(s->ks_note), "writing the kernel symbols: %s",
-				 strerror(-r));
-		daemon_ksyms__free(s->ks);
-		s->ks = NULL;
-		return;
-	}
-	s->ks_state = SESSION_KS_FULL;
-	s->ks_syms = s->ks->n;
-	s->ks_bytes = s->ks->full_bytes;
-}
-
-static void *ks_thread_main(void *arg)
-{
-	ks_begin(arg);
-	return NULL;
-}
-
-/*
- * The worker's first act: start the thread that writes the full table (so that
- * even a killed session has one), and collect kernel PCs meanwhile.  If no thread
- * can be made, the worker writes the table itself.
- */
-static void ks_start(struct session *s)
-{
-	if (s->prof && s->prof->kallsyms) {
-		if (daemon_pcset__init(&s->pcs, DAEMON_KSYMS_PCS_MAX) < 0)
-			return;
-	} else if (s->p.ks_fd < 0) {
-		return;
-	}
-	s->ks_collect = true;
-	s->ks_thread_started = pthread_create(&s->ks_thread, NULL, ks_thread_main, s) == 0;
-	if (!s->ks_thread_started)
-		ks_begin(s);
-}
-
-/*
- * After CLOSELOG (@r: the session's result): the compact table if the session
- * ended well, else the full one stays.  Sets the ks_ results for status.
- */
-static void ks_join(struct session *s)
-{
-	if (s->ks_thread_started) {
-		/* Its ks_ results are ours to read once it is joined. */
-		(void)pthread_join(s->ks_thread, NULL);
-		s->ks_thread_started = false;
-	}
-}
-
-/* The end of one kallsyms file (ks_fd, kept open): compact if @r is 0, then synced. */
-static void ks_close_file(struct session *s, int r)
-{
-	char *buf = NULL;
-	size_t len = 0, nsyms = 0, npcs;
-	int k;
-
-	if (s->ks_state != SESSION_KS_FULL)
-		return;
-	s->ks_pcs = s->pcs.n;
-	s->ks_refused = s->pcs.refused;
-	if (r < 0) {
-		snprintf(s->ks_note, sizeof(s->ks_note), "the session failed: the full table was kept");
-	} else if (s->pcs.full) {
-		snprintf(s->ks_note, sizeof(s->ks_note), "more than %zu distinct kernel PCs (%" PRIu64
-			 " not collected): the full table was kept", s->pcs.max, s->pcs.refused);
-	} else if (!s->ks_rewritable) {
-		snprintf(s->ks_note, sizeof(s->ks_note),
-			 "not a regular file at offset 0: the full table was kept");
-	} else {
-		npcs = daemon_pcset__sort(&s->pcs);
-		k = daemon_ksyms__compact(s->ks, s->pcs.slot, npcs, &buf, &len, &nsyms);
-		if (k == 0)
-			k = daemon_ksyms_rewrite(s->p.ks_fd, buf, len);
-		if (k < 0) {
-			/* A failed pwrite or ftruncate may have left anything: say so. */
-			s->ks_state = SESSION_KS_ERROR;
-			snprintf(s->ks_note, sizeof(s->ks_note), "rewriting the kernel symbols: %s",
-				 strerror(-k));
-		} else {
-			s->ks_state = SESSION_KS_COMPACT;
-			s->ks_syms = nsyms;
-			s->ks_bytes = len;
-		}
-		free(buf);
-	}
-	if (fdatasync(s->p.ks_fd) < 0 && errno != EINVAL && errno != EROFS &&
-	    s->ks_state != SESSION_KS_ERROR) {
-		k = -errno;
-		s->ks_state = SESSION_KS_ERROR;
-		snprintf(s->ks_note, sizeof(s->ks_note), "syncing the kernel symbols: %s",
-			 strerror(-k));
-	}
-}
-
-static void ks_finish(struct session *s, int r)
-{
-	s->ks_collect = false;
-	ks_join(s);
-	ks_close_file(s, r);
-	/* The table and the set are done with: give their memory back now. */
-	daemon_ksyms__free(s->ks);
-	s->ks = NULL;
-	daemon_pcset__exit(&s->pcs);
-}
-
 /* One record of the merge, in time order.  Returns 0 or a write error. */
 static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 {
@@ -690,7 +418,7 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 		if (k < 0)
 			return k;
 		in_exec = k == 1;
-		if (paused(s)) {
+		if (session_paused(s)) {
 			__atomic_fetch_add(&s->prof->paused_samples, 1, __ATOMIC_RELAXED);
 			return 0;
 		}
@@ -739,7 +467,7 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 				return k;
 			s->gate_rescan = true;
 		}
-		return paused(s) ? 0 : plog_writer__append_dropnotify(s->w, r->time);
+		return session_paused(s) ? 0 : plog_writer__append_dropnotify(s->w, r->time);
 	case REC_THROTTLE:
 		ST_ADD(s, throttled, 1);
 		return 0;
@@ -756,9 +484,7 @@ static int write_filter_mark(struct session *s, uint64_t t, const char *text)
 	return write_bytes_mark(s, t, PLOG_USERDATA_HWPMCD_FILTER, text, strlen(text));
 }
 
-static uint64_t session_stamp(struct session *s);
-
-/* How often a filter's cgroups and units are looked up again (filter_follow()). */
+/* How often a filter's cgroups and units are looked up again (session_filter_follow()). */
 #define FILTER_FOLLOW_EVERY_MS 2000
 
 /*
@@ -769,7 +495,7 @@ static uint64_t session_stamp(struct session *s);
  * FILTER_FOLLOW_EVERY_MS and before a profile's new file; a lookup is bounded
  * (daemon_filter_resolve()).  Returns 0 or a write error.
  */
-static int filter_follow(struct session *s)
+int session_filter_follow(struct session *s)
 {
 	struct daemon_filter *f;
 	char root[512], err[256];
@@ -887,14 +613,14 @@ static int merge_round(struct session *s, uint64_t w_limit)
 		r = write_filter_mark(s, t, text);
 	}
 	if (r == 0 && util_mono_ms() >= s->filt_follow_ms)
-		r = filter_follow(s);
+		r = session_filter_follow(s);
 	/* No ELF file stays open between rounds (an unmount would fail on it). */
 	unwind_ctx__close_files(s->uw);
 	return r;
 }
 
 /* A time stamp for a file's boundary (CLOSELOG, a rotation): now, never before the last record. */
-static uint64_t session_stamp(struct session *s)
+uint64_t session_stamp(struct session *s)
 {
 	uint64_t t = util_now_ns(CLOCK_MONOTONIC);
 
@@ -906,11 +632,6 @@ static uint64_t session_stamp(struct session *s)
 
 static int session_setup(struct session *s, char *err, size_t errlen);
 static void session_teardown(struct session *s);
-static int profile_tick(struct session *s, int r);
-static int profile_budget(struct session *s);
-static int profile_budget_start(struct session *s, char *err, size_t errlen);
-static int write_head(struct session *s, uint64_t t0);
-static int profile_finish(struct session *s, int r);
 static void jit_start(struct session *s);
 static void jit_stop(struct session *s);
 
@@ -959,7 +680,7 @@ static void *session_worker(void *arg)
 	/* Pairs with main's acquire load of started when done_efd wakes it. */
 	__atomic_store_n(&s->started, true, __ATOMIC_RELEASE);
 	(void)!write(s->done_efd, &one, sizeof(one));
-	ks_start(s); /* its thread inherits the blocked mask */
+	session_ks_start(s); /* its thread inherits the blocked mask */
 	jit_start(s);
 	if (ep < 0) {
 		set_error(s, -errno, 0);
@@ -993,13 +714,13 @@ static void *session_worker(void *arg)
 		if (r == 0 && s->gate_rescan)
 			r = gate_rescan(s);
 		/* An output that was full gets another chance once per round, never a wait. */
-		if (r == 0 && !paused(s))
+		if (r == 0 && !session_paused(s))
 			r = plog_writer__retry(s->w);
 		/* A profile rotates, retains, pauses on a full disk and resumes here. */
 		if (s->prof)
-			r = profile_tick(s, r);
+			r = session_profile_tick(s, r);
 		if (r == 0 && s->prof && s->prof->def.cpu_budget_percent)
-			r = profile_budget(s);
+			r = session_profile_budget(s);
 		/* The worker's CPU so far, for status while it runs. */
 		__atomic_store_n(&s->stats.cpu_ns, util_now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0,
 				 __ATOMIC_RELAXED);
@@ -1010,7 +731,7 @@ static void *session_worker(void *arg)
 	if (r == 0)
 		r = merge_round(s, UINT64_MAX);
 	if (s->prof) {
-		r = profile_finish(s, r);
+		r = session_profile_finish(s, r);
 		if (r < 0 && r != -ESHUTDOWN)
 			set_error(s, r, 0);
 	} else {
@@ -1023,7 +744,7 @@ static void *session_worker(void *arg)
 		}
 		if (r < 0 && r != -ESHUTDOWN)
 			set_error(s, r, pending);
-		ks_finish(s, r);
+		session_ks_finish(s, r);
 	}
 	jit_stop(s);
 	if (ep >= 0)
@@ -1129,214 +850,6 @@ fail_srch:
 	return -ESRCH;
 }
 
-/* ---- always-on profiles: rotation, retention, a full disk ---- */
-
-/* A copy of the profile's current file path (written by the worker, read by main). */
-static void profile_path(struct session_profile *pf, char *buf, size_t len)
-{
-	pthread_mutex_lock(&pf->lock);
-	snprintf(buf, len, "%s", pf->path);
-	pthread_mutex_unlock(&pf->lock);
-}
-
-static void profile_set_path(struct session_profile *pf, const char *path)
-{
-	pthread_mutex_lock(&pf->lock);
-	snprintf(pf->path, sizeof(pf->path), "%s", path);
-	pthread_mutex_unlock(&pf->lock);
-}
-
-static void profile_set_note(struct session_profile *pf, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void profile_set_note(struct session_profile *pf, const char *fmt, ...)
-{
-	va_list ap;
-
-	pthread_mutex_lock(&pf->lock);
-	va_start(ap, fmt);
-	vsnprintf(pf->note, sizeof(pf->note), fmt, ap);
-	va_end(ap);
-	pthread_mutex_unlock(&pf->lock);
-}
-
-/*
- * The compact kernel symbols of the file that just closed, as FILE.kallsyms: the
- * symbols its CALLCHAINs' kernel PCs need; then the PC set starts afresh for
- * the next file.  Best effort: the log reads without it (the report falls back
- * to /proc/kallsyms of the same boot).
- */
-static void profile_ks_write(struct session *s, const char *log)
-{
-	char path[sizeof(s->prof->path) + 16], *buf = NULL;
-	size_t len = 0, nsyms = 0, npcs;
-	int fd, r;
-
-	if (!s->prof->kallsyms)
-		return;
-	ks_join(s);
-	if (s->ks && !s->pcs.full) {
-		npcs = daemon_pcset__sort(&s->pcs);
-		r = daemon_ksyms__compact(s->ks, s->pcs.slot, npcs, &buf, &len, &nsyms);
-	} else {
-		/* No table (kptr_restrict), or too many PCs: the full table, if there is one. */
-		r = s->ks ? 0 : -ENODATA;
-	}
-	snprintf(path, sizeof(path), "%s.kallsyms", log);
-	fd = r < 0 ? -1 : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
-	if (fd >= 0) {
-		if (buf)
-			r = util_write_all(fd, buf, len, NULL);
-		else
-			r = daemon_ksyms__write_all(s->ks, fd);
-		if (r < 0 || fdatasync(fd) < 0) {
-			/* A torn table would name PCs wrongly: none is better. */
-			(void)unlink(path);
-		}
-		close(fd);
-	}
-	free(buf);
-	daemon_pcset__exit(&s->pcs);
-	(void)daemon_pcset__init(&s->pcs, DAEMON_KSYMS_PCS_MAX);
-}
-
-/* The end of the current file at @t: CLOSELOG, synced, its kernel symbols, closed. */
-static int profile_close_file(struct session *s, uint64_t t)
-{
-	char path[sizeof(s->prof->path)];
-	int r = plog_writer__append_closelog(s->w, t);
-
-	if (r == 0)
-		r = plog_writer__sync(s->w);
-	if (r < 0)
-		return r;
-	profile_path(s->prof, path, sizeof(path));
-	profile_ks_write(s, path);
-	close(s->p.out_fd);
-	s->p.out_fd = -1;
-	/* Whole, synced and with its .kallsyms: it may go to the profile's push_url. */
-	{
-		/* A budget moves the rate: the backend gets the one the file ended with. */
-		uint64_t hz = __atomic_load_n(&s->prof->rate_hz, __ATOMIC_RELAXED);
-
-		session_jit__closed(s->jit, &s->prof->def, path, (int64_t)s->prof->file_wall0,
-				    (int64_t)time(NULL),
-				    s->prof->def.period ? 0
-				    : s->prof->def.cpu_budget_percent && hz ? (uint32_t)hz
-				    : s->prof->def.freq);
-	}
-	return 0;
-}
-
-/*
- * A new file at @t that reads alone: INITIALIZE and the rest of the head, every
- * live process and its mappings from the model, the kernel's MAP_INs (as
- * hwpmc's pmc_log_all_process_mappings at a log's start), and its vDSO image.
- * Records after @t go to it; none is lost between the files, as the worker
- * writes both between two merge rounds.
- */
-static int profile_open_next(struct session *s, uint64_t t)
-{
-	struct session_profile *pf = s->prof;
-	char path[sizeof(pf->path)], vdso[sizeof(pf->path) + 8];
-	time_t wall0 = time(NULL);
-	int fd, r;
-
-	fd = daemon_profile_open_file(pf->dir, pf->def.name, wall0, path, sizeof(path));
-	if (fd < 0)
-		return fd;
-	pf->file_wall0 = wall0;
-	r = plog_writer__restart(s->w, fd);
-	if (r < 0) {
-		close(fd);
-		(void)unlink(path);
-		return r;
-	}
-	s->p.out_fd = fd;
-	profile_set_path(pf, path);
-	pf->file_t0 = t;
-	pf->file_bytes0 = plog_writer__stats(s->w)->bytes;
-	pf->file_samples0 = s->stats.samples;
-	__atomic_fetch_add(&pf->files, 1, __ATOMIC_RELAXED);
-	r = write_head(s, t);
-	if (r == 0)
-		r = maplog__replay(s->ml, t);
-	if (r == 0 && s->p.kernel)
-		r = maplog__scan_kernel(s->ml, t, NULL, NULL);
-	if (r == 0)
-		r = plog_writer__flush(s->w);
-	snprintf(vdso, sizeof(vdso), "%s.vdso", path);
-	if (r == 0)
-		(void)maplog_vdso_save(vdso, 0640);
-	if (r == 0)
-		session_jit__rotate(s->jit, path);
-	return r;
-}
-
-/* Retention, and what is on disk now for status. */
-static void profile_retain(struct session *s)
-{
-	struct session_profile *pf = s->prof;
-	struct daemon_retain ret;
-	char cur[sizeof(pf->path)];
-	int r;
-
-	profile_path(pf, cur, sizeof(cur));
-	r = daemon_profile_retain(pf->dir, pf->def.name, cur[0] ? cur : NULL, pf->def.retain_bytes,
-				  pf->def.retain_seconds, time(NULL), &ret);
-	__atomic_store_n(&pf->disk_bytes, ret.bytes, __ATOMIC_RELAXED);
-	__atomic_store_n(&pf->disk_files, ret.files, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&pf->deleted_files, ret.deleted_files, __ATOMIC_RELAXED);
-	if (ret.deleted_files)
-		log_info("profile %s: retention deleted %" PRIu64 " files (%" PRIu64 " bytes)",
-			 pf->def.name, ret.deleted_files, ret.deleted_bytes);
-	if (r < 0)
-		log_warn_errno(r, "profile %s: retention in '%s' failed, ignoring", pf->def.name,
-			       pf->dir);
-	pf->next_retain_ms = util_mono_ms() + PROFILE_RETAIN_EVERY_MS;
-}
-
-/*
- * The disk is full (@r: ENOSPC or EDQUOT): the file keeps what was written (the
- * writer cuts it back to its last whole record), the rest is given up, and
- * nothing more is written until there is room; sampling and the model go on.
- */
-static void profile_pause(struct session *s, int r)
-{
-	struct session_profile *pf = s->prof;
-	size_t lost = plog_writer__abandon(s->w);
-
-	if (s->p.out_fd >= 0)
-		close(s->p.out_fd);
-	s->p.out_fd = -1;
-	if (s->stats.samples == pf->file_samples0 && pf->path[0]) {
-		/* Only (part of) a head: a file without a sample is of no use to anyone. */
-		char side[sizeof(pf->path) + 8];
-
-		(void)unlink(pf->path);
-		snprintf(side, sizeof(side), "%s.vdso", pf->path);
-		(void)unlink(side);
-	}
-	profile_set_path(pf, "");
-	profile_set_note(pf, "paused: %s in '%s' (%zu bytes not written); resumes when %" PRIu64
-			 " bytes are free", strerror(-r), pf->dir, lost, profile_resume_free(pf));
-	__atomic_store_n(&pf->paused, true, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&pf->pauses, 1, __ATOMIC_RELAXED);
-	if (s->ks_collect) {
-		daemon_pcset__exit(&s->pcs);
-		(void)daemon_pcset__init(&s->pcs, DAEMON_KSYMS_PCS_MAX);
-	}
-	log_warn("profile %s: %s in '%s': paused, its samples are counted but not written "
-		 "until %" PRIu64 " bytes are free", pf->def.name, strerror(-r), pf->dir,
-		 profile_resume_free(pf));
-	pf->next_check_ms = util_mono_ms() + PROFILE_CHECK_EVERY_MS;
-}
-
-static bool disk_full(int r)
-{
-	return r == -ENOSPC || r == -EDQUOT;
-}
-
 /*
  * A detached session's (and a profile's) JIT maps, kept by a thread of their own
  * (daemon-jit.c); a recording client keeps its own.  An administrator's session
@@ -1368,311 +881,6 @@ static void jit_stop(struct session *s)
 			 " refused (not owned by their process's owner), %" PRIu64 " cut, %" PRIu64
 			 " not kept (too many open), %" PRIu64 " errors",
 			 s->id, st.saved, st.bytes, st.refused, st.truncated, st.over_open, st.errors);
-}
-
-/* After each merge round (@r its result): rotate, retain, pause or resume.  0 or an error. */
-static int profile_tick(struct session *s, int r)
-{
-	struct session_profile *pf = s->prof;
-	int64_t now = util_mono_ms();
-	uint64_t t;
-
-	if (disk_full(r) && !pf->paused) {
-		profile_pause(s, r);
-		return 0;
-	}
-	if (r < 0)
-		return r;
-	if (pf->paused) {
-		struct statvfs sv;
-
-		if (now < pf->next_check_ms)
-			return 0;
-		pf->next_check_ms = now + PROFILE_CHECK_EVERY_MS;
-		profile_retain(s);
-		if (statvfs(pf->dir, &sv) < 0 ||
-		    (uint64_t)sv.f_bavail * sv.f_frsize < profile_resume_free(pf))
-			return 0;
-		r = profile_open_next(s, session_stamp(s));
-		if (disk_full(r)) {
-			/* Not room enough for a head after all: wait for more. */
-			char path[sizeof(pf->path)];
-
-			profile_path(pf, path, sizeof(path));
-			(void)plog_writer__abandon(s->w);
-			close(s->p.out_fd);
-			s->p.out_fd = -1;
-			(void)unlink(path);
-			profile_set_path(pf, "");
-			return 0;
-		}
-		if (r < 0)
-			return r;
-		__atomic_store_n(&pf->paused, false, __ATOMIC_RELAXED);
-		profile_set_note(pf, "%s", "");
-		log_notice("profile %s: resumed: writing '%s'", pf->def.name, pf->path);
-		return 0;
-	}
-	if ((pf->def.rotate_seconds &&
-	     util_now_ns(CLOCK_MONOTONIC) - pf->file_t0 >= pf->def.rotate_seconds * 1000000000ull) ||
-	    (pf->def.rotate_bytes &&
-	     plog_writer__stats(s->w)->bytes - pf->file_bytes0 >= pf->def.rotate_bytes)) {
-		/* The new file's head names the cgroups that are the unit's now. */
-		r = filter_follow(s);
-		t = session_stamp(s);
-		if (r == 0)
-			r = profile_close_file(s, t);
-		if (r == 0)
-			r = profile_open_next(s, t);
-		if (disk_full(r)) {
-			profile_pause(s, r);
-			return 0;
-		}
-		if (r < 0)
-			return r;
-		__atomic_fetch_add(&pf->rotations, 1, __ATOMIC_RELAXED);
-		profile_retain(s);
-	} else if (now >= pf->next_retain_ms) {
-		profile_retain(s);
-	}
-	return 0;
-}
-
-/* The end of a profile's session (@r: how its last round went): its last file closed. */
-static int profile_finish(struct session *s, int r)
-{
-	struct session_profile *pf = s->prof;
-
-	if (disk_full(r) && !pf->paused)
-		profile_pause(s, r);
-	else if (r == 0 && !pf->paused)
-		r = profile_close_file(s, session_stamp(s));
-	if (disk_full(r)) {
-		profile_pause(s, r);
-		r = 0;
-	}
-	s->ks_collect = false;
-	ks_join(s);
-	daemon_ksyms__free(s->ks);
-	s->ks = NULL;
-	daemon_pcset__exit(&s->pcs);
-	profile_retain(s);
-	return pf->paused ? 0 : r;
-}
-
-/* ---- a profile's CPU budget ---- */
-
-/* Samples the kernel took for the session so far, written or lost: each cost a program. */
-static uint64_t samples_taken(const struct session *s)
-{
-	uint64_t n = 0;
-
-	for (size_t i = 0; i < s->ncpus; i++)
-		n += __atomic_load_n(&s->cstats[i].samples, __ATOMIC_RELAXED) +
-		     __atomic_load_n(&s->cstats[i].lost, __ATOMIC_RELAXED);
-	return n;
-}
-
-/*
- * Before the counters are enabled: what one sample costs the program it
- * interrupts, measured on this thread (coll_sample_cost()), and the loop's
- * first window.  0, or -errno with @err.
- */
-static int profile_budget_start(struct session *s, char *err, size_t errlen)
-{
-	struct session_profile *pf = s->prof;
-	uint64_t max = coll_max_sample_rate(), cost = 0;
-	int r = coll_sample_cost(&s->p.cfg, max && max < 4000 ? max : 4000, &cost);
-
-	if (r < 0) {
-		snprintf(err, errlen, "cpu_budget_percent: cannot measure what a sample costs: %s",
-			 strerror(-r));
-		return r;
-	}
-	pf->cost_ns = cost;
-	/*
-	 * Begin where the budget would land if the daemon's work per sample were as
-	 * much again as the program's: no window of the configured rate first, whose
-	 * rings would overflow.  The loop corrects it from the first window on.
-	 */
-	{
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		double per_s = (double)pf->def.cpu_budget_percent / 100.0 * 1e9 *
-			       (double)(ncpu > 0 ? ncpu : 1) / (2.0 * (double)(cost ? cost : 1000)) /
-			       (double)(s->ncpus ? s->ncpus : 1);
-		uint64_t start = per_s < 1 ? 1 : per_s > (double)s->p.cfg.freq ? s->p.cfg.freq
-									 : (uint64_t)per_s;
-
-		pf->rate_hz = start;
-		for (size_t i = 0; i < s->ncoll && start != s->p.cfg.freq; i++) {
-			r = coll_cpu__set_rate(s->coll[i], &s->p.cfg, start);
-			if (r < 0) {
-				snprintf(err, errlen, "cpu_budget_percent: cannot set the rate to %" PRIu64
-					 " Hz: %s", start, strerror(-r));
-				return r;
-			}
-		}
-	}
-	pf->budget_t0 = util_now_ns(CLOCK_MONOTONIC);
-	pf->budget_cpu0 = util_now_ns(CLOCK_THREAD_CPUTIME_ID);
-	pf->budget_samples0 = 0;
-	pf->budget_jit0 = session_jit__cpu_ns(s->jit);
-	/* a profile name's pushes before this session (a reload) are not its cost */
-	pf->budget_push0 = pf->def.push_url[0] ? daemon_push_cpu_ns(pf->def.name) : 0;
-	memset(&pf->push_spread, 0, sizeof(pf->push_spread));
-	log_info("profile %s: a sample costs the program it interrupts %" PRIu64 " ns (measured); "
-		 "budget %u%% of the machine: starting at %" PRIu64 " Hz", pf->def.name, cost,
-		 pf->def.cpu_budget_percent, pf->rate_hz);
-	return 0;
-}
-
-/*
- * Once a window: what the profile cost the machine (this worker's CPU, the samples
- * the kernel took times what one costs, its JIT-map thread's CPU and, spread over
- * max(60 s, rotate_seconds) up to 300 s, what its pushes took: the report
- * children that make the profiles and the push thread that sends them), against
- * cpu_budget_percent of every online CPU; the rate follows daemon_budget_next(),
- * and each change is in the log (USERDATA, pmclog-format.md 11.9), the journal and
- * status.  0 or a write error.
- */
-static int profile_budget(struct session *s)
-{
-	struct session_profile *pf = s->prof;
-	uint64_t now = util_now_ns(CLOCK_MONOTONIC), cpu, taken, used, budget, win, next, jit, push,
-		 side;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	double machine;
-	size_t spread;
-	int r = 0;
-
-	win = now - pf->budget_t0;
-	if (win < PROFILE_BUDGET_WINDOW_MS * 1000000ull)
-		return 0;
-	cpu = util_now_ns(CLOCK_THREAD_CPUTIME_ID);
-	taken = samples_taken(s);
-	jit = session_jit__cpu_ns(s->jit);
-	push = pf->def.push_url[0] ? daemon_push_cpu_ns(pf->def.name) : 0;
-	spread = (size_t)((pf->def.rotate_seconds > 60 ? pf->def.rotate_seconds : 60) * 1000 /
-			  PROFILE_BUDGET_WINDOW_MS);
-	side = (jit >= pf->budget_jit0 ? jit - pf->budget_jit0 : jit) +
-	       daemon_budget_spread(&pf->push_spread, spread,
-				    push >= pf->budget_push0 ? push - pf->budget_push0 : 0);
-	used = (cpu - pf->budget_cpu0) + (taken - pf->budget_samples0) * pf->cost_ns + side;
-	machine = (double)(ncpu > 0 ? ncpu : 1) * (double)win; /* CPU-ns of the window */
-	budget = (uint64_t)((double)pf->def.cpu_budget_percent / 100.0 * machine);
-	__atomic_store_n(&pf->used_ppm, (uint64_t)((double)used * 1e6 / machine), __ATOMIC_RELAXED);
-	__atomic_store_n(&pf->side_ppm, (uint64_t)((double)side * 1e6 / machine), __ATOMIC_RELAXED);
-	next = daemon_budget_next(pf->rate_hz, s->p.cfg.freq, used, budget);
-	if (next != pf->rate_hz) {
-		for (size_t i = 0; i < s->ncoll && r == 0; i++)
-			r = coll_cpu__set_rate(s->coll[i], &s->p.cfg, next);
-		if (r < 0) {
-			log_warn_errno(r, "profile %s: cannot set the rate to %" PRIu64 " Hz, ignoring",
-				       pf->def.name, next);
-			r = 0;
-		} else {
-			log_info("profile %s: rate %" PRIu64 " -> %" PRIu64 " Hz: the last %.1f s used "
-				 "%.2f%% of the machine (budget %u%%)", pf->def.name, pf->rate_hz,
-				 next, (double)win / 1e9, (double)pf->used_ppm / 1e4,
-				 pf->def.cpu_budget_percent);
-			__atomic_store_n(&pf->rate_hz, next, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&pf->rate_changes, 1, __ATOMIC_RELAXED);
-			if (!paused(s)) {
-				uint64_t t = session_stamp(s);
-
-				r = plog_writer__append_userdata(s->w, t, PLOG_USERDATA_HWPMCD_RATE);
-				if (r == 0)
-					r = plog_writer__append_userdata(s->w, t, (uint32_t)next);
-			}
-		}
-	}
-	pf->budget_t0 = now;
-	pf->budget_cpu0 = cpu;
-	pf->budget_samples0 = taken;
-	pf->budget_jit0 = jit;
-	pf->budget_push0 = push;
-	return r;
-}
-
-/* ---- the perf fd budget ---- */
-
-static pthread_mutex_t budget_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t budget_max = UINT64_MAX, budget_user_max = UINT64_MAX, budget_total;
-static struct {
-	uid_t uid;
-	uint64_t fds;
-} budget_users[DAEMON_SESSIONS_MAX];
-
-void session_budget_set(uint64_t max_fds, uint64_t user_max_fds)
-{
-	pthread_mutex_lock(&budget_lock);
-	budget_max = max_fds;
-	budget_user_max = user_max_fds;
-	pthread_mutex_unlock(&budget_lock);
-}
-
-static uint64_t *budget_slot(uid_t uid, bool make)
-{
-	for (size_t i = 0; i < DAEMON_SESSIONS_MAX; i++)
-		if (budget_users[i].fds && budget_users[i].uid == uid)
-			return &budget_users[i].fds;
-	for (size_t i = 0; make && i < DAEMON_SESSIONS_MAX; i++) {
-		if (!budget_users[i].fds) {
-			budget_users[i].uid = uid;
-			return &budget_users[i].fds;
-		}
-	}
-	return NULL;
-}
-
-/* Take @n perf fds for @s before opening them: 0, or -EMFILE with @err naming the bound. */
-static int budget_take(struct session *s, uint64_t n, char *err, size_t errlen)
-{
-	uint64_t *slot, mine;
-	int r = 0;
-
-	pthread_mutex_lock(&budget_lock);
-	slot = budget_slot(s->p.who.uid, false);
-	mine = slot ? *slot : 0;
-	if (!s->p.who.admin && mine + n > budget_user_max) {
-		snprintf(err, errlen, "this session needs %" PRIu64 " perf fds (%zu CPUs x %zu events "
-			 "x %" PRIu64 " threads) and uid %u's sessions hold %" PRIu64 " of its %"
-			 PRIu64 " (user_max_perf_fds); stop a session or profile fewer threads", n,
-			 s->ncpus, s->p.nevents, n / (s->ncpus * s->p.nevents),
-			 (unsigned)s->p.who.uid, mine, budget_user_max);
-		r = -EMFILE;
-	} else if (budget_total + n > budget_max) {
-		snprintf(err, errlen, "this session needs %" PRIu64 " perf fds (%zu CPUs x %zu events "
-			 "x %" PRIu64 " threads) and the daemon's sessions hold %" PRIu64 " of its "
-			 "%" PRIu64 " (max_perf_fds); stop a session or profile fewer threads", n,
-			 s->ncpus, s->p.nevents, n / (s->ncpus * s->p.nevents), budget_total,
-			 budget_max);
-		r = -EMFILE;
-	} else if (n) {
-		slot = budget_slot(s->p.who.uid, true);
-		/* A slot per session at most: there are never more sessions than slots. */
-		if (slot)
-			*slot += n;
-		budget_total += n;
-		s->perf_fds = n;
-	}
-	pthread_mutex_unlock(&budget_lock);
-	return r;
-}
-
-static void budget_give_back(struct session *s)
-{
-	uint64_t *slot;
-
-	if (!s->perf_fds)
-		return;
-	pthread_mutex_lock(&budget_lock);
-	slot = budget_slot(s->p.who.uid, false);
-	if (slot)
-		*slot -= MIN(*slot, s->perf_fds);
-	budget_total -= MIN(budget_total, s->perf_fds);
-	pthread_mutex_unlock(&budget_lock);
-	s->perf_fds = 0;
 }
 
 /* ---- lifecycle ---- */
@@ -1781,7 +989,7 @@ static void close_pidfds(int *fds, size_t n)
  * time of INITIALIZE is that of @t0, so that a reader can place every record of
  * the log in real time.
  */
-static int write_head(struct session *s, uint64_t t0)
+int session_write_head(struct session *s, uint64_t t0)
 {
 	char cpuid[64];
 	struct timespec wall;
@@ -1856,7 +1064,7 @@ static int session_setup(struct session *s, char *err, size_t errlen)
 		}
 	}
 	need = (uint64_t)s->ncpus * s->p.nevents * (ntids ? ntids : 1);
-	r = budget_take(s, need, err, errlen);
+	r = session_budget_take(s, need, err, errlen);
 	if (r < 0)
 		goto fail;
 	if (!s->p.who.admin && ntids) {
@@ -1930,12 +1138,12 @@ static int session_setup(struct session *s, char *err, size_t errlen)
 	}
 
 	if (s->prof && s->prof->def.cpu_budget_percent) {
-		r = profile_budget_start(s, err, errlen);
+		r = session_profile_budget_start(s, err, errlen);
 		if (r < 0)
 			goto fail;
 	}
 	t0 = util_now_ns(CLOCK_MONOTONIC);
-	r = write_head(s, t0);
+	r = session_write_head(s, t0);
 	if (r < 0) {
 		snprintf(err, errlen, "writing the log head: %s", strerror(-r));
 		goto fail;
@@ -1989,7 +1197,7 @@ static void session_teardown(struct session *s)
 		s->coll[i] = NULL;
 	}
 	s->ncoll = 0;
-	budget_give_back(s);
+	session_budget_give_back(s);
 	unwind_ctx__free(s->uw);
 	s->uw = NULL;
 	pthread_mutex_lock(&s->filt_lock);

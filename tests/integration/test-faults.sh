@@ -350,7 +350,7 @@ dt=$(elapsed "$t0")
 [[ $rc == 0 ]] && lt "$dt" 8 && ok "stall: hwpmc stop $sid returns in $dt s (< 8 s: not the 10 s cap)" || bad "stall: stop: exit $rc after $dt s: $(cat "$tmp/stop.out")"
 grep -q "the session failed: output stalled" "$tmp/stop.out" && ok "stall: the stop reports the stall: $(grep -m1 'session failed' "$tmp/stop.out")" ||
 	bad "stall: no stall in: $(cat "$tmp/stop.out")"
-grep -q "(ETIMEDOUT)" "$tmp/stop.out" || note "TODO daemon-main.c errno_name() has no ETIMEDOUT/ENOBUFS: reported as EIO"
+grep -q "(ETIMEDOUT)" "$tmp/stop.out" || note "TODO daemon-reply.c daemon_errno_name() has no ETIMEDOUT/ENOBUFS: reported as EIO"
 kill -INT "$spid" 2> /dev/null
 wait_pid "$spid" 5 > /dev/null
 kill "$rdr" 2> /dev/null
