@@ -19,9 +19,12 @@ service=$1 socket=$2 sysusers=$3 tmpfiles=$4 example=$5 hwpmcd=$6 exec_start=$7 
 # ProtectKernelLogs= that would hide /proc/kallsyms and drop CAP_SYSLOG 0.2 each,
 # ProtectProc=/ProcSubset= 0.3, PrivateUsers= 0.2).  2.2 since the in-kernel
 # sample filter: bpf(2), which systemd counts as @privileged, 0.2 (CAP_BPF itself
-# is not rated).  Any loosening of the sandbox raises the number and fails here:
-# raise it only with a reason.
-EXPOSURE_MAX=2.2
+# is not rated).  2.4 since a user's session reads a process's maps with the
+# user's file system ids (issue 32: the kernel's ptrace check bound to the
+# address space read): CAP_SETUID and CAP_SETGID, 0.3, less UMask=0077's 0.1
+# (2.2 + 0.3 - 0.1 shows as 2.4).  Any loosening of the sandbox raises the number
+# and fails here: raise it only with a reason.
+EXPOSURE_MAX=2.4
 
 for tool in systemd-analyze systemd-sysusers systemd-tmpfiles; do
 	if ! command -v "$tool" > /dev/null; then

@@ -133,6 +133,17 @@ int coll_cpu__cpu(const struct coll_cpu *c);
 uint64_t coll_cpu__snapshot(struct coll_cpu *c);
 
 /*
+ * coll_cpu__room: the bytes the kernel may still write into the ring now (data_head
+ * loaded again, against the data_tail last stored): a record larger than this is
+ * lost, and so, once the room is under the largest record the session makes, the
+ * ring may be losing records already (the kernel says so only later, with a LOST
+ * record written once there is room again).  Space only comes back at
+ * __release(), so a ring whose room is short at any moment is still short just
+ * before the next __release().
+ */
+uint64_t coll_cpu__room(struct coll_cpu *c);
+
+/*
  * coll_cpu__peek: decode the record at the cursor into *ret_rec (a view valid
  * until __advance).  Returns 1, or 0 at the end of the pass.  Records of types
  * we do not use and malformed records are skipped and counted, never returned.

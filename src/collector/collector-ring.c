@@ -616,6 +616,15 @@ uint64_t coll_cpu__snapshot(struct coll_cpu *c)
 	return c->head - c->cursor;
 }
 
+uint64_t coll_cpu__room(struct coll_cpu *c)
+{
+	struct perf_event_mmap_page *pg = c->base;
+	/* Acquire: pairs with the kernel's release store of data_head (as in __snapshot). */
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+
+	return head - c->tail >= c->data_size ? 0 : c->data_size - (head - c->tail);
+}
+
 void coll_cpu__release(struct coll_cpu *c)
 {
 	struct perf_event_mmap_page *pg = c->base;

@@ -3,7 +3,7 @@
  * daemon-auth.c: who is an administrator, and whom a user may profile.
  *
  * PUBLIC INTERFACES (daemon-internal, daemon-ctl.h)
- *   daemon_auth_admin(), daemon_auth_target(), daemon_auth_tids()
+ *   daemon_auth_admin(), daemon_auth_target(), daemon_auth_tids(), daemon_auth_open_as()
  *
  * IMPLEMENTATION NOTES
  *   perf_event_open(2) lets a user attach to a process it may ptrace in "read"
@@ -25,6 +25,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,4 +199,55 @@ int daemon_auth_tids(const char *procroot, const pid_t *tids, const pid_t *owner
 		return -EAGAIN;
 	}
 	return 0;
+}
+
+/*
+ * A thread's credentials for one open(2) as @who: the file system ids (setfsuid
+ * and setfsgid act on the calling thread alone, at the system call level) and an
+ * effective set without the capabilities that override the ptrace check
+ * (CAP_SYS_PTRACE) and file permissions (leaving fsuid 0 drops the file system
+ * ones by itself; they are put back from the permitted set on the way back).
+ * Raw system calls, as glibc's wrappers might act on every thread.
+ */
+int daemon_auth_open_as(const struct daemon_who *who, const char *path, int flags)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct saved[_LINUX_CAPABILITY_U32S_3], less[_LINUX_CAPABILITY_U32S_3];
+	int fd, err;
+
+	if (syscall(SYS_capget, &h, saved) < 0)
+		return -errno;
+	memcpy(less, saved, sizeof(less));
+	for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+		less[i].effective = 0;
+	/*
+	 * fsgid first, while fsuid is still 0 (CAP_SETGID); setfsuid/setfsgid return the
+	 * previous value whatever happens, so the change is read back to be sure.
+	 */
+	(void)syscall(SYS_setfsgid, who->gid);
+	(void)syscall(SYS_setfsuid, who->uid);
+	if ((uid_t)syscall(SYS_setfsuid, -1) != who->uid ||
+	    (gid_t)syscall(SYS_setfsgid, -1) != who->gid) {
+		err = -EPERM; /* no CAP_SETUID/CAP_SETGID: never open as root instead */
+		fd = -1;
+		goto restore;
+	}
+	h.pid = 0;
+	if (syscall(SYS_capset, &h, less) < 0) {
+		err = -errno;
+		fd = -1;
+		goto restore;
+	}
+	fd = open(path, flags | O_CLOEXEC);
+	err = fd < 0 ? -errno : 0;
+restore:
+	(void)syscall(SYS_setfsuid, 0);
+	(void)syscall(SYS_setfsgid, 0);
+	h.pid = 0;
+	if (syscall(SYS_capset, &h, saved) < 0 && fd >= 0) {
+		/* This thread could not get its own capabilities back: a bug, said loudly. */
+		close(fd);
+		return -EPERM;
+	}
+	return fd >= 0 ? fd : err;
 }

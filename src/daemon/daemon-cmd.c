@@ -239,6 +239,8 @@ json_t *session_json(struct session *s)
 		json_object_set_new(st, "scan_refused", json_integer((json_int_t)ms->scan_refused));
 		if (s->gated) {
 			json_object_set_new(st, "unvouched", json_integer((json_int_t)ms->unvouched));
+			json_object_set_new(st, "loss_suspected", json_integer((json_int_t)__atomic_load_n(
+							&s->stats.loss_suspected, __ATOMIC_RELAXED)));
 		} else {
 			json_object_set_new(st, "adopted", json_integer((json_int_t)ms->adopted));
 			json_object_set_new(st, "adopt_refused",

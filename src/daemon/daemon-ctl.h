@@ -214,6 +214,19 @@ int daemon_auth_target(const char *procroot, const struct daemon_who *who, pid_t
 int daemon_auth_tids(const char *procroot, const pid_t *tids, const pid_t *owners,
 		     const int *pidfds, size_t n, char *err, size_t errlen);
 
+/*
+ * daemon_auth_open_as: open(2) @path (@flags; O_CLOEXEC added) with the calling
+ * thread's file system ids set to @who's and no effective capability, then put
+ * them back: the kernel's own checks are then @who's.  For /proc/PID/maps that is
+ * ptrace_may_access(PTRACE_MODE_READ_FSCREDS), made while it holds the process's
+ * exec_update_lock and takes hold of the address space the fd will read, so no
+ * exec can come between the check and what is read (maplog.h, ops->open_maps).
+ * The daemon must be uid 0 with CAP_SETUID and CAP_SETGID (hwpmcd.service).  The
+ * fd, or -errno (-EACCES: refused; -EPERM: the ids could not be changed).
+ * Changes only the calling thread's credentials, for the length of the call.
+ */
+int daemon_auth_open_as(const struct daemon_who *who, const char *path, int flags);
+
 /* ---- always-on profiles (daemon-profile.c) ---- */
 
 /* What retention found and did in a profile's directory. */

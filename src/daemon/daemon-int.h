@@ -233,6 +233,8 @@ struct session_stats {
 	uint64_t elf_reads, elf_dropped;
 	/* the in-kernel filter: samples it let through and dropped (all CPUs) */
 	uint64_t filt_kept, filt_dropped;
+	/* gated: rounds that began with a ring short of room (a loss not yet reported) */
+	uint64_t loss_suspected;
 };
 
 /* Per-CPU counters the worker publishes after every merge round (relaxed atomics). */
@@ -412,6 +414,14 @@ struct session {
 	bool gated;
 	bool gate_rescan;
 	uint64_t gate_rescan_ns; /* CLOCK_MONOTONIC of the last scan */
+	/*
+	 * Gated: a ring was found with less room than the largest record the session
+	 * makes (max_rec) just before its tail was given back: records may have been
+	 * lost since, which the kernel says only with a later LOST record; the next
+	 * round forgets the model before it emits anything (merge_round()).
+	 */
+	bool loss_suspect;
+	uint64_t max_rec;
 	/*
 	 * A filter changed by main while the session runs (the filter command):
 	 * filt_lock guards s->filt against the worker's teardown, p.filter against

@@ -279,6 +279,26 @@ static bool ml_may_scan(void *ctx, int32_t pid)
 	return r == 0;
 }
 
+/*
+ * The proof that what a scan reads of @pid is the user's (maplog.h, open_maps):
+ * /proc/PID/maps opened with the user's credentials, so that the kernel's ptrace
+ * check and its hold on the address space are one step.  An administrator's
+ * sessions may see every process: a plain open.
+ */
+static int ml_open_maps(void *ctx, int32_t pid)
+{
+	struct session *s = ctx;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (s->p.who.admin) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	return daemon_auth_open_as(&s->p.who, path, O_RDONLY);
+}
+
 static const struct maplog_ops session_maplog_ops = {
 	.proc_create = ml_proc_create,
 	.thr_create = ml_thr_create,
@@ -289,6 +309,7 @@ static const struct maplog_ops session_maplog_ops = {
 	.thr_exit = ml_thr_exit,
 	.maps_changed = ml_maps_changed,
 	.may_scan = ml_may_scan,
+	.open_maps = ml_open_maps,
 	.build_id = ml_build_id,
 	.cgroup = ml_cgroup,
 };
@@ -570,6 +591,25 @@ static int merge_round(struct session *s, uint64_t w_limit)
 	for (size_t i = 0; i < s->ncoll; i++) {
 		(void)coll_cpu__snapshot(s->coll[i]);
 		have[i] = coll_cpu__peek(s->coll[i], &heads[i]) == 1;
+		if (s->gated && coll_cpu__room(s->coll[i]) < s->max_rec)
+			s->loss_suspect = true;
+	}
+	if (s->loss_suspect) {
+		/*
+		 * A ring short of room may be losing side-band records now, or lost some
+		 * since its last release, and the kernel's LOST record comes only later,
+		 * after records of other CPUs from that time: those must not vouch through
+		 * a model that may lack what was lost.  So the model is forgotten before
+		 * this round emits anything, as at a LOST record, and scanned again.  A
+		 * ring filled only after the snapshot loses records younger than w_limit,
+		 * which the next round sees (the check before each release).
+		 */
+		s->loss_suspect = false;
+		ST_ADD(s, loss_suspected, 1);
+		r = maplog__forget_all(s->ml, s->last_tsc);
+		if (r < 0)
+			return r;
+		s->gate_rescan = true;
 	}
 	for (;;) {
 		size_t best = SIZE_MAX;
@@ -590,6 +630,8 @@ static int merge_round(struct session *s, uint64_t w_limit)
 		const struct coll_cpu_stats *cs = coll_cpu__stats(s->coll[i]);
 		struct session_cpu_stats *o = &s->cstats[i];
 
+		if (s->gated && coll_cpu__room(s->coll[i]) < s->max_rec)
+			s->loss_suspect = true; /* full at some moment since its last release */
 		coll_cpu__release(s->coll[i]);
 		/* Published for status while the session runs; read with relaxed loads. */
 		__atomic_store_n(&o->samples, cs->records[REC_SAMPLE], __ATOMIC_RELAXED);
@@ -1121,6 +1163,8 @@ static int session_setup(struct session *s, char *err, size_t errlen)
 	if (r < 0)
 		goto fail;
 	s->gated = !s->p.who.admin && !s->p.npids;
+	/* The largest sample: its stack snapshot, call chain, registers and headers. */
+	s->max_rec = (uint64_t)s->p.cfg.stack_bytes + 8ull * (s->p.cfg.depth + 8) + 4096;
 	if (s->gated) {
 		if (!s->p.filter.spec.owner_only || s->p.kernel) {
 			/* main's rule (daemon_filter_owner_rule) did not run: never record so. */

@@ -9,6 +9,9 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <signal.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <linux/perf_event.h>
@@ -1392,6 +1395,70 @@ END_TEST
  * daemon_auth_tids: a tid that got a counter but is no longer a thread of its
  * target, while a task of that id exists, was reused (issue 13, item 2).
  */
+/*
+ * daemon_auth_open_as: the kernel's own check of a user's access, bound to what
+ * the fd reads (issue 32, finding 2).  Needs root (to be another uid's file system
+ * ids and to make a process of another uid); skipped otherwise.
+ */
+START_TEST(test_auth_open_as)
+{
+	struct daemon_who who = { .uid = 65534, .gid = 65534 };
+	char path[64], b[16];
+	int go[2], ready[2], fd;
+	pid_t child;
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct before[2], after[2];
+
+	if (geteuid() != 0)
+		return;
+	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(pipe(ready), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		char c;
+
+		if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0); /* as after an exec of its own */
+		(void)!write(ready[1], "r", 1);
+		if (read(go[0], &c, 1) == 1)
+			(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		(void)!write(ready[1], "r", 1);
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_eq(read(ready[0], b, 1), 1);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)child);
+	ck_assert_int_eq(syscall(SYS_capget, &h, before), 0);
+	/* The user's own dumpable process: its maps, read through the fd. */
+	fd = daemon_auth_open_as(&who, path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_gt(read(fd, b, sizeof(b)), 0);
+	close(fd);
+	/* Another user's: refused by the kernel. */
+	who.uid = 65533;
+	ck_assert_int_eq(daemon_auth_open_as(&who, path, O_RDONLY), -EACCES);
+	/* The thread is root again, with every capability it had. */
+	ck_assert_int_eq((int)syscall(SYS_setfsuid, -1), 0);
+	ck_assert_int_eq((int)syscall(SYS_setfsgid, -1), 0);
+	h.pid = 0;
+	ck_assert_int_eq(syscall(SYS_capget, &h, after), 0);
+	ck_assert_mem_eq(before, after, sizeof(before));
+	/* Its own process, no longer dumpable (as after a setuid exec): refused. */
+	who.uid = 65534;
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	ck_assert_int_eq(read(ready[0], b, 1), 1);
+	ck_assert_int_eq(daemon_auth_open_as(&who, path, O_RDONLY), -EACCES);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	close(go[0]);
+	close(go[1]);
+	close(ready[0]);
+	close(ready[1]);
+}
+END_TEST
+
 START_TEST(test_auth_tids)
 {
 	const pid_t tids[] = { 700, 701, 702 }, owners[] = { 700, 700, 700 };
@@ -1526,6 +1593,7 @@ int main(void)
 	tcase_add_test(ta, test_target_vanished_thread);
 	tcase_add_test(ta, test_target_real_proc);
 	tcase_add_test(ta, test_auth_tids);
+	tcase_add_test(ta, test_auth_open_as);
 	suite_add_tcase(s, ta);
 
 	sr = srunner_create(s);
