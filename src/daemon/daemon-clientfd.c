@@ -5,16 +5,16 @@
  * never blocks main.
  *
  * PUBLIC INTERFACES (daemon-internal, daemon-int.h)
- *   daemon_fd_release()        close an fd a client gave, on a thread if that could block
+ *   daemon_fd_release()        close an fd a client gave, always on a closer thread
  *   daemon_client_drop_fds()   the fds that came with a request that did not take them
- *   daemon_closer_event()      a close returned: start what waited, read paused clients
- *   daemon_closing_over()      a uid's closes are at their bound: read none of its lines
+ *   daemon_closer_event()      a close returned: more closers, read paused clients
+ *   daemon_closing_over()      a uid's closers are all busy: read none of its lines
  *   daemon_check_output_fd()   whether an fd may be a session's log or kernel symbols
  *   daemon_closer_efd          the closer threads' eventfd, in main's epoll set
  *
  * IMPLEMENTATION NOTES
  *   Main's, but for the closer threads, which share with it only the per-uid
- *   counts (closing_lock) and daemon_closer_efd.  What an fd is, is asked of its
+ *   queues (closing_lock) and daemon_closer_efd.  What an fd is, is asked of its
  *   inode as cached (fd_kind()), never of a file system server that a user may
  *   run (FUSE), so that neither the check of an output nor a close can hold up
  *   the main loop (docs/security.md).
@@ -32,6 +32,7 @@
 
 #include "daemon-int.h"
 #include "hwpmcd/common.h"
+#include "hwpmcd/log.h"
 
 /* ---- closing the fds clients gave ---- */
 
@@ -39,28 +40,33 @@
  * An fd a client sent may be of a kind whose close(2) waits for someone the
  * client controls: a file on a FUSE file system (the kernel's fuse_flush() waits
  * for the FUSE server's answer, forever if it never comes), a TCP socket with
- * SO_LINGER, a terminal draining its output.  Main closes an fd itself only when
- * its kind cannot block there; any other is closed by a detached thread of its
- * own, at most CLOSING_USER_MAX at a time per uid.  Beyond that the fds wait in
- * a list and that uid's connections are not read (no new fds come in), until
- * one of its closes returns.
+ * SO_LINGER, a terminal draining its output.  What it is cannot always be told
+ * (statx(2) of a FUSE file in the user's own user and mount namespace fails with
+ * EACCES, and a guess from that once made main close it itself), so main closes
+ * none of them: each goes into its uid's queue, which at most CLOSING_USER_MAX
+ * detached threads of that uid empty, closing one fd after another and ending
+ * when the queue is.  While all of a uid's threads are busy and fds wait, that
+ * uid's connections are not read (no new fds come in), until one close returns.
  */
 #define CLOSING_USER_MAX 4
+#define CLOSING_UIDS	 256 /* uids with closes under way at once (max_clients is 128) */
 
 struct closing {
 	int fd;
-	uid_t uid;
 	struct closing *next;
 };
 
-static pthread_mutex_t closing_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct closing *closing_waiting; /* main's: fds over their uid's bound */
-static struct {
+/* One uid's closes: its queue and its threads (under closing_lock). */
+struct closer_uid {
 	uid_t uid;
-	unsigned n;
-} closing_users[64]; /* under closing_lock */
-static unsigned closing_total;
-int daemon_closer_efd = -1; /* a closer thread -> main: one close returned */
+	unsigned threads; /* closer threads of this uid alive */
+	unsigned queued;
+	struct closing *head, **tail;
+};
+
+static pthread_mutex_t closing_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct closer_uid closers[CLOSING_UIDS]; /* a slot is free when threads == queued == 0 */
+int daemon_closer_efd = -1; /* a closer thread -> main: a close returned */
 
 /* Where a client's fd lives, as far as the daemon can tell without asking it. */
 enum fd_fs {
@@ -114,141 +120,127 @@ static int fd_kind(int fd, mode_t *ret_mode, dev_t *ret_rdev, enum fd_fs *ret_fs
 	return 0;
 }
 
-static bool close_cannot_block(int fd)
+/* The slot of @uid (under closing_lock), made if @make; NULL if none (or the table is full). */
+static struct closer_uid *closer_slot(uid_t uid, bool make)
 {
-	mode_t mode;
-	dev_t rdev;
-	enum fd_fs fs;
-	int dom = 0;
-	socklen_t len = sizeof(dom);
+	struct closer_uid *free_slot = NULL;
 
-	if (fd_kind(fd, &mode, &rdev, &fs) < 0)
-		return true; /* not an fd at all: its close is EBADF */
-	if (S_ISFIFO(mode))
-		return true; /* pipe_release(), wherever the FIFO's inode lives */
-	if (fs != FD_FS_LOCAL)
-		return false;
-	if (S_ISREG(mode) || S_ISDIR(mode))
-		return true;
-	if (S_ISCHR(mode) && major(rdev) == 1)
-		return true;
-	return S_ISSOCK(mode) && getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) == 0 &&
-	       dom == AF_UNIX;
-}
+	for (size_t i = 0; i < ARRAY_SIZE(closers); i++) {
+		struct closer_uid *k = &closers[i];
 
-/* The slot of @uid's count (under closing_lock); NULL when the table is full. */
-static unsigned *closing_slot(uid_t uid)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(closing_users); i++)
-		if (closing_users[i].n && closing_users[i].uid == uid)
-			return &closing_users[i].n;
-	for (size_t i = 0; i < ARRAY_SIZE(closing_users); i++)
-		if (!closing_users[i].n) {
-			closing_users[i].uid = uid;
-			return &closing_users[i].n;
+		if (k->threads || k->queued) {
+			if (k->uid == uid)
+				return k;
+		} else if (!free_slot) {
+			free_slot = k;
 		}
-	return NULL;
+	}
+	if (!make || !free_slot)
+		return NULL;
+	*free_slot = (struct closer_uid){ .uid = uid };
+	free_slot->tail = &free_slot->head;
+	return free_slot;
 }
 
 bool daemon_closing_over(uid_t uid)
 {
-	unsigned *n;
+	struct closer_uid *k;
 	bool over;
 
 	pthread_mutex_lock(&closing_lock);
-	n = closing_slot(uid);
-	over = !n || *n >= CLOSING_USER_MAX;
+	k = closer_slot(uid, false);
+	over = k && k->threads >= CLOSING_USER_MAX && k->queued > 0;
 	pthread_mutex_unlock(&closing_lock);
 	return over;
 }
 
+/* A closer of uid @arg: closes its uid's queued fds one after another, then ends. */
 static void *closer_main(void *arg)
 {
-	struct closing *c = arg;
+	uid_t uid = (uid_t)(uintptr_t)arg;
 	uint64_t one = 1;
-	unsigned *n;
 
-	close(c->fd);
 	pthread_mutex_lock(&closing_lock);
-	n = closing_slot(c->uid);
-	if (n && *n)
-		(*n)--;
-	closing_total--;
+	for (;;) {
+		struct closer_uid *k = closer_slot(uid, false);
+		struct closing *c = k ? k->head : NULL;
+
+		if (!c) {
+			if (k)
+				k->threads--;
+			break;
+		}
+		k->head = c->next;
+		if (!k->head)
+			k->tail = &k->head;
+		k->queued--;
+		pthread_mutex_unlock(&closing_lock);
+		close(c->fd); /* may wait for whoever serves the file: this thread's alone */
+		free(c);
+		pthread_mutex_lock(&closing_lock);
+	}
 	pthread_mutex_unlock(&closing_lock);
 	(void)!write(daemon_closer_efd, &one, sizeof(one));
-	free(c);
 	return NULL;
 }
 
-/* A thread for the close of @c, if @c's uid is under its bound: true if it took @c. */
-static bool closer_start(struct closing *c)
+/* Under closing_lock: another closer for @k if it has queued fds and room for one. */
+static void closer_start(struct closer_uid *k)
 {
 	pthread_attr_t attr;
 	pthread_t t;
-	unsigned *n;
-	bool ok = false;
 
-	pthread_mutex_lock(&closing_lock);
-	n = closing_slot(c->uid);
-	if (n && *n < CLOSING_USER_MAX && pthread_attr_init(&attr) == 0) {
-		(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		(void)pthread_attr_setstacksize(&attr, 64 << 10);
-		ok = pthread_create(&t, &attr, closer_main, c) == 0;
-		pthread_attr_destroy(&attr);
-		if (ok) {
-			(*n)++;
-			closing_total++;
-		}
-	}
-	pthread_mutex_unlock(&closing_lock);
-	return ok;
+	if (!k->queued || k->threads >= CLOSING_USER_MAX || k->threads >= k->queued ||
+	    pthread_attr_init(&attr) != 0)
+		return;
+	(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	(void)pthread_attr_setstacksize(&attr, 64 << 10);
+	if (pthread_create(&t, &attr, closer_main, (void *)(uintptr_t)k->uid) == 0)
+		k->threads++;
+	/* else: tried again at the next release or close of this uid */
+	pthread_attr_destroy(&attr);
 }
 
-/* Close an fd client @uid gave us, never waiting for it on main. */
 void daemon_fd_release(int fd, uid_t uid)
 {
 	struct closing *c;
+	struct closer_uid *k;
 
 	if (fd < 0)
 		return;
-	if (close_cannot_block(fd)) {
-		close(fd);
-		return;
-	}
 	c = malloc(sizeof(*c));
-	if (!c) {
-		close(fd); /* no memory for a list entry: the one thing left to do */
-		return;
+	pthread_mutex_lock(&closing_lock);
+	k = c ? closer_slot(uid, true) : NULL;
+	if (k) {
+		c->fd = fd;
+		c->next = NULL;
+		*k->tail = c;
+		k->tail = &c->next;
+		k->queued++;
+		closer_start(k);
 	}
-	c->fd = fd;
-	c->uid = uid;
-	c->next = NULL;
-	if (closer_start(c))
-		return;
-	/* Waits for a slot; in order, so that no fd waits for ever. */
-	{
-		struct closing **pp = &closing_waiting;
-
-		while (*pp)
-			pp = &(*pp)->next;
-		*pp = c;
+	pthread_mutex_unlock(&closing_lock);
+	if (!k) {
+		/*
+		 * No memory, or 256 uids' closes under way: the fd is kept open rather
+		 * than closed here, where its close could hold up every client.
+		 */
+		free(c);
+		log_error("uid %u: cannot queue the close of fd %d (%s): it stays open", (unsigned)uid,
+			  fd, c ? "256 users' closes under way" : "out of memory");
 	}
 }
 
-/* A close returned: start what waited, then read the connections that were paused. */
+/* A close returned: more closers where fds wait, then read the connections that were paused. */
 void daemon_closer_event(void)
 {
 	uint64_t v;
 
 	(void)!read(daemon_closer_efd, &v, sizeof(v));
-	for (struct closing **pp = &closing_waiting; *pp;) {
-		struct closing *c = *pp, *next = c->next; /* c is the thread's once started */
-
-		if (closer_start(c))
-			*pp = next;
-		else
-			pp = &c->next;
-	}
+	pthread_mutex_lock(&closing_lock);
+	for (size_t i = 0; i < ARRAY_SIZE(closers); i++)
+		closer_start(&closers[i]);
+	pthread_mutex_unlock(&closing_lock);
 	daemon_client_rearm();
 }
 

@@ -731,13 +731,13 @@ extern int daemon_closer_efd; /* a closer thread -> main: one close returned */
  * memory device, not on FUSE.  0, or -EBADF or -EINVAL with @err saying why.
  */
 int daemon_check_output_fd(int fd, const char *what, char *err, size_t errlen);
-/* daemon_fd_release: close @fd that client @uid gave; on a thread when the close could block. */
+/* daemon_fd_release: close @fd that client @uid gave, on a closer thread (never on main). */
 void daemon_fd_release(int fd, uid_t uid);
 /* daemon_client_drop_fds: release the fds @c sent that no request took. */
 void daemon_client_drop_fds(struct daemon_client *c);
-/* daemon_closing_over: @uid has CLOSING_USER_MAX closes under way (or no slot is free). */
+/* daemon_closing_over: @uid's CLOSING_USER_MAX closers are busy and more of its fds wait. */
 bool daemon_closing_over(uid_t uid);
-/* daemon_closer_event: daemon_closer_efd woke main: start the waiting closes, rearm clients. */
+/* daemon_closer_event: daemon_closer_efd woke main: more closers where fds wait, rearm clients. */
 void daemon_closer_event(void);
 
 /* ---- daemon-cmd.c: requests, commands, the sessions' list (main's) ---- */

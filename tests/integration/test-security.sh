@@ -33,6 +33,7 @@ users_cleanup() {
 	done
 	groupdel "$G" 2> /dev/null
 	[[ -n "${root_busy:-}" ]] && kill -9 "$root_busy" 2> /dev/null
+	[[ -n "${fuse_mode:-}" ]] && chmod "$fuse_mode" /dev/fuse
 	harness_cleanup
 }
 trap users_cleanup EXIT
@@ -697,6 +698,47 @@ else
 	echo "# skipping the FUSE cells: no FUSE here ($(cat "$tmp/fuse.err" 2> /dev/null))"
 	[[ -n "${fusepid:-}" ]] && kill "$fusepid" 2> /dev/null
 fi
+# (e) The same, from U's own FUSE mount in U's own user and mount namespace (issue
+# 32, finding 5): there the daemon cannot even tell what the fd is (statx(2)
+# fails with EACCES), and main once took that for "not an fd" and closed it
+# itself, stuck in fuse_flush() until an administrator aborted the connection.
+# Now no client fd is closed on main, whatever it is.
+# /dev/fuse is 0666 where Debian's fuse3 is installed (a user's FUSE in its own
+# namespace needs nothing more); this machine's may be 0600: for the test only.
+fuse_mode=$(stat -c %a /dev/fuse 2> /dev/null)
+[[ -n $fuse_mode ]] && chmod 0666 /dev/fuse
+if [[ -x "$tmp/stuckfuse" ]] && as "$U" unshare -Urm true 2> /dev/null; then
+	threads0=$(ls /proc/$dpid/task | wc -l)
+	as "$U" mkdir -p "$tmp/u/nsfuse"
+	# The flood's own close of the file waits for the server too: the server is
+	# ended from outside (its pid in nsfuse.pid) once the probe has run.
+	as "$U" unshare -Urm sh -c '
+		"$1" "$2/nsfuse" > "$2/nsfuse.out" 2> "$2/nsfuse.err" & echo $! > "$2/nsfuse.pid"
+		for _ in $(seq 50); do grep -q ready "$2/nsfuse.out" && break; sleep 0.1; done
+		grep -q ready "$2/nsfuse.out" || exit 77
+		/usr/bin/python3 "$3" flood "$4" 4 --conns 2 --depth 4 \
+			--req "{\"cmd\": \"start\", \"args\": {\"output\": \"fd\", \"pids\": [$5]}}" \
+			--fd "$2/nsfuse/f:w" > "$2/nsfuse.flood"' sh "$tmp/stuckfuse" "$tmp/u" "$attack" "$sock" "$upid" &
+	nsf=$!
+	sleep 1
+	pr=$(python3 "$attack" probe "$sock" 4)
+	sleep 1
+	[[ -s "$tmp/u/nsfuse.pid" ]] && kill "$(cat "$tmp/u/nsfuse.pid")" 2> /dev/null
+	nsrc=0; wait "$nsf" || nsrc=$?
+	[[ $nsrc == 77 ]] && bad "FUSE in U's namespace: U could not mount: $(cat "$tmp/u/nsfuse.err")"
+	echo "# FUSE in U's namespace: $(cat "$tmp/u/nsfuse.flood" 2> /dev/null); root's probe: $pr"
+	matrix "U: fds of its own FUSE mount in its own namespace: root's status" "answered within 1 s" \
+		"$(echo "$pr" | probe_verdict)"
+	python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (r["replies"] > 0 and r["ok"] == 0))' "$tmp/u/nsfuse.flood" &&
+		ok "FUSE in U's namespace: every output refused" || bad "FUSE in U's namespace: $(cat "$tmp/u/nsfuse.flood" 2> /dev/null)"
+	for _ in $(seq 100); do [[ $(ls /proc/$dpid/task | wc -l) -le $threads0 ]] && break; sleep 0.1; done
+	n=$(ls /proc/$dpid/task | wc -l)
+	[[ $n -le $threads0 ]] && ok "FUSE in U's namespace: once its server is gone every close returned ($n threads)" ||
+		bad "FUSE in U's namespace: $n daemon threads, $threads0 before"
+else
+	echo "# skipping the FUSE-in-a-namespace cells: no user namespaces or no stuckfuse here"
+fi
+[[ -n $fuse_mode ]] && chmod "$fuse_mode" /dev/fuse
 kill "$t100" "$t200" 2> /dev/null
 # (e) A huge image (issue 13, item 4): U's process runs code from one page of an 8 GiB
 # sparse file and U records it with --call-graph dwarf.  The file is an ELF image
