@@ -363,48 +363,45 @@ int daemon_state_dir_check(char *err, size_t errlen)
 }
 
 /*
- * A filter's cgroups and units as cgroup ids (a start's or a filter request's):
- * bounded lookups below the cgroup v2 mount.  0, or -errno with @err.
- */
-static int filter_resolve(struct daemon_filter *f, char *err, size_t errlen)
-{
-	char root[512];
-
-	if (f->ncgroups + f->nunits == 0)
-		return 0;
-	if (daemon_cgroup2_root("/proc/self/mounts", root, sizeof(root)) < 0) {
-		snprintf(err, errlen, "filter: no cgroup v2 hierarchy is mounted here, so cgroups "
-			 "and units cannot be filtered on");
-		return -EOPNOTSUPP;
-	}
-	return daemon_filter_resolve(f, root, true, err, errlen);
-}
-
-/*
- * What every new session is admitted against, a client's or a profile's: its
- * filter's cgroups must exist (resolved here), the daemon's session count, and its
- * ring memory with this session's rings on top of every running one's.  Sets
- * @cpus/@ret_ncpus to the CPUs it will count on.  0, or -errno with @err.
+ * What every new session is admitted against, a client's or a profile's: the
+ * daemon's session count, its CPUs (online ones; a request's list is sorted and
+ * each CPU once, daemon_start_parse()), and its ring memory with this session's
+ * rings on top of every running one's.  Its filter's cgroups and units are looked
+ * up by its worker (daemon_filter_lookup()), never here.  Sets @cpus/@ret_ncpus to
+ * the CPUs it will count on.  0, or -errno with @err.  Work bounded by the CPUs.
  */
 int session_admit(struct session_params *p, const struct daemon_start *st,
 			 int *cpus, size_t *ret_ncpus, char *err, size_t errlen)
 {
-	size_t ncpus = 0;
+	int online[DAEMON_MAX_CPUS];
+	size_t ncpus = 0, nonline = 0;
 	int r;
 
-	if ((r = filter_resolve(&p->filter, err, errlen)) < 0)
-		return r;
 	if (daemon_nsessions >= daemon_cfg.max_sessions) {
 		snprintf(err, errlen, "the daemon runs %zu sessions, its maximum (max_sessions)",
 			 daemon_nsessions);
 		return -EBUSY;
 	}
-	if (p->ncpus) {
-		memcpy(cpus, p->cpus, p->ncpus * sizeof(*cpus));
-		ncpus = p->ncpus;
-	} else if ((r = coll_online_cpus(cpus, DAEMON_MAX_CPUS, &ncpus)) < 0) {
+	if ((r = coll_online_cpus(online, DAEMON_MAX_CPUS, &nonline)) < 0) {
 		snprintf(err, errlen, "cannot read the online CPUs: %s", strerror(-r));
 		return r;
+	}
+	if (p->ncpus) {
+		for (size_t i = 0, k = 0; i < p->ncpus; i++) {
+			while (k < nonline && online[k] < p->cpus[i])
+				k++;
+			if (k == nonline || online[k] != p->cpus[i]) {
+				snprintf(err, errlen, "cpu %d is not online (%zu CPUs are, %d to %d)",
+					 p->cpus[i], nonline, nonline ? online[0] : -1,
+					 nonline ? online[nonline - 1] : -1);
+				return -EINVAL;
+			}
+		}
+		memcpy(cpus, p->cpus, p->ncpus * sizeof(*cpus));
+		ncpus = p->ncpus;
+	} else {
+		memcpy(cpus, online, nonline * sizeof(*cpus));
+		ncpus = nonline;
 	}
 	if (ring_bytes_all() + ncpus * st->ring_bytes > ((uint64_t)daemon_cfg.max_ring_mb << 20)) {
 		snprintf(err, errlen, "the rings of this session (%zu CPUs x %zu KiB) would take "
@@ -705,11 +702,27 @@ static void cmd_filter(struct daemon_client *c, json_int_t id, json_t *args)
 	/* A user's own system-wide session keeps the owner rule, whoever changes it. */
 	if (r == 0 && !s->p.who.admin && !s->p.npids)
 		r = daemon_filter_owner_rule(f, &daemon_cfg, &s->p.who, err, sizeof(err));
-	if (r == 0)
-		r = filter_resolve(f, err, sizeof(err));
 	if (r < 0) {
 		daemon_reply_error(c, id, r, "%s", err);
 		free(f);
+		return;
+	}
+	if (f->ncgroups + f->nunits) {
+		/* Its cgroups and units are looked up by the worker: the answer comes later. */
+		pthread_mutex_lock(&s->filt_lock);
+		if (!s->filt_req) {
+			s->filt_req = f;
+			s->filt_req_client = c;
+			s->filt_req_id = id;
+			s->filt_req_done = false;
+			f = NULL;
+		}
+		pthread_mutex_unlock(&s->filt_lock);
+		if (f) {
+			daemon_reply_error(c, id, -EBUSY, "session %d: a filter change is under way; "
+					   "try again once it is answered", s->id);
+			free(f);
+		}
 		return;
 	}
 	pthread_mutex_lock(&s->filt_lock);
@@ -910,6 +923,47 @@ void session_tell_end(struct session *s, const char *reason, bool remove)
  * error reply), or it has ended (the stop's reply, the owner's event), then the
  * session is forgotten.  Both may come with one wakeup.
  */
+/*
+ * The worker's answer to a filter request (cmd_filter()), to the client that
+ * asked if it is still here; with @ended, a request it did not get to is
+ * refused.  Main's.
+ */
+static void filter_answer(struct session *s, bool ended)
+{
+	struct daemon_client *c;
+	struct daemon_filter *f;
+	int64_t id;
+	int r;
+	char err[sizeof(s->filt_req_err)];
+
+	pthread_mutex_lock(&s->filt_lock);
+	f = s->filt_req;
+	if (!f || (!s->filt_req_done && !ended)) {
+		pthread_mutex_unlock(&s->filt_lock);
+		return;
+	}
+	c = s->filt_req_client;
+	id = s->filt_req_id;
+	r = s->filt_req_done ? s->filt_req_r : -ESHUTDOWN;
+	snprintf(err, sizeof(err), "%s", s->filt_req_done ? s->filt_req_err : "the session ended");
+	s->filt_req = NULL;
+	s->filt_req_client = NULL;
+	s->filt_req_done = false;
+	pthread_mutex_unlock(&s->filt_lock);
+	if (r == 0) {
+		log_info("session %d: filter now '%s'", s->id, f->text);
+		if (c) {
+			json_t *rep = daemon_reply_ok(id);
+
+			json_object_set_new(rep, "filter", json_string(f->text));
+			daemon_client_send(c, rep);
+		}
+	} else if (c) {
+		daemon_reply_error(c, id, r, "%s", err);
+	}
+	free(f);
+}
+
 void session_event(struct session *s)
 {
 	uint64_t v;
@@ -917,6 +971,7 @@ void session_event(struct session *s)
 	int state;
 
 	(void)!read(s->done_efd, &v, sizeof(v));
+	filter_answer(s, false);
 	/* Pair with the worker's release stores of started and of its final state. */
 	started = __atomic_load_n(&s->started, __ATOMIC_ACQUIRE);
 	state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
@@ -929,6 +984,7 @@ void session_event(struct session *s)
 	}
 	if ((state != SESSION_DONE && state != SESSION_ERROR) || !session__reap(s))
 		return;
+	filter_answer(s, true); /* a request the worker did not get to */
 	if (!started) {
 		struct daemon_client *sc = s->start_client;
 		json_t *e =

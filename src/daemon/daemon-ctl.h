@@ -165,7 +165,8 @@ int daemon_filter_owner_rule(struct daemon_filter *f, const struct daemon_config
  * daemon_filter_resolve: the cgroup ids of @f's cgroups and units, under the cgroup
  * v2 hierarchy mounted at @root: a cgroup is a path below it (leading '/' or
  * not), a unit the directory of that name, looked for under system.slice, then
- * anywhere at most 4 levels deep.  Each must be a cgroup v2 directory
+ * anywhere at most 4 levels deep (one walk of the tree serves every unit of every
+ * lookup for a second, shared by the threads).  Each must be a cgroup v2 directory
  * (@check_fs: statfs says so).  Fills f->spec.cgroups and f->text (its resolved
  * part replaced: a profile's filter is resolved again and again).  0, or -errno
  * with @err (ENOENT: no such cgroup or unit, unless f->missing_ok, where id 0,
@@ -173,6 +174,12 @@ int daemon_filter_owner_rule(struct daemon_filter *f, const struct daemon_config
  */
 int daemon_filter_resolve(struct daemon_filter *f, const char *root, bool check_fs, char *err,
 			  size_t errlen);
+/*
+ * daemon_filter_lookup: daemon_filter_resolve() under the cgroup v2 hierarchy this
+ * machine has mounted (-EOPNOTSUPP with @err if none).  It reads directories: a
+ * session's worker calls it, never main.
+ */
+int daemon_filter_lookup(struct daemon_filter *f, char *err, size_t errlen);
 
 /*
  * daemon_cgroup2_root: where cgroup v2 is mounted, from @mounts (/proc/self/mounts):

@@ -3,21 +3,28 @@
  * daemon-filter.c: where a session filter's cgroups and units are (daemon-ctl.h).
  *
  * PUBLIC INTERFACES
- *   daemon_filter_resolve(), daemon_cgroup2_root()
+ *   daemon_filter_resolve(), daemon_filter_lookup(), daemon_cgroup2_root()
  *
  * IMPLEMENTATION NOTES
  *   The filter program matches cgroup ids (the kernel's kernfs node ids, which are
  *   the inode numbers of cgroup v2 directories).  A path is looked up below the
  *   cgroup v2 mount with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV)
  *   so that it cannot leave it; a unit is the directory of its name: first
- *   system.slice/NAME (where systemd puts system units), else a breadth-first
- *   search at most UNIT_DEPTH levels deep over at most UNIT_DIRS directories, which
- *   must find exactly one.  Without systemd's D-Bus API (no systemd here to test
- *   it against) that is how a unit is found; it finds user units too.  Runs in
- *   main: each lookup is bounded, whatever the machine holds.
+ *   system.slice/NAME (where systemd puts system units), else the index of the
+ *   tree: one breadth-first walk at most UNIT_DEPTH levels deep over at most
+ *   UNIT_DIRS directories, which must name it exactly once.  The index serves
+ *   every unit of every lookup for UNIT_INDEX_MS (one walk, however many units a
+ *   request names and however many sessions follow theirs), under a mutex held
+ *   only to read or swap it, never while walking.  Without systemd's D-Bus API (no
+ *   systemd here to test it against) that is how a unit is found; it finds user
+ *   units too.  Never on main: a session's worker resolves its filter when it
+ *   starts, when a filter request changes it and when it follows its units
+ *   (issue 32: a user's request naming 64 units once made main walk the tree 64
+ *   times).
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/magic.h>
@@ -31,6 +38,7 @@
 #include <unistd.h>
 
 #include "daemon-ctl.h"
+#include "hwpmcd/common.h"
 
 /* A unit searched this deep below the root, over at most this many directories. */
 #define UNIT_DEPTH 4
@@ -80,23 +88,59 @@ static int cgroup_id_at(int rootfd, const char *path, bool check_fs, uint64_t *r
 	return r;
 }
 
-/* Find the directory named @unit below @root: its path relative to @root in @path. */
-static int find_unit(int rootfd, const char *unit, char *path, size_t len)
+/* How long one walk of the tree serves lookups of units. */
+#define UNIT_INDEX_MS 1000
+
+/*
+ * The directories of the tree by name (one walk): for each, its path below the
+ * root, or dup set when the name is not unique.  Sorted by name for bsearch.
+ */
+struct unit_dir {
+	char name[256];
+	char path[DAEMON_CGROUP_NAME];
+	bool dup;
+};
+
+struct unit_index {
+	char root[512];
+	int64_t made_ms;
+	struct unit_dir *v;
+	size_t n;
+};
+
+static pthread_mutex_t unit_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct unit_index *unit_cached; /* under unit_lock */
+
+static void unit_index_free(struct unit_index *ix)
+{
+	if (ix) {
+		free(ix->v);
+		free(ix);
+	}
+}
+
+static int cmp_unit_dir(const void *a, const void *b)
+{
+	return strcmp(((const struct unit_dir *)a)->name, ((const struct unit_dir *)b)->name);
+}
+
+/* One breadth-first walk below @rootfd (root @root): every directory's name and path. */
+static int unit_index_make(int rootfd, const char *root, struct unit_index **ret)
 {
 	char (*queue)[DAEMON_CGROUP_NAME] = calloc(UNIT_DIRS, sizeof(*queue));
 	unsigned int depth[UNIT_DIRS];
-	size_t head = 0, tail = 0, found = 0;
+	struct unit_index *ix = calloc(1, sizeof(*ix));
+	size_t head = 0, tail = 0, cap = 0, k = 0;
 
-	if (!queue)
-		return -ENOMEM;
-	snprintf(path, len, "system.slice/%s", unit);
-	if (faccessat(rootfd, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+	if (!queue || !ix) {
 		free(queue);
-		return 0;
+		free(ix);
+		return -ENOMEM;
 	}
+	snprintf(ix->root, sizeof(ix->root), "%s", root);
 	queue[tail][0] = '\0';
 	depth[tail++] = 0;
-	while (head < tail && found < 2) {
+	while (head < tail) {
 		const char *dir = queue[head];
 		unsigned int d = depth[head++];
 		/* rootfd is O_PATH: a directory to read is opened from it, the root as ".". */
@@ -113,16 +157,27 @@ static int find_unit(int rootfd, const char *unit, char *path, size_t len)
 		while ((de = readdir(dp)) != NULL) {
 			char sub[DAEMON_CGROUP_NAME];
 
-			if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			if (de->d_type != DT_DIR || de->d_name[0] == '.' ||
+			    strlen(de->d_name) >= sizeof(ix->v->name))
 				continue;
 			if ((size_t)snprintf(sub, sizeof(sub), "%s%s%s", dir, *dir ? "/" : "",
 					     de->d_name) >= sizeof(sub))
 				continue;
-			if (strcmp(de->d_name, unit) == 0) {
-				if (found++ == 0)
-					snprintf(path, len, "%s", sub);
-				continue;
+			if (ix->n == cap) {
+				struct unit_dir *nv = realloc(ix->v, (cap ? cap * 2 : 256) * sizeof(*nv));
+
+				if (!nv) {
+					closedir(dp);
+					free(queue);
+					unit_index_free(ix);
+					return -ENOMEM;
+				}
+				ix->v = nv;
+				cap = cap ? cap * 2 : 256;
 			}
+			snprintf(ix->v[ix->n].name, sizeof(ix->v->name), "%s", de->d_name);
+			snprintf(ix->v[ix->n].path, sizeof(ix->v->path), "%s", sub);
+			ix->v[ix->n++].dup = false;
 			if (d + 1 < UNIT_DEPTH && tail < UNIT_DIRS) {
 				snprintf(queue[tail], DAEMON_CGROUP_NAME, "%s", sub);
 				depth[tail++] = d + 1;
@@ -131,9 +186,66 @@ static int find_unit(int rootfd, const char *unit, char *path, size_t len)
 		closedir(dp);
 	}
 	free(queue);
-	if (found == 0)
+	if (ix->n)
+		qsort(ix->v, ix->n, sizeof(*ix->v), cmp_unit_dir);
+	/* One entry per name, marked when there were more. */
+	for (size_t i = 0; i < ix->n; i++) {
+		if (k && strcmp(ix->v[k - 1].name, ix->v[i].name) == 0) {
+			ix->v[k - 1].dup = true;
+			continue;
+		}
+		ix->v[k++] = ix->v[i];
+	}
+	ix->n = k;
+	ix->made_ms = util_mono_ms();
+	*ret = ix;
+	return 0;
+}
+
+/*
+ * Find the directory named @unit below @root (@rootfd): its path relative to @root
+ * in @path.  0, -ENOENT, -ENOTUNIQ or -ENOMEM.
+ */
+static int find_unit(int rootfd, const char *root, const char *unit, char *path, size_t len)
+{
+	struct unit_index *ix = NULL, *old = NULL;
+	struct unit_dir key, *hit;
+	int r = 0;
+
+	snprintf(path, len, "system.slice/%s", unit);
+	if (faccessat(rootfd, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return 0;
+	if (strlen(unit) >= sizeof(key.name))
 		return -ENOENT;
-	return found == 1 ? 0 : -ENOTUNIQ;
+	pthread_mutex_lock(&unit_lock);
+	if (unit_cached && strcmp(unit_cached->root, root) == 0 &&
+	    util_mono_ms() - unit_cached->made_ms < UNIT_INDEX_MS)
+		ix = unit_cached;
+	pthread_mutex_unlock(&unit_lock);
+	if (!ix) {
+		/* The walk without the lock; the newest index is kept, the other freed. */
+		r = unit_index_make(rootfd, root, &ix);
+		if (r < 0)
+			return r;
+		pthread_mutex_lock(&unit_lock);
+		old = unit_cached;
+		unit_cached = ix;
+		pthread_mutex_unlock(&unit_lock);
+	}
+	/* An index is never changed once made, and freed only once none looks at it. */
+	pthread_mutex_lock(&unit_lock);
+	snprintf(key.name, sizeof(key.name), "%s", unit);
+	hit = unit_cached->n ? bsearch(&key, unit_cached->v, unit_cached->n, sizeof(key),
+				       cmp_unit_dir) : NULL;
+	if (!hit)
+		r = -ENOENT;
+	else if (hit->dup)
+		r = -ENOTUNIQ;
+	else
+		snprintf(path, len, "%s", hit->path);
+	pthread_mutex_unlock(&unit_lock);
+	unit_index_free(old);
+	return r;
 }
 
 int daemon_filter_resolve(struct daemon_filter *f, const char *root, bool check_fs, char *err,
@@ -166,7 +278,7 @@ int daemon_filter_resolve(struct daemon_filter *f, const char *root, bool check_
 		bool located = true; /* a unit's directory found (a cgroup's is its path) */
 
 		if (unit) {
-			r = find_unit(rootfd, name, path, sizeof(path));
+			r = find_unit(rootfd, root, name, path, sizeof(path));
 			located = r == 0;
 		} else {
 			snprintf(path, sizeof(path), "%s", name);
@@ -203,4 +315,18 @@ int daemon_filter_resolve(struct daemon_filter *f, const char *root, bool check_
 	if (r == 0)
 		snprintf(f->text, sizeof(f->text), "%s", text);
 	return r;
+}
+
+int daemon_filter_lookup(struct daemon_filter *f, char *err, size_t errlen)
+{
+	char root[512];
+
+	if (f->ncgroups + f->nunits == 0)
+		return 0;
+	if (daemon_cgroup2_root("/proc/self/mounts", root, sizeof(root)) < 0) {
+		snprintf(err, errlen, "filter: no cgroup v2 hierarchy is mounted here, so cgroups "
+			 "and units cannot be filtered on");
+		return -EOPNOTSUPP;
+	}
+	return daemon_filter_resolve(f, root, true, err, errlen);
 }

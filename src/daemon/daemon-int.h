@@ -433,6 +433,19 @@ struct session {
 	uint64_t filt_mark_t;
 	char filt_mark[sizeof(((struct daemon_filter *)0)->text)];
 	uint32_t filt_gen;	/* under filt_lock: main's replacements of p.filter */
+	/*
+	 * A filter request naming cgroups or units: main leaves the parsed filter
+	 * here (filt_req, owned by the session), the worker looks them up (reading
+	 * directories is never main's work) and sets it, then leaves the result
+	 * (filt_req_done, _r, _err) and wakes main (done_efd), which answers the
+	 * client that asked (filt_req_client, NULL once it went away).  Under filt_lock.
+	 */
+	struct daemon_filter *filt_req;
+	void *filt_req_client;
+	int64_t filt_req_id;
+	bool filt_req_done;
+	int filt_req_r;
+	char filt_req_err[512];
 	int64_t filt_follow_ms; /* the worker's: when it looks up the filter's cgroups again */
 	uint64_t perf_fds;     /* taken from the budget, given back at the end */
 	struct session_cpu_stats *cstats; /* ncpus of them */

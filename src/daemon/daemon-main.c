@@ -177,6 +177,10 @@ static void client_free(struct daemon_client *c)
 			s->start_client = NULL;
 		if (s->stop_client == c)
 			s->stop_client = NULL;
+		pthread_mutex_lock(&s->filt_lock);
+		if (s->filt_req_client == c)
+			s->filt_req_client = NULL; /* the worker's answer, when it comes, is dropped */
+		pthread_mutex_unlock(&s->filt_lock);
 	}
 	for (pp = &clients; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {

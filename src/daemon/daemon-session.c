@@ -566,6 +566,47 @@ int session_filter_follow(struct session *s)
 }
 
 /*
+ * A filter request main left (cmd_filter()): its cgroups and units looked up here,
+ * the filter set in the kernel's maps, the answer left for main, which is woken.
+ */
+static void filter_request(struct session *s)
+{
+	struct daemon_filter f;
+	char err[sizeof(s->filt_req_err)] = "";
+	uint64_t one = 1;
+	int r;
+
+	pthread_mutex_lock(&s->filt_lock);
+	if (!s->filt_req || s->filt_req_done) {
+		pthread_mutex_unlock(&s->filt_lock);
+		return;
+	}
+	f = *s->filt_req;
+	pthread_mutex_unlock(&s->filt_lock);
+	r = daemon_filter_lookup(&f, err, sizeof(err));
+	pthread_mutex_lock(&s->filt_lock);
+	if (r == 0) {
+		r = s->filt ? filt__set(s->filt, &f.spec) : -EAGAIN;
+		if (r < 0)
+			snprintf(err, sizeof(err), "filter: the kernel's maps refused the change: %s "
+				 "(the previous filter holds)", strerror(-r));
+	}
+	if (r == 0) {
+		s->p.filter = f;
+		*s->filt_req = f; /* its text, for main's answer */
+		s->filt_gen++;	  /* a follow's lookup begun before is stale */
+		snprintf(s->filt_mark, sizeof(s->filt_mark), "%s", f.text);
+		s->filt_mark_t = util_now_ns(CLOCK_MONOTONIC);
+		__atomic_store_n(&s->filt_mark_pending, 1, __ATOMIC_RELEASE);
+	}
+	s->filt_req_r = r;
+	snprintf(s->filt_req_err, sizeof(s->filt_req_err), "%s", err);
+	s->filt_req_done = true;
+	pthread_mutex_unlock(&s->filt_lock);
+	(void)!write(s->done_efd, &one, sizeof(one));
+}
+
+/*
  * Gated, after a loss: the user's live processes into the model again (the start's
  * scan, asking ml_may_scan of each), at most once a second; what the rings still
  * hold from before the scan no longer applies to them.  0 or a write error.
@@ -755,6 +796,7 @@ static void *session_worker(void *arg)
 		r = merge_round(s, util_now_ns(CLOCK_MONOTONIC));
 		if (r == 0 && s->gate_rescan)
 			r = gate_rescan(s);
+		filter_request(s);
 		/* An output that was full gets another chance once per round, never a wait. */
 		if (r == 0 && !session_paused(s))
 			r = plog_writer__retry(s->w);
@@ -1091,6 +1133,27 @@ static int session_setup(struct session *s, char *err, size_t errlen)
 	int r;
 
 	err[0] = '\0';
+	if (s->p.filter.on && s->p.filter.ncgroups + s->p.filter.nunits) {
+		/* Its cgroups and units, looked up here (directories: never main's work). */
+		struct daemon_filter *f = malloc(sizeof(*f));
+
+		if (!f) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		pthread_mutex_lock(&s->filt_lock);
+		*f = s->p.filter;
+		pthread_mutex_unlock(&s->filt_lock);
+		r = daemon_filter_lookup(f, err, errlen);
+		if (r == 0) {
+			pthread_mutex_lock(&s->filt_lock);
+			s->p.filter = *f;
+			pthread_mutex_unlock(&s->filt_lock);
+		}
+		free(f);
+		if (r < 0)
+			goto fail;
+	}
 	if (s->p.npids) {
 		pid_t missing = 0;
 
@@ -1308,6 +1371,7 @@ void session__free(struct session *s)
 		return;
 	/* Never with a live worker: main frees only what session__reap() gave back. */
 	session_teardown(s);
+	free(s->filt_req); /* a filter request nobody was answered for (main's answer frees it) */
 	pthread_mutex_destroy(&s->filt_lock);
 	if (s->prof) {
 		pthread_mutex_destroy(&s->prof->lock);

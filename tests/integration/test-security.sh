@@ -34,6 +34,7 @@ users_cleanup() {
 	groupdel "$G" 2> /dev/null
 	[[ -n "${root_busy:-}" ]] && kill -9 "$root_busy" 2> /dev/null
 	[[ -n "${fuse_mode:-}" ]] && chmod "$fuse_mode" /dev/fuse
+	[[ -n "${cgtree:-}" ]] && find "$cgtree" -depth -type d -exec rmdir {} + 2> /dev/null
 	harness_cleanup
 }
 trap users_cleanup EXIT
@@ -645,6 +646,43 @@ v_wait
 matrix "U: start flood: V's session meanwhile" "complete, 0 lost" "$(v_check flood)"
 python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (r["replies"] > 0 and r["ok"] + sum(r["errors"].values()) == r["replies"]))' "$tmp/u/flood.out" &&
 	ok "start flood: every one of U's requests that was answered is a start or a clear refusal" || bad "start flood: $(cat "$tmp/u/flood.out")"
+
+# (a2) Starts naming 64 units each that are not system.slice/NAME (issue 32,
+# finding 4): main once walked the cgroup tree for each unit of each request
+# before any limit; the lookups are the worker's now, and one walk serves a second.
+# The units are there, deep in a tree of 3,600 cgroups (a user's delegated
+# subtree, as systemd gives user@UID.service, may hold as many): each lookup once
+# walked all of it, to be sure the name was unique.
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+cgtree=
+if [[ -n $cg2 ]] && mkdir "$cg2/hwpmc-sec-$tag" 2> /dev/null; then
+	cgtree=$cg2/hwpmc-sec-$tag
+	for a in $(seq 60); do
+		mkdir "$cgtree/a$a" && (cd "$cgtree/a$a" && mkdir $(seq -f 'b%g' 60))
+	done
+	mkdir "$cgtree/z" && (cd "$cgtree/z" && mkdir $(seq -f 'hwpmc-u%g.service' 0 63))
+fi
+units64=$(python3 -c 'import json; print(json.dumps(["hwpmc-u%d.service" % i for i in range(64)]))')
+v_during units 5
+as "$U" /usr/bin/python3 "$attack" flood "$sock" 4 --conns 4 --depth 8 \
+	--req "{\"cmd\": \"start\", \"args\": {\"output\": \"fd\", \"filter\": {\"uid\": [$uid_u], \"unit\": $units64}}}" \
+	--fd /dev/null:w > "$tmp/u/units.out" &
+fl=$!
+pr=$(python3 "$attack" probe "$sock" 4)
+wait "$fl"
+echo "# unit flood: $(cut -c1-300 "$tmp/u/units.out"); root's probe: $pr"
+matrix "U: starts naming 64 units each (4 conns): root's status" "answered within 1 s" "$(echo "$pr" | probe_verdict)"
+v_wait
+matrix "U: unit flood: V's session meanwhile" "complete, 0 lost" "$(v_check units)"
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (r["replies"] > 0 and r["ok"] + sum(r["errors"].values()) == r["replies"]))' "$tmp/u/units.out" &&
+	ok "unit flood: every answer a start or a clear refusal" || bad "unit flood: $(cat "$tmp/u/units.out")"
+# Stop what started (each start that was admitted found its 64 units), then the tree.
+for id in $("$hwpmc" sessions --socket "$sock" --json 2> /dev/null | python3 -c '
+import json, sys
+print(" ".join(str(x["session"]) for x in json.load(sys.stdin)["sessions"] if x.get("uid") == int(sys.argv[1])))' "$uid_u"); do
+	"$hwpmc" stop --socket "$sock" "$id" > /dev/null 2>&1
+done
+[[ -n $cgtree ]] && find "$cgtree" -depth -type d -exec rmdir {} + 2> /dev/null
 
 # (b) A flood of events requests (the sysfs PMU listing is read once per 10 s).
 v_during events 5
