@@ -88,5 +88,13 @@ for f in "$root"/include/hwpmcd/*.h; do
 		fail=1
 	fi
 done
+# One module creates every file and directory (files.h, src/common/common-files.c):
+# no other source file may call what creates, links or renames one.
+create_re='(O_CREAT|[^_a-z](mkdir|mkdirat|creat|link|linkat|symlink|symlinkat|rename|renameat|renameat2|mkfifo|mknod)[[:space:]]*\()'
+while IFS= read -r hit; do
+	echo "check-includes: ${hit#"$root"/}: files are created only through files.h (src/common/common-files.c)"
+	fail=1
+done < <(grep -nE "$create_re" "$root"/src/*/*.c | grep -v '^[^:]*/common-files\.c:' |
+	grep -vE '^[^:]*:[0-9]+:[[:space:]]*(\*|/\*)' | grep -v 'SCMP_SYS(' | grep -v 'files\.h-exempt')
 [[ $fail == 0 ]] && echo "check-includes: every #include follows the module table"
 exit $fail

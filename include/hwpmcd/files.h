@@ -5,7 +5,7 @@
  *
  * PUBLIC INTERFACES
  *   struct util_dir: util_dir__open(), util_dir__open_parent(), util_dir__make(),
- *   util_dir__close()
+ *   util_dir__close(), util_dir_ensure(), util_file_new()
  *   util_file_create(), util_file_create_temp(), util_file_commit(),
  *   util_file_remove(), util_file_append(), util_dir_commit(), util_dir_remove(),
  *   util_output_open(), util_output__commit(), util_output__abandon(),
@@ -76,6 +76,23 @@ int util_dir__open_parent(const char *path, struct util_dir *ret_d, const char *
  * -EEXIST if the name exists, whatever it is.
  */
 int util_dir__make(const struct util_dir *d, const char *name, mode_t mode, struct util_dir *ret);
+
+/*
+ * util_dir_ensure: the directory @path, made (mkdirat in its checked parent, @mode)
+ * if it is missing, then opened and checked as private (util_dir__open()): the
+ * daemon's state and profile directories.  0 with *@ret_d (NULL: closed again), or
+ * -errno with a message naming @path in @err.
+ */
+int util_dir_ensure(const char *path, mode_t mode, struct util_dir *ret_d, char *err,
+		    size_t errlen);
+
+/*
+ * util_file_new: a new file at @path (O_EXCL, @mode, 0: UTIL_FILE_MODE) whose
+ * directory must be private to the caller (util_dir__open() with private): the
+ * daemon's logs and side files in its own directories.  The fd, or -errno with
+ * @err.
+ */
+int util_file_new(const char *path, mode_t mode, char *err, size_t errlen);
 
 /* util_dir__close: close @d's descriptor (a NONE or closed one is left alone). */
 void util_dir__close(struct util_dir *d);

@@ -9,7 +9,7 @@
  *                       where its executable mappings are
  *   maplog__new(), __free(), __scan_kernel(), __scan_procs(), __replay(), __record(),
  *   __sample(), __find_map(), __stats(), maplog_open_mapped(), maplog_kernel_slide(),
- *   maplog_vdso_self(), maplog_vdso_v(), maplog_vdso_write(), maplog_vdso_save()
+ *   maplog_vdso_self(), maplog_vdso_v(), maplog_vdso_write()
  *
  * IMPLEMENTATION NOTES
  *   maplog turns what /proc shows at session start and the side-band records of
@@ -285,9 +285,6 @@ int maplog_vdso_v(uint64_t *ret_v);
  * a negative errno (-ENOENT: no vDSO, nothing written).
  */
 int maplog_vdso_write(int fd);
-
-/* maplog_vdso_save: maplog_vdso_write() into a new file @path (O_EXCL, @mode). */
-int maplog_vdso_save(const char *path, mode_t mode);
 
 /*
  * maplog_kernel_slide: run-time _stext from @procfs/kallsyms minus the link-time

@@ -125,6 +125,8 @@ int util_dir__open(const char *path, bool private, struct util_dir *ret_d, char 
 	return 0;
 }
 
+static int dir_of(const char *path, char *dir, size_t size, const char **ret_name);
+
 int util_dir__open_parent(const char *path, struct util_dir *ret_d, const char **ret_name,
 			  char *err, size_t errlen)
 {
@@ -139,14 +141,8 @@ int util_dir__open_parent(const char *path, struct util_dir *ret_d, const char *
 				      : "its last component is too long");
 		return r;
 	}
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else if ((size_t)(slash - path) >= sizeof(dir))
+	if (dir_of(path, dir, sizeof(dir), &name) < 0)
 		return snprintf(err, errlen, "'%s': too long", path), -ENAMETOOLONG;
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 	r = util_dir__open(dir, false, ret_d, err, errlen);
 	if (r == 0)
 		*ret_name = name;
@@ -176,6 +172,76 @@ int util_dir__make(const struct util_dir *d, const char *name, mode_t mode, stru
 	}
 	*ret = (struct util_dir){ .fd = fd, .shared = false };
 	return 0;
+}
+
+/* The directory of @path ("." for a bare name) into @dir (@size bytes). */
+static int dir_of(const char *path, char *dir, size_t size, const char **ret_name)
+{
+	const char *slash = strrchr(path, '/');
+
+	*ret_name = slash ? slash + 1 : path;
+	if (!slash)
+		return snprintf(dir, size, ".") < 0 ? -EINVAL : 0;
+	if (slash == path)
+		return snprintf(dir, size, "/") < 0 ? -EINVAL : 0;
+	if ((size_t)(slash - path) >= size)
+		return -ENAMETOOLONG;
+	snprintf(dir, size, "%.*s", (int)(slash - path), path);
+	return 0;
+}
+
+int util_dir_ensure(const char *path, mode_t mode, struct util_dir *ret_d, char *err,
+		    size_t errlen)
+{
+	struct util_dir parent, d;
+	const char *name;
+	char dir[4096];
+	int r = dir_of(path, dir, sizeof(dir), &name);
+
+	if (r == 0 && check_name(name) < 0)
+		r = -EINVAL;
+	if (r < 0) {
+		snprintf(err, errlen, "'%s': not a directory path", path);
+		return r;
+	}
+	r = util_dir__open(dir, false, &parent, err, errlen);
+	if (r < 0)
+		return r;
+	if (mkdirat(parent.fd, name, mode ? mode : UTIL_DIR_MODE) < 0 && errno != EEXIST) {
+		r = -errno;
+		snprintf(err, errlen, "cannot make the directory '%s': %s", path, strerror(-r));
+	}
+	util_dir__close(&parent);
+	if (r == 0)
+		r = util_dir__open(path, true, &d, err, errlen);
+	if (r < 0)
+		return r;
+	if (ret_d)
+		*ret_d = d;
+	else
+		util_dir__close(&d);
+	return 0;
+}
+
+int util_file_new(const char *path, mode_t mode, char *err, size_t errlen)
+{
+	struct util_dir d;
+	const char *name;
+	char dir[4096];
+	int fd, r = dir_of(path, dir, sizeof(dir), &name);
+
+	if (r < 0) {
+		snprintf(err, errlen, "'%s': %s", path, strerror(-r));
+		return r;
+	}
+	r = util_dir__open(dir, true, &d, err, errlen);
+	if (r < 0)
+		return r;
+	fd = util_file_create(&d, name, mode, 0);
+	util_dir__close(&d);
+	if (fd < 0)
+		snprintf(err, errlen, "cannot create '%s': %s", path, strerror(-fd));
+	return fd;
 }
 
 void util_dir__close(struct util_dir *d)

@@ -45,6 +45,7 @@
 #include "daemon-ctl.h"
 #include "daemon-int.h"
 #include "hwpmcd/common.h"
+#include "hwpmcd/files.h"
 #include "hwpmcd/ctl-protocol.h"
 #include "hwpmcd/log.h"
 
@@ -320,46 +321,37 @@ static uint64_t ring_bytes_all(void)
  */
 void daemon_write_vdso_beside(const char *log)
 {
-	char path[sizeof(daemon_cfg.state_dir) + 128];
-	int r;
+	char path[sizeof(daemon_cfg.state_dir) + 128], err[512];
+	int fd, r;
 
 	if (snprintf(path, sizeof(path), "%s.vdso", log) >= (int)sizeof(path))
 		return;
-	r = maplog_vdso_save(path, 0640);
-	if (r < 0 && r != -ENOENT)
-		log_warn_errno(r, "'%s': cannot save the vDSO image, ignoring", path);
+	fd = util_file_new(path, 0, err, sizeof(err));
+	if (fd < 0) {
+		log_warn("%s: no vDSO image beside the log, ignoring", err);
+		return;
+	}
+	r = maplog_vdso_write(fd);
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r < 0) {
+		(void)unlink(path); /* in the daemon's own directory: nobody else's name */
+		if (r != -ENOENT)
+			log_warn_errno(r, "'%s': cannot save the vDSO image, ignoring", path);
+	}
 }
 
 /*
- * The state directory, made if missing (0750): it must be a real directory of
- * ours that nobody else may write, or a user could plant a link or a file
- * where a detached session writes (the files are also opened O_EXCL|O_NOFOLLOW).
+ * The state directory, made if missing (0750): it must be a directory of ours
+ * that nobody else may write (files.h's private directory), or a user could
+ * plant a link or a file where a detached session writes; its files are made
+ * new in it (util_file_new()).
  */
-
 int daemon_state_dir_check(char *err, size_t errlen)
 {
-	struct stat st;
+	int r = util_dir_ensure(daemon_cfg.state_dir, 0750, NULL, err, errlen);
 
-	if (mkdir(daemon_cfg.state_dir, 0750) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot make the state directory '%s': %s",
-			 daemon_cfg.state_dir, strerror(errno));
-		return -errno;
-	}
-	if (lstat(daemon_cfg.state_dir, &st) < 0) {
-		snprintf(err, errlen, "state directory '%s': %s", daemon_cfg.state_dir,
-			 strerror(errno));
-		return -errno;
-	}
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
-		snprintf(err, errlen, "the state directory '%s' is %s; refusing to write there "
-			 "(it must be a directory of uid %u that only it may write)",
-			 daemon_cfg.state_dir,
-			 !S_ISDIR(st.st_mode) ? "not a directory" : st.st_uid != geteuid()
-			 ? "owned by another user" : "writable by group or others",
-			 (unsigned)geteuid());
-		return -EACCES;
-	}
-	return 0;
+	return r == -EPERM ? -EACCES : r;
 }
 
 /*
@@ -518,24 +510,20 @@ static void cmd_start(struct daemon_client *c, json_int_t id, json_t *args)
 		snprintf(path, sizeof(path), "%s/session-%d-%04d%02d%02dT%02d%02d%02dZ.pmclog",
 			 daemon_cfg.state_dir, daemon_next_session_id, tm.tm_year + 1900,
 			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-		p->out_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+		p->out_fd = util_file_new(path, 0, err, sizeof(err));
 		if (p->out_fd < 0) {
-			r = -errno;
-			daemon_reply_error(c, id, r,
-					   "cannot create '%s' in the state directory: %s", path,
-					   strerror(-r));
+			daemon_reply_error(c, id, p->out_fd, "the state directory: %s", err);
+			p->out_fd = -1;
 			goto out;
 		}
 		made_log = true;
 		daemon_write_vdso_beside(path);
 		if (st.ks_want && !ks_skip[0]) {
 			snprintf(ks_path, sizeof(ks_path), "%s.kallsyms", path);
-			p->ks_fd = open(ks_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-					0640);
+			p->ks_fd = util_file_new(ks_path, 0, err, sizeof(err));
 			if (p->ks_fd < 0) {
-				r = -errno;
-				daemon_reply_error(c, id, r, "cannot create '%s' in the state directory: %s",
-						   ks_path, strerror(-r));
+				daemon_reply_error(c, id, p->ks_fd, "the state directory: %s", err);
+				p->ks_fd = -1;
 				goto out;
 			}
 			made_ks = true;

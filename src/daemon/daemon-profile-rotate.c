@@ -32,6 +32,7 @@
 #include "daemon-ctl.h"
 #include "daemon-int.h"
 #include "hwpmcd/common.h"
+#include "hwpmcd/files.h"
 #include "hwpmcd/log.h"
 
 /* ---- always-on profiles: rotation, retention, a full disk ---- */
@@ -73,7 +74,7 @@ static void profile_set_note(struct session_profile *pf, const char *fmt, ...)
  */
 static void profile_ks_write(struct session *s, const char *log)
 {
-	char path[sizeof(s->prof->path) + 16], *buf = NULL;
+	char path[sizeof(s->prof->path) + 16], err[512], *buf = NULL;
 	size_t len = 0, nsyms = 0, npcs;
 	int fd, r;
 
@@ -88,7 +89,7 @@ static void profile_ks_write(struct session *s, const char *log)
 		r = s->ks ? 0 : -ENODATA;
 	}
 	snprintf(path, sizeof(path), "%s.kallsyms", log);
-	fd = r < 0 ? -1 : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+	fd = r < 0 ? -1 : util_file_new(path, 0, err, sizeof(err));
 	if (fd >= 0) {
 		if (buf)
 			r = util_write_all(fd, buf, len, NULL);
@@ -143,7 +144,7 @@ static int profile_close_file(struct session *s, uint64_t t)
 static int profile_open_next(struct session *s, uint64_t t)
 {
 	struct session_profile *pf = s->prof;
-	char path[sizeof(pf->path)], vdso[sizeof(pf->path) + 8];
+	char path[sizeof(pf->path)];
 	time_t wall0 = time(NULL);
 	int fd, r;
 
@@ -170,9 +171,8 @@ static int profile_open_next(struct session *s, uint64_t t)
 		r = maplog__scan_kernel(s->ml, t, NULL, NULL);
 	if (r == 0)
 		r = plog_writer__flush(s->w);
-	snprintf(vdso, sizeof(vdso), "%s.vdso", path);
 	if (r == 0)
-		(void)maplog_vdso_save(vdso, 0640);
+		daemon_write_vdso_beside(path);
 	if (r == 0)
 		session_jit__rotate(s->jit, path);
 	return r;

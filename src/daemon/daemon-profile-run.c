@@ -31,6 +31,7 @@
 
 #include "daemon-ctl.h"
 #include "daemon-int.h"
+#include "hwpmcd/files.h"
 #include "hwpmcd/log.h"
 
 /*
@@ -56,23 +57,9 @@ static char profiles_problems[8192]; /* the last load's refused files */
 /* @path, made if missing (0750): a directory of ours that nobody else may write. */
 static int own_dir(const char *path, char *err, size_t errlen)
 {
-	struct stat st;
+	int r = util_dir_ensure(path, 0750, NULL, err, errlen);
 
-	if (mkdir(path, 0750) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot make '%s': %s", path, strerror(errno));
-		return -errno;
-	}
-	if (lstat(path, &st) < 0) {
-		snprintf(err, errlen, "'%s': %s", path, strerror(errno));
-		return -errno;
-	}
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
-		snprintf(err, errlen, "'%s' is %s; refusing to write there", path,
-			 !S_ISDIR(st.st_mode) ? "not a directory" : st.st_uid != geteuid()
-			 ? "owned by another user" : "writable by group or others");
-		return -EACCES;
-	}
-	return 0;
+	return r == -EPERM ? -EACCES : r;
 }
 
 /* Is a session of profile @name still there (running, stopping, or ended and listed)? */

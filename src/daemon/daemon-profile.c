@@ -42,6 +42,7 @@
 
 #include "daemon-ctl.h"
 #include "hwpmcd/common.h"
+#include "hwpmcd/files.h"
 
 #define PROFILE_FILE_MAX (64u << 10)
 
@@ -717,6 +718,7 @@ int daemon_profile_open_file(const char *dir, const char *name, time_t when, cha
 			     size_t pathlen)
 {
 	struct tm tm;
+	char err[512];
 	int fd = -1;
 
 	gmtime_r(&when, &tm);
@@ -731,11 +733,11 @@ int daemon_profile_open_file(const char *dir, const char *name, time_t when, cha
 			     tm.tm_sec, sfx);
 		if (n < 0 || (size_t)n >= pathlen)
 			return -ENAMETOOLONG;
-		fd = open(ret_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
-		if (fd >= 0 || errno != EEXIST)
+		fd = util_file_new(ret_path, 0, err, sizeof(err));
+		if (fd != -EEXIST)
 			break;
 	}
-	return fd >= 0 ? fd : -errno;
+	return fd;
 }
 
 /* One file of a profile's directory. */

@@ -4,8 +4,7 @@
  *
  * PUBLIC INTERFACES
  *   maplog_maps_parse_line() (see include/hwpmcd/maplog-proc.h)
- *   maplog_vdso_self(), maplog_vdso_v(), maplog_vdso_write(), maplog_vdso_save() (see
- *   include/hwpmcd/maplog.h)
+ *   maplog_vdso_self(), maplog_vdso_v(), maplog_vdso_write() (see include/hwpmcd/maplog.h)
  *
  * IMPLEMENTATION NOTES
  *   The fixed fields are parsed by hand rather than with sscanf() or strtoull(),
@@ -262,23 +261,4 @@ int maplog_vdso_write(int fd)
 	int r = maplog_vdso_self(&img, &size);
 
 	return r < 0 ? r : util_write_all(fd, img, size, NULL);
-}
-
-int maplog_vdso_save(const char *path, mode_t mode)
-{
-	const void *img;
-	size_t size;
-	int fd, r = maplog_vdso_self(&img, &size);
-
-	if (r < 0)
-		return r;
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-	if (fd < 0)
-		return -errno;
-	r = util_write_all(fd, img, size, NULL);
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r < 0)
-		(void)unlink(path);
-	return r;
 }
