@@ -333,6 +333,17 @@ print("answered within 1 s" if r["asked"] and r["answered"] == r["asked"] and no
 else
 	echo "# skipped the exec race: no FUSE here ($(cat "$tmp/hfuse.err" 2> /dev/null))"
 fi
+# A CPU listed 1,024 times is one CPU (issue 32, finding 6): before, each entry got
+# a counter and a 4 MiB ring, and one user's session took all of max_ring_mb.
+cpu0x1024=$(python3 -c 'print(",".join(["0"] * 1024))')
+r=$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"cpus\": [$cpu0x1024], \"filter\": {\"uid\": [$uid_u]}}")" \
+	--fd "$tmp/u/dup.pmclog:w" --wait 1)
+matrix "U: -u session listing CPU 0 1,024 times" "allow, 1 cpu" \
+	"$(echo "$r" | head -1 | python3 -c 'import json, sys; r = json.loads(sys.stdin.readline()); print("allow, %d cpu" % r["ncpus"] if r.get("ok") else "deny " + r["error"]["errno"])')"
+r=$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"cpus\": [4095], \"filter\": {\"uid\": [$uid_u]}}")" \
+	--fd "$tmp/u/off.pmclog:w")
+matrix "U: -u session on a CPU that is not online" "deny EINVAL" "$(echo "$r" | verdict)"
+echo "$r" | grep -q "not online" && ok "the refusal says the CPU is not online" || bad "offline CPU: $r"
 matrix "U: own process (-p)" "allow" "$(rec "$U" "$tmp/u/own.pmclog" -p "$upid" -d 1)"
 matrix "U: own command (-- CMD)" "allow" "$(rec "$U" "$tmp/u/cmd.pmclog" -- "$tmp/busy" 0.5)"
 matrix "U: other user's process" "deny EACCES" "$(rec "$U" "$tmp/u/v.pmclog" -p "$vpid" -d 1)"
@@ -440,6 +451,24 @@ n=$(as "$A" $ctl "$sock" '{"id": 3, "cmd": "status"}' | python3 -c 'import json,
 matrix "A: status lists every session" "True" "$n"
 matrix "A: stop root's session" "allow" \
 	"$(as "$A" $ctl "$sock" "{\"id\": 3, \"cmd\": \"stop\", \"args\": {\"session\": $rs}}" | verdict)"
+# A sparse JIT map (issue 32, finding 7): U's process names a perf-PID.map of a
+# terabyte that holds two lines; a detached session of root copies the maps of
+# the processes it records into the state directory.  Before, each copy was the
+# raw bytes, up to 256 MiB of zeros a map; now its data's well-formed lines only.
+$(sp "$U") sh -c 'truncate -s 1T "/tmp/perf-$$.map" &&
+	printf "7f0000001000 100 JS:*u_first\n" | dd of="/tmp/perf-$$.map" conv=notrunc status=none &&
+	printf "7f0000002000 100 JS:*u_after_hole\n" >> "/tmp/perf-$$.map" && exec sleep 60' & sparsepid=$!
+for _ in $(seq 100); do [[ -s /tmp/perf-$sparsepid.map ]] && grep -q u_after_hole /tmp/perf-$sparsepid.map 2> /dev/null && break; sleep 0.05; done
+r=$($ctl "$sock" "$(start_req "{\"output\": \"state\", \"pids\": [$sparsepid]}")")
+rsp=$(echo "$r" | python3 -c 'import json,sys; r = json.load(sys.stdin); print(r.get("session", ""), r.get("path", ""))')
+# Its end looks at every process in scope once more and copies what it keeps.
+$ctl "$sock" "{\"id\": 3, \"cmd\": \"stop\", \"args\": {\"session\": ${rsp%% *}}}" > /dev/null
+jmap="${rsp#* }.jit/perf-$sparsepid.map"
+matrix "U: a sparse 1 TiB JIT map, copied by root's detached session" "2 lines, at most 4 KiB" \
+	"$(if [[ -f $jmap ]]; then n=$(stat -c %s "$jmap"); l=$(grep -c '^7f' "$jmap")
+	   [[ $n -le 4096 && $l == 2 ]] && echo "2 lines, at most 4 KiB" || echo "$l lines, $n bytes"
+	   else echo "no copy: $(ls -la "${rsp#* }.jit" 2>&1 | head -3)"; fi)"
+kill "$sparsepid" 2> /dev/null; rm -f "/tmp/perf-$sparsepid.map"
 # U's own session, held open by U's client, is U's to stop and V's to not see.
 as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$upid]}")" --fd "$tmp/u/held.pmclog:w" --wait 20 > "$tmp/u/held.out" &
 held=$!
