@@ -14,18 +14,12 @@
  * or "held p" (flushed at once) as it holds each, so that a test can wait for it.
  * It ends on SIGTERM/SIGINT: closing /dev/fuse aborts the connection.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <linux/fuse.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mount.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "fuse-proto.h"
 
 static char buf[FUSE_MIN_READ_BUFFER + (1 << 20)];
 
@@ -36,38 +30,15 @@ static char buf[FUSE_MIN_READ_BUFFER + (1 << 20)];
 static uint64_t held[2][HELD_MAX];
 static unsigned nheld[2];
 
-static void reply(int fd, uint64_t unique, int error, const void *arg, size_t len)
-{
-	char out[sizeof(struct fuse_out_header) + 4096];
-	struct fuse_out_header *h = (struct fuse_out_header *)out;
-
-	h->len = (uint32_t)(sizeof(*h) + len);
-	h->error = error;
-	h->unique = unique;
-	memcpy(out + sizeof(*h), arg, len);
-	if (write(fd, out, h->len) < 0 && errno != ENOENT)
-		perror("holdfuse: write");
-}
-
-static void fill_attr(uint64_t node, struct fuse_attr *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->ino = node;
-	a->mode = node == FUSE_ROOT_ID ? S_IFDIR | 0755 : S_IFREG | 0666;
-	a->nlink = node == FUSE_ROOT_ID ? 2 : 1;
-	a->blksize = 4096;
-}
-
 static void release_held(int fd, int k)
 {
 	for (unsigned i = 0; i < nheld[k]; i++)
-		reply(fd, held[k][i], 0, NULL, 0);
+		fuse_reply(fd, held[k][i], 0, NULL, 0);
 	nheld[k] = 0;
 }
 
 int main(int argc, char **argv)
 {
-	char opts[256];
 	struct pollfd pf[2];
 	sigset_t sigs;
 	int fd;
@@ -81,18 +52,11 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	pf[1].fd = signalfd(-1, &sigs, SFD_CLOEXEC);
-	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-	if (fd < 0 || pf[1].fd < 0) {
-		perror("holdfuse: /dev/fuse");
+	if (pf[1].fd < 0) {
+		perror("holdfuse: signalfd");
 		return 77;
 	}
-	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other", fd);
-	if (mount("holdfuse", argv[1], "fuse.holdfuse", MS_NOSUID | MS_NODEV, opts) < 0) {
-		perror("holdfuse: mount");
-		return 77;
-	}
-	printf("ready\n");
-	fflush(stdout);
+	fd = fuse_mount(argv[1], "holdfuse");
 	pf[0].fd = fd;
 	pf[0].events = pf[1].events = POLLIN;
 	for (;;) {
@@ -123,21 +87,9 @@ int main(int argc, char **argv)
 		case FUSE_BATCH_FORGET:
 		case FUSE_INTERRUPT:
 			break; /* no reply is ever due */
-		case FUSE_INIT: {
-			const struct fuse_init_in *ii = arg;
-			struct fuse_init_out o = { .major = FUSE_KERNEL_VERSION,
-						   .minor = ii->minor < FUSE_KERNEL_MINOR_VERSION
-								    ? ii->minor
-								    : FUSE_KERNEL_MINOR_VERSION,
-						   .max_readahead = ii->max_readahead,
-						   .max_write = 4096,
-						   .max_background = 16,
-						   .congestion_threshold = 12,
-						   .time_gran = 1 };
-
-			reply(fd, in->unique, 0, &o, sizeof(o));
+		case FUSE_INIT:
+			fuse_init_reply(fd, in, arg);
 			break;
-		}
 		case FUSE_LOOKUP: {
 			struct fuse_entry_out e;
 			const char *name = arg;
@@ -145,35 +97,35 @@ int main(int argc, char **argv)
 					: strcmp(name, "p") == 0 ? NODE_P : 0;
 
 			if (!node) {
-				reply(fd, in->unique, -ENOENT, NULL, 0);
+				fuse_reply(fd, in->unique, -ENOENT, NULL, 0);
 				break;
 			}
 			memset(&e, 0, sizeof(e));
 			e.nodeid = node;
 			e.generation = 1;
-			fill_attr(node, &e.attr);
-			reply(fd, in->unique, 0, &e, sizeof(e));
+			fuse_fill_attr(node, &e.attr);
+			fuse_reply(fd, in->unique, 0, &e, sizeof(e));
 			break;
 		}
 		case FUSE_GETATTR: {
 			struct fuse_attr_out a;
 
 			memset(&a, 0, sizeof(a));
-			fill_attr(in->nodeid, &a.attr);
-			reply(fd, in->unique, 0, &a, sizeof(a));
+			fuse_fill_attr(in->nodeid, &a.attr);
+			fuse_reply(fd, in->unique, 0, &a, sizeof(a));
 			break;
 		}
 		case FUSE_OPEN: {
 			struct fuse_open_out o = { .fh = in->nodeid };
 
-			reply(fd, in->unique, 0, &o, sizeof(o));
+			fuse_reply(fd, in->unique, 0, &o, sizeof(o));
 			break;
 		}
 		case FUSE_FLUSH: {
 			int k = in->nodeid == NODE_Q ? 0 : 1;
 
 			if (nheld[k] == HELD_MAX) {
-				reply(fd, in->unique, 0, NULL, 0);
+				fuse_reply(fd, in->unique, 0, NULL, 0);
 				break;
 			}
 			held[k][nheld[k]++] = in->unique;
@@ -182,10 +134,10 @@ int main(int argc, char **argv)
 			break;
 		}
 		case FUSE_RELEASE:
-			reply(fd, in->unique, 0, NULL, 0);
+			fuse_reply(fd, in->unique, 0, NULL, 0);
 			break;
 		default:
-			reply(fd, in->unique, -ENOSYS, NULL, 0);
+			fuse_reply(fd, in->unique, -ENOSYS, NULL, 0);
 			break;
 		}
 	}
