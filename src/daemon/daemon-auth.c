@@ -212,7 +212,9 @@ int daemon_auth_tids(const char *procroot, const pid_t *tids, const pid_t *owner
 int daemon_auth_open_as(const struct daemon_who *who, const char *path, int flags)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct saved[_LINUX_CAPABILITY_U32S_3], less[_LINUX_CAPABILITY_U32S_3];
+	/* Zeroed: valgrind marks only the first of the two words capget(2) fills as written. */
+	struct __user_cap_data_struct saved[_LINUX_CAPABILITY_U32S_3] = { { 0 } },
+				      less[_LINUX_CAPABILITY_U32S_3];
 	int fd, err;
 
 	if (syscall(SYS_capget, &h, saved) < 0)
