@@ -161,10 +161,13 @@ int util_dir__make(const struct util_dir *d, const char *name, mode_t mode, stru
 	fd = open_beneath(d->fd, name, O_RDONLY | O_DIRECTORY, 0);
 	if (fd < 0)
 		return fd;
-	/* In a shared directory nobody else may rename ours; still, it must be ours. */
+	/*
+	 * In a shared directory nobody else may rename ours; still, it must be ours,
+	 * and writable by others only as far as the caller asked for it (--mode).
+	 */
 	if (fstat(fd, &st) < 0)
 		r = -errno;
-	else if (st.st_uid != geteuid() || (st.st_mode & 022))
+	else if (st.st_uid != geteuid() || (st.st_mode & 022 & ~(mode ? mode : UTIL_DIR_MODE)))
 		r = -EPERM;
 	if (r < 0) {
 		close(fd);
