@@ -219,6 +219,13 @@ static bool nothing(int kid, uint64_t t, void *arg)
 	return false;
 }
 
+/*
+ * The children's uid and gid: one no account has, so that no other process on
+ * the machine (a test running as nobody beside this one) is ever that user's and
+ * passes a filter by uid.
+ */
+#define TUID 1999999
+
 static const char *const g_names[CHILDREN] = { "hwpmc-filt-a", "hwpmc-filt-b", "hwpmc-filt-c" };
 
 START_TEST(test_by_process)
@@ -234,13 +241,13 @@ END_TEST
 
 START_TEST(test_by_uid_and_comm)
 {
-	static const uid_t uids[CHILDREN] = { 0, 65534, 65534 };
+	static const uid_t uids[CHILDREN] = { 0, TUID, TUID };
 	struct rig r;
 	struct filt_spec s = { 0 };
 
-	/* uid 65534 alone keeps children 1 and 2; with the name of 1, only 1 (AND). */
+	/* uid TUID alone keeps children 1 and 2; with the name of 1, only 1 (AND). */
 	rig_start(&r, g_names, uids);
-	s.uids[s.nuids++] = 65534;
+	s.uids[s.nuids++] = TUID;
 	s.uids[s.nuids++] = 4242; /* OR within a kind */
 	snprintf(s.comms[s.ncomms++], FILT_COMM_BYTES, "%s", g_names[1]);
 	snprintf(s.comms[s.ncomms++], FILT_COMM_BYTES, "%s", g_names[0]);
@@ -249,16 +256,16 @@ START_TEST(test_by_uid_and_comm)
 END_TEST
 
 /*
- * The owner check: child 0 is wholly uid 65534 and dumpable (what that user may
- * ptrace); child 1 is wholly 65534 but not dumpable (as a setuid program is, or
- * one that said so); child 2 has real and effective uid 65534 but saved uid 0
+ * The owner check: child 0 is wholly uid TUID and dumpable (what that user may
+ * ptrace); child 1 is wholly TUID but not dumpable (as a setuid program is, or
+ * one that said so); child 2 has real and effective uid TUID but saved uid 0
  * (it could become root again).  Only child 0 may pass, and no root process.
  */
 static int owner_creds(int kid)
 {
-	uid_t saved = kid == 2 ? 0 : 65534;
+	uid_t saved = kid == 2 ? 0 : TUID;
 
-	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, saved) < 0)
+	if (setresgid(TUID, TUID, TUID) < 0 || setresuid(TUID, TUID, saved) < 0)
 		return -1;
 	/* A change of credentials made the mm non-dumpable (fs.suid_dumpable): set it. */
 	return prctl(PR_SET_DUMPABLE, kid == 1 ? 0 : 1, 0, 0, 0);
@@ -273,22 +280,22 @@ START_TEST(test_owner_only)
 	rig_start(&r, g_names, NULL);
 	g_creds = NULL;
 	s.owner_only = true;
-	s.owner = 65534;
-	s.owner_gid = 65534;
+	s.owner = TUID;
+	s.owner_gid = TUID;
 	rig_expect_only(&r, &s, 0);
 }
 END_TEST
 
 /*
- * The owner check's gids: child 0 is wholly 65534:65534 and dumpable; child 1 has
+ * The owner check's gids: child 0 is wholly TUID:TUID and dumpable; child 1 has
  * saved gid 0, child 2 real gid 0 (a setgid program's, or one that kept a group it
  * could return to), both dumpable.  As ptrace would, only child 0 passes.
  */
 static int owner_gids(int kid)
 {
-	gid_t r = kid == 2 ? 0 : 65534, sv = kid == 1 ? 0 : 65534;
+	gid_t r = kid == 2 ? 0 : TUID, sv = kid == 1 ? 0 : TUID;
 
-	if (setresgid(r, 65534, sv) < 0 || setresuid(65534, 65534, 65534) < 0)
+	if (setresgid(r, TUID, sv) < 0 || setresuid(TUID, TUID, TUID) < 0)
 		return -1;
 	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 }
@@ -302,8 +309,8 @@ START_TEST(test_owner_gid)
 	rig_start(&r, g_names, NULL);
 	g_creds = NULL;
 	s.owner_only = true;
-	s.owner = 65534;
-	s.owner_gid = 65534;
+	s.owner = TUID;
+	s.owner_gid = TUID;
 	rig_expect_only(&r, &s, 0);
 }
 END_TEST
