@@ -208,6 +208,22 @@ def check_calltree(ev, path):
               (per["yes"] - want_total) + (want_total - per["yes"]))[:3]))
 
 
+def gprof_keeps(name):
+    """Whether gprof lists a function of this name.  gprof (corefile.c,
+    core_sym_class) skips a symbol with a '.' suffix other than digits, ".clone.N"
+    or ".constprop.N" (x_thrower.cold, say) and names its PCs by the symbol below
+    it: for gprof such a function is as unnamed as IMAGE+0xOFF."""
+    sufs = re.findall(r"\[clone (\.[^\]]*)\]", name)
+    base = re.sub(r" \[clone [^\]]*\]", "", name)
+    if "(" not in base and "." in base[1:]:
+        sufs.append(base[base.index(".", 1):])
+    for suf in sufs:
+        for part in suf.split(".")[1:]:
+            if not part.isdigit() and part not in ("clone", "constprop"):
+                return False
+    return True
+
+
 def check_gprof(ev, said):
     if not shutil.which("gprof"):
         print("# gprof is not installed (binutils): gprof skipped")
@@ -230,7 +246,8 @@ def check_gprof(ev, said):
         want = Counter()
         unnamed = 0
         for t in ev["top"]:
-            if t["image"] == image and t["self"] and "+0x" not in t["function"]:
+            if t["image"] == image and t["self"] and "+0x" not in t["function"] and \
+                    gprof_keeps(t["function"]):
                 want[t["function"]] += t["self"]
             elif t["image"] == image and t["self"]:
                 unnamed += t["self"]
