@@ -17,7 +17,7 @@ declare -A allowed=(
 	[report]="report.h report-sym.h report-dwarf.h maplog-elf.h pmclog.h pmclog-format.h"
 	[unwind]="unwind.h record.h maplog.h"
 	[filter]="filter.h"
-	[tools]="pmclog.h pmclog-format.h maplog.h maplog-elf.h maplog-jit.h report.h report-sym.h record.h ctl-protocol.h"
+	[tools]="pmclog.h pmclog-format.h maplog.h maplog-elf.h maplog-jit.h report.h report-sym.h report-dwarf.h record.h ctl-protocol.h"
 	[daemon]="*"
 )
 # Foreign headers that only some modules may include.
