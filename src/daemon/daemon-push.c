@@ -411,8 +411,10 @@ static void last_line(const char *s, size_t len, char *out, size_t size)
 struct spawn {
 	char *const *argv;
 	char *const *envp;
-	int fd0, fd1, fd2, fd3; /* its 0 to 3, all >= 10 here (F_DUPFD_CLOEXEC) */
-	int status;		/* written the errno of a failure before exec (O_CLOEXEC) */
+	int exe;		/* O_PATH of argv[0], opened by root */
+	int fd0, fd1, fd2, fd3; /* its 0 to 3 */
+	int status;		/* written the errno of a failure before exec */
+	/* all of these >= 10 and close-on-exec (F_DUPFD_CLOEXEC) */
 	int maxfd;		/* without close_range(2): close 4 to this */
 	bool drop;		/* become P.uid, P.gid (the daemon is root) */
 	bool groups;		/* the daemon has supplementary groups to drop */
@@ -440,19 +442,32 @@ static void spawn_child(const struct spawn *s)
 		goto fail;
 	/* Below the daemon's own work; a sandbox that refuses it (@resources) leaves it be. */
 	(void)setpriority(PRIO_PROCESS, 0, 10);
+	/* 4 and 5, the binary and the status pipe, close at exec (O_CLOEXEC). */
 	if (dup2(s->fd0, 0) < 0 || dup2(s->fd1, 1) < 0 || dup2(s->fd2, 2) < 0 ||
-	    dup2(s->fd3, 3) < 0)
+	    dup2(s->fd3, 3) < 0 || dup3(s->exe, 4, O_CLOEXEC) < 0 ||
+	    dup3(s->status, 5, O_CLOEXEC) < 0)
 		goto fail;
 	/*
-	 * Nothing but 0 to 3: libcurl's sockets (and whatever the daemon was started
-	 * with) are not all close-on-exec.
+	 * Nothing but 0 to 3 after the exec: libcurl's sockets (and whatever the
+	 * daemon was started with) are not all close-on-exec.
 	 */
-	if (syscall(SYS_close_range, 4u, ~0u, 0) < 0)
-		for (int fd = 4; fd < s->maxfd; fd++)
+	if (syscall(SYS_close_range, 6u, ~0u, 0) < 0)
+		for (int fd = 6; fd < s->maxfd; fd++)
 			(void)close(fd);
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	execve(s->argv[0], s->argv, s->envp);
+	/*
+	 * The binary root opened: nobody need not reach its directory (a build tree
+	 * in a private home).  A script cannot run from a close-on-exec descriptor
+	 * (ENOENT), and valgrind before 3.20 does not know execveat (ENOSYS): by its
+	 * path then.
+	 */
+	syscall(SYS_execveat, 4, "", s->argv, s->envp, AT_EMPTY_PATH);
+	if (errno == ENOENT || errno == ENOSYS)
+		execve(s->argv[0], s->argv, s->envp);
+	e = errno;
+	(void)!write(5, &e, sizeof(e));
+	_exit(127);
 fail:
 	e = errno;
 	(void)!write(s->status, &e, sizeof(e));
@@ -493,7 +508,8 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 	static char e_path[] = "PATH=/usr/bin:/bin", e_lc[] = "LC_ALL=C";
 	char *envp[] = { e_path, e_lc, NULL };
 	int opipe[2] = { -1, -1 }, epipe[2] = { -1, -1 }, spipe[2] = { -1, -1 }, bs[2] = { -1, -1 };
-	int pidfd = -1, status = 0, ret = PUSH_FAIL, devnull = -1, hi[4] = { -1, -1, -1, -1 };
+	int pidfd = -1, status = 0, ret = PUSH_FAIL, devnull = -1, hi[5] = { -1, -1, -1, -1, -1 };
+	int exe = -1;
 	struct rusage ru = { 0 };
 	struct daemon_broker *b = NULL;
 	struct spawn sp;
@@ -549,11 +565,20 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 		snprintf(err, errsize, "pipe: %s", strerror(errno));
 		goto out;
 	}
-	/* Above 3, so that the child's dup2()s to 0..3 never overwrite a source. */
+	if ((e = open(P.hwpmc, O_PATH | O_CLOEXEC)) < 0 ||
+	    (exe = fcntl(e, F_DUPFD_CLOEXEC, 10)) < 0) {
+		snprintf(err, errsize, "cannot run '%.200s': %s (hwpmcd.conf: hwpmc)", P.hwpmc,
+			 strerror(errno));
+		if (e >= 0)
+			close(e);
+		goto out;
+	}
+	close(e);
+	/* Above 9, so that the child's dup2()s to 0..5 never overwrite a source. */
 	{
-		const int from[4] = { devnull, opipe[1], epipe[1], bs[1] };
+		const int from[5] = { devnull, opipe[1], epipe[1], bs[1], spipe[1] };
 
-		for (int k = 0; k < 4; k++)
+		for (int k = 0; k < 5; k++)
 			if ((hi[k] = fcntl(from[k], F_DUPFD_CLOEXEC, 10)) < 0) {
 				snprintf(err, errsize, "fcntl: %s", strerror(errno));
 				goto out;
@@ -564,8 +589,15 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 		goto out;
 	}
 	bs[0] = -1; /* the broker's */
-	sp = (struct spawn){ .argv = argv, .envp = envp, .fd0 = hi[0], .fd1 = hi[1], .fd2 = hi[2],
-			     .fd3 = hi[3], .status = spipe[1], .drop = P.drop,
+	sp = (struct spawn){ .argv = argv,
+			     .envp = envp,
+			     .exe = exe,
+			     .fd0 = hi[0],
+			     .fd1 = hi[1],
+			     .fd2 = hi[2],
+			     .fd3 = hi[3],
+			     .status = hi[4],
+			     .drop = P.drop,
 			     .groups = P.drop && getgroups(0, NULL) > 0 };
 	{
 		struct rlimit rl;
@@ -580,7 +612,7 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 	r = pid < 0 ? errno : 0;
 	close(spipe[1]);
 	spipe[1] = -1;
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < 5; k++) {
 		close(hi[k]);
 		hi[k] = -1;
 	}
@@ -697,11 +729,13 @@ out:
 		if (bs[k] >= 0)
 			close(bs[k]);
 	}
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 5; k++)
 		if (hi[k] >= 0)
 			close(hi[k]);
 	if (devnull >= 0)
 		close(devnull);
+	if (exe >= 0)
+		close(exe);
 	if (pidfd >= 0)
 		close(pidfd);
 	/* The report has ended (or never ran): so has its broker, unless a call holds it. */
