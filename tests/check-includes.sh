@@ -7,7 +7,8 @@ set -uo pipefail
 root=$1
 fail=0
 
-# Project headers each module may include (beyond common's log.h, common.h, files.h and its own).
+# Project headers each module may include (beyond common's log.h, common.h, files.h,
+# common-open.h and its own).
 declare -A allowed=(
 	[common]="log.h common.h"
 	[pmclog]="pmclog.h pmclog-format.h"
@@ -16,7 +17,7 @@ declare -A allowed=(
 	[report]="report.h report-sym.h report-dwarf.h maplog-elf.h maplog-jit.h pmclog.h pmclog-format.h"
 	[unwind]="unwind.h record.h maplog.h"
 	[filter]="filter.h"
-	[tools]="pmclog.h pmclog-format.h maplog.h maplog-elf.h maplog-jit.h report.h report-sym.h record.h ctl-protocol.h"
+	[tools]="pmclog.h pmclog-format.h maplog.h maplog-elf.h maplog-jit.h report.h report-sym.h report-dwarf.h record.h ctl-protocol.h"
 	[daemon]="*"
 )
 # Foreign headers that only some modules may include.
@@ -55,7 +56,8 @@ for dir in "$root"/src/*/; do
 			case "$inc" in
 			hwpmcd/*)
 				h=${inc#hwpmcd/}
-				if [[ "$h" == log.h || "$h" == common.h || "$h" == files.h || "${allowed[$mod]}" == "*" ]]; then
+				if [[ "$h" == log.h || "$h" == common.h || "$h" == files.h ||
+					"$h" == common-open.h || "${allowed[$mod]}" == "*" ]]; then
 					continue
 				fi
 				if [[ " ${allowed[$mod]} " != *" $h "* ]]; then

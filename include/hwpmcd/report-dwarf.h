@@ -6,6 +6,7 @@
  *   struct report_dwarf_frame   one level of an inline chain: function, file, line
  *   struct report_dwarf         the DWARF of one file
  *   report_dwarf__open(), __frames(), __stats(), __free()
+ *   report_dwarf_load()          load libdw now, before a confinement forbids it
  * IMPLEMENTATION NOTES
  *   The file is read into memory once (libelf ELF_C_READ, then ELF_C_FDREAD: no
  *   mapping that a truncated file could turn into SIGBUS) and its fd closed, so
@@ -42,6 +43,14 @@ struct report_dwarf_frame {
 };
 
 struct report_dwarf;
+
+/*
+ * report_dwarf_load: load libdw (dlopen) now rather than at the first
+ * report_dwarf__open(): `hwpmc report --confine` does it before its seccomp
+ * filter, which refuses executable mappings.  0, or -ENOTSUP (warned once) if
+ * libdw cannot be loaded.  Main thread, before any other report_dwarf call.
+ */
+int report_dwarf_load(void);
 
 /*
  * report_dwarf__open: read the DWARF of the ELF file @path (opened only if it is a

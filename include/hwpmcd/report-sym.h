@@ -211,8 +211,10 @@ const char *report_symtab__debug_path(const struct report_symtab *t);
 /*
  * report_open_regular: open @path read-only if it is a regular file, without ever
  * opening anything else (a device or FIFO named by a hostile log or debuglink:
- * -ENOEXEC, nothing done to it).  Returns the fd (O_CLOEXEC; the caller closes it)
- * with the file's size in *ret_size (if not NULL), or a negative errno.  Any thread.
+ * -ENOEXEC, nothing done to it): util_open_read() with UTIL_OPEN_REGULAR, so through
+ * the broker of a confined report (common-open.h).  Returns the fd (O_CLOEXEC; the
+ * caller closes it) with the file's size in *ret_size (if not NULL), or a negative
+ * errno.  Any thread.
  */
 int report_open_regular(const char *path, uint64_t *ret_size);
 

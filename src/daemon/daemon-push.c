@@ -19,11 +19,18 @@
  *
  *   (pprof as the multipart/form-data part "profile", as Pyroscope's SDKs send
  *   it; folded as a text/plain body).  The profile is made by `hwpmc report
- *   --pprof /dev/fd/1 FILE` (or --folded) in a child process: symbols come from
- *   the very code users run (FILE.kallsyms beside it included), a crash or a hang
- *   on a hostile ELF file never takes the daemon with it (the child is killed
- *   after DAEMON_PUSH_REPORT_TIMEOUT_S), and what it prints is read through a
- *   pipe up to DAEMON_PUSH_BODY_MAX.  Every limit is counted, never silent:
+ *   --confine --broker-fd 3 --pprof /dev/fd/1 FILE` (or --folded) in a child
+ *   process: symbols come from the very code users run (FILE.kallsyms beside it
+ *   included), a crash or a hang on a hostile ELF file never takes the daemon
+ *   with it (the child is killed after DAEMON_PUSH_REPORT_TIMEOUT_S), and what it
+ *   prints is read through a pipe up to DAEMON_PUSH_BODY_MAX.  The child parses
+ *   users' ELF files, so it runs as user nobody (the daemon, root, forks, drops
+ *   its groups, gid and uid, and execs: no capability survives), with nothing but
+ *   descriptors 0 to 3, and opens no file itself: a broker thread of this daemon
+ *   (daemon-broker.c) answers its requests on descriptor 3 with what the log
+ *   names.  Root without CAP_KILL (the service) may not signal a process of
+ *   nobody's, so the push thread takes nobody's effective uid for the kill
+ *   (kill_report()).  Every limit is counted, never silent:
  *
  *     sent      files the server accepted (2xx);
  *     retries   attempts that failed and were tried again: a connection error,
@@ -52,12 +59,13 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -213,6 +221,10 @@ static struct {
 	struct push_stats st[2 * DAEMON_PROFILES_MAX];
 	size_t held; /* bytes of the queued jobs' bodies: at most DAEMON_PUSH_HELD_MAX */
 	char hwpmc[512];
+	/* The daemon is root: the report runs as P.uid, P.gid (nobody's), never as root. */
+	bool drop;
+	uid_t uid;
+	gid_t gid;
 } P = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Profile @name's counters (lock held); a free slot, or one with nothing queued, is taken. */
@@ -395,6 +407,91 @@ static void last_line(const char *s, size_t len, char *out, size_t size)
 			*c = '?';
 }
 
+/* How the report child is started (make_profile() fills it, spawn() uses it). */
+struct spawn {
+	char *const *argv;
+	char *const *envp;
+	int exe;		/* O_PATH of argv[0], opened by root */
+	int fd0, fd1, fd2, fd3; /* its 0 to 3 */
+	int status;		/* written the errno of a failure before exec */
+	/* all of these >= 10 and close-on-exec (F_DUPFD_CLOEXEC) */
+	int maxfd;		/* without close_range(2): close 4 to this */
+	bool drop;		/* become P.uid, P.gid (the daemon is root) */
+	bool groups;		/* the daemon has supplementary groups to drop */
+};
+
+/*
+ * The forked child, until exec: async-signal-safe calls only (the daemon has
+ * threads), raw system calls for the ids (one thread here: no glibc broadcast).
+ */
+static void spawn_child(const struct spawn *s)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	static const int sigs[] = { SIGPIPE, SIGTERM, SIGINT, SIGHUP };
+	sigset_t none;
+	int e;
+
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		(void)sigaction(sigs[i], &dfl, NULL);
+	/* Its uid and gid: nobody's, its groups none; no capability survives the exec. */
+	if (s->drop && ((s->groups && syscall(SYS_setgroups, 0, NULL) < 0) ||
+			syscall(SYS_setresgid, P.gid, P.gid, P.gid) < 0 ||
+			syscall(SYS_setresuid, P.uid, P.uid, P.uid) < 0))
+		goto fail;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		goto fail;
+	/* Below the daemon's own work; a sandbox that refuses it (@resources) leaves it be. */
+	(void)setpriority(PRIO_PROCESS, 0, 10);
+	/* 4 and 5, the binary and the status pipe, close at exec (O_CLOEXEC). */
+	if (dup2(s->fd0, 0) < 0 || dup2(s->fd1, 1) < 0 || dup2(s->fd2, 2) < 0 ||
+	    dup2(s->fd3, 3) < 0 || dup3(s->exe, 4, O_CLOEXEC) < 0 ||
+	    dup3(s->status, 5, O_CLOEXEC) < 0)
+		goto fail;
+	/*
+	 * Nothing but 0 to 3 after the exec: libcurl's sockets (and whatever the
+	 * daemon was started with) are not all close-on-exec.
+	 */
+	if (syscall(SYS_close_range, 6u, ~0u, 0) < 0)
+		for (int fd = 6; fd < s->maxfd; fd++)
+			(void)close(fd);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	/*
+	 * The binary root opened: nobody need not reach its directory (a build tree
+	 * in a private home).  A script cannot run from a close-on-exec descriptor
+	 * (ENOENT), and valgrind before 3.20 does not know execveat (ENOSYS): by its
+	 * path then.
+	 */
+	syscall(SYS_execveat, 4, "", s->argv, s->envp, AT_EMPTY_PATH);
+	if (errno == ENOENT || errno == ENOSYS)
+		execve(s->argv[0], s->argv, s->envp);
+	e = errno;
+	(void)!write(5, &e, sizeof(e));
+	_exit(127);
+fail:
+	e = errno;
+	(void)!write(s->status, &e, sizeof(e));
+	_exit(127);
+}
+
+/*
+ * Kill the report child @pid.  Root without CAP_KILL (hwpmcd.service) may not
+ * signal a process of user nobody: this thread alone then takes nobody's
+ * effective uid for the kill (a raw setresuid(2) is per thread), and takes uid 0
+ * back (its real and saved uid, so no capability is needed for that).
+ */
+static void kill_report(pid_t pid)
+{
+	if (kill(pid, SIGKILL) == 0 || errno != EPERM || !P.drop)
+		return;
+	if (syscall(SYS_setresuid, -1, P.uid, -1) == 0) {
+		(void)kill(pid, SIGKILL);
+		if (syscall(SYS_setresuid, -1, 0, -1) < 0)
+			log_error("push: cannot take uid 0 back after killing a report: %s",
+				  strerror(errno));
+	}
+}
+
 /*
  * Run `hwpmc report` on @j's file; its output into @out.  PUSH_OK, or
  * PUSH_FAIL / PUSH_RETRY (stopping) with @err said.
@@ -402,34 +499,46 @@ static void last_line(const char *s, size_t len, char *out, size_t size)
 static int make_profile(const struct push_job *j, struct buf *out, char *err, size_t errsize,
 			uint64_t *ret_cpu_ns)
 {
-	static char a_report[] = "report", a_conf[] = "--confine", a_nodi[] = "--no-debuginfod",
+	static char a_report[] = "report", a_conf[] = "--confine", a_broker[] = "--broker-fd",
+		    a_3[] = "3", a_nodi[] = "--no-debuginfod", a_jit[] = "--jit-maps",
 		    a_pprof[] = "--pprof", a_folded[] = "--folded", a_fd1[] = "/dev/fd/1",
 		    a_end[] = "--";
-	char path[sizeof(j->path)], *argv[9];
+	char path[sizeof(j->path)], jit[sizeof(j->path) + 8], *argv[14];
 	size_t na = 0;
 	static char e_path[] = "PATH=/usr/bin:/bin", e_lc[] = "LC_ALL=C";
 	char *envp[] = { e_path, e_lc, NULL };
-	int opipe[2] = { -1, -1 }, epipe[2] = { -1, -1 }, pidfd = -1, status = 0, ret = PUSH_FAIL;
+	int opipe[2] = { -1, -1 }, epipe[2] = { -1, -1 }, spipe[2] = { -1, -1 }, bs[2] = { -1, -1 };
+	int pidfd = -1, status = 0, ret = PUSH_FAIL, devnull = -1, hi[5] = { -1, -1, -1, -1, -1 };
+	int exe = -1;
 	struct rusage ru = { 0 };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
+	struct daemon_broker *b = NULL;
+	struct spawn sp;
 	struct buf eb = { 0 };
-	sigset_t none, dfl;
+	struct stat st;
 	int64_t deadline = util_mono_ms() + DAEMON_PUSH_REPORT_TIMEOUT_S * 1000ll;
 	bool exited = false, killed = false;
-	pid_t pid;
-	int r;
+	pid_t pid = -1;
+	int r, e;
 
 	/*
-	 * hwpmc report --confine --no-debuginfod --pprof /dev/fd/1 -- FILE (--folded
-	 * prints to stdout): it parses users' ELF files, so it keeps no privilege but
-	 * reading files (docs/security.md).
+	 * hwpmc report --confine --broker-fd 3 --no-debuginfod [--jit-maps FILE.jit]
+	 * --pprof /dev/fd/1 -- FILE (--folded prints to stdout), as user nobody: it
+	 * parses users' ELF files, so it keeps no privilege, opens no file itself and
+	 * asks this daemon for each (daemon-broker.c; docs/security.md).  FILE.jit is
+	 * named when it is there: nobody could not look into the profile's directory.
 	 */
 	snprintf(path, sizeof(path), "%s", j->path);
+	snprintf(jit, sizeof(jit), "%s.jit", j->path);
 	argv[na++] = P.hwpmc;
 	argv[na++] = a_report;
 	argv[na++] = a_conf;
+	argv[na++] = a_broker;
+	argv[na++] = a_3;
 	argv[na++] = a_nodi;
+	if (stat(jit, &st) == 0 && S_ISDIR(st.st_mode)) {
+		argv[na++] = a_jit;
+		argv[na++] = jit;
+	}
 	if (j->folded) {
 		argv[na++] = a_folded;
 	} else {
@@ -439,37 +548,99 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 	argv[na++] = a_end;
 	argv[na++] = path;
 	argv[na] = NULL;
-	if (pipe2(opipe, O_CLOEXEC) < 0 || pipe2(epipe, O_CLOEXEC) < 0) {
+	if (daemon_broker_stuck() >= DAEMON_BROKER_STUCK_MAX) {
+		snprintf(err, errsize, "%u earlier reports' brokers are still stuck opening a file "
+			 "(a FUSE or network file system that does not answer?): not run",
+			 daemon_broker_stuck());
+		return PUSH_RETRY;
+	}
+	if ((e = daemon_broker__new(j->path, &b)) < 0) {
+		snprintf(err, errsize, "reading '%.200s' for its images: %s", j->path, strerror(-e));
+		return PUSH_FAIL;
+	}
+	if (pipe2(opipe, O_CLOEXEC) < 0 || pipe2(epipe, O_CLOEXEC) < 0 ||
+	    pipe2(spipe, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, bs) < 0 ||
+	    (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
 		snprintf(err, errsize, "pipe: %s", strerror(errno));
 		goto out;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, opipe[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, epipe[1], 2);
-	posix_spawnattr_init(&at);
-	sigemptyset(&none);
-	sigemptyset(&dfl);
-	sigaddset(&dfl, SIGPIPE);
-	sigaddset(&dfl, SIGTERM);
-	sigaddset(&dfl, SIGINT);
-	sigaddset(&dfl, SIGHUP);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &dfl);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	r = posix_spawn(&pid, P.hwpmc, &fa, &at, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	close(opipe[1]);
-	close(epipe[1]);
-	opipe[1] = epipe[1] = -1;
-	if (r != 0) {
+	if ((e = open(P.hwpmc, O_PATH | O_CLOEXEC)) < 0 ||
+	    (exe = fcntl(e, F_DUPFD_CLOEXEC, 10)) < 0) {
 		snprintf(err, errsize, "cannot run '%.200s': %s (hwpmcd.conf: hwpmc)", P.hwpmc,
-			 strerror(r));
+			 strerror(errno));
+		if (e >= 0)
+			close(e);
 		goto out;
 	}
-	/* Below the daemon's own work; a sandbox that refuses it (@resources) leaves it be. */
-	(void)setpriority(PRIO_PROCESS, (id_t)pid, 10);
+	close(e);
+	/* Above 9, so that the child's dup2()s to 0..5 never overwrite a source. */
+	{
+		const int from[5] = { devnull, opipe[1], epipe[1], bs[1], spipe[1] };
+
+		for (int k = 0; k < 5; k++)
+			if ((hi[k] = fcntl(from[k], F_DUPFD_CLOEXEC, 10)) < 0) {
+				snprintf(err, errsize, "fcntl: %s", strerror(errno));
+				goto out;
+			}
+	}
+	if ((e = daemon_broker__start(b, bs[0])) < 0) {
+		snprintf(err, errsize, "the broker's thread: %s", strerror(-e));
+		goto out;
+	}
+	bs[0] = -1; /* the broker's */
+	sp = (struct spawn){ .argv = argv,
+			     .envp = envp,
+			     .exe = exe,
+			     .fd0 = hi[0],
+			     .fd1 = hi[1],
+			     .fd2 = hi[2],
+			     .fd3 = hi[3],
+			     .status = hi[4],
+			     .drop = P.drop,
+			     .groups = P.drop && getgroups(0, NULL) > 0 };
+	{
+		struct rlimit rl;
+
+		sp.maxfd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 1u << 20
+				   ? (int)rl.rlim_cur
+				   : 1 << 20;
+	}
+	pid = fork();
+	if (pid == 0)
+		spawn_child(&sp); /* never returns */
+	r = pid < 0 ? errno : 0;
+	close(spipe[1]);
+	spipe[1] = -1;
+	for (int k = 0; k < 5; k++) {
+		close(hi[k]);
+		hi[k] = -1;
+	}
+	close(opipe[1]);
+	close(epipe[1]);
+	close(bs[1]); /* the report's end: the broker sees its end of file when the report ends */
+	opipe[1] = epipe[1] = bs[1] = -1;
+	if (r == 0) {
+		int ce = 0;
+		ssize_t n;
+
+		do
+			n = read(spipe[0], &ce, sizeof(ce));
+		while (n < 0 && errno == EINTR);
+		if (n == (ssize_t)sizeof(ce)) { /* it failed before its exec */
+			r = ce;
+			(void)wait4(pid, &status, 0, &ru);
+			pid = -1;
+		}
+	}
+	if (r != 0) {
+		snprintf(err, errsize, "cannot run '%.200s' as uid %u: %s%s", P.hwpmc,
+			 (unsigned)(P.drop ? P.uid : geteuid()), strerror(r),
+			 r == EPERM && P.drop ? " (the daemon needs CAP_SETUID and CAP_SETGID: "
+						"hwpmcd.service)"
+					      : " (hwpmcd.conf: hwpmc)");
+		goto out;
+	}
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	(void)fcntl(opipe[0], F_SETFL, O_NONBLOCK);
 	(void)fcntl(epipe[0], F_SETFL, O_NONBLOCK);
@@ -487,7 +658,7 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 			else
 				snprintf(err, errsize, "the daemon stopped");
 			ret = util_mono_ms() >= deadline ? PUSH_FAIL : PUSH_RETRY;
-			(void)kill(pid, SIGKILL);
+			kill_report(pid);
 			killed = true;
 		}
 		if (pidfd < 0 && !exited) {
@@ -511,7 +682,7 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 					snprintf(err, errsize, "the profile is over %u MiB: not sent "
 						 "(rotate the profile more often)",
 						 DAEMON_PUSH_BODY_MAX >> 20);
-					(void)kill(pid, SIGKILL);
+					kill_report(pid);
 					killed = true;
 				}
 			} else if (n == 0 || errno != EAGAIN) {
@@ -553,9 +724,33 @@ out:
 			close(opipe[k]);
 		if (epipe[k] >= 0)
 			close(epipe[k]);
+		if (spipe[k] >= 0)
+			close(spipe[k]);
+		if (bs[k] >= 0)
+			close(bs[k]);
 	}
+	for (int k = 0; k < 5; k++)
+		if (hi[k] >= 0)
+			close(hi[k]);
+	if (devnull >= 0)
+		close(devnull);
+	if (exe >= 0)
+		close(exe);
 	if (pidfd >= 0)
 		close(pidfd);
+	/* The report has ended (or never ran): so has its broker, unless a call holds it. */
+	if (b) {
+		unsigned served = 0, refused = 0;
+
+		if (daemon_broker__end(b, DAEMON_BROKER_END_MS, &served, &refused) < 0)
+			log_warn("push: the broker of '%s' is still in a call %d s after its report "
+				 "ended (a FUSE or network file system that does not answer?): left "
+				 "behind",
+				 j->path, DAEMON_BROKER_END_MS / 1000);
+		else
+			log_debug("push: '%s': the broker opened %u files and refused %u", j->path,
+				  served, refused);
+	}
 	free(eb.p);
 	return ret;
 }
@@ -862,6 +1057,13 @@ int daemon_push_start(const char *hwpmc)
 	if (P.started)
 		return 0;
 	snprintf(P.hwpmc, sizeof(P.hwpmc), "%s", hwpmc);
+	P.drop = geteuid() == 0;
+	if (P.drop) {
+		const struct passwd *pw = getpwnam("nobody");
+
+		P.uid = pw ? pw->pw_uid : 65534;
+		P.gid = pw ? pw->pw_gid : 65534;
+	}
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&P.cond, &ca);

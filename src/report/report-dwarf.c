@@ -82,6 +82,11 @@ static bool dw_lib_load(void)
 	return true; /* the library stays loaded for the process's life */
 }
 
+int report_dwarf_load(void)
+{
+	return dw_lib_load() ? 0 : -ENOTSUP;
+}
+
 #define dwarf_begin_elf (*dw_lib.begin_elf)
 #define dwarf_end (*dw_lib.end)
 #define dwarf_get_units (*dw_lib.get_units)

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hwpmcd/common-open.h"
 #include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
 #include "hwpmcd/report.h"
@@ -1139,7 +1140,15 @@ static void jit_dir_decide(struct report_model *m)
 		snprintf(m->jit_dir_used, sizeof(m->jit_dir_used), "%s", path);
 		return;
 	}
-	f = m->have_init ? fopen("/proc/stat", "re") : NULL;
+	f = NULL;
+	if (m->have_init) {
+		/* Through util_open_read(), as every file a (confined) report reads. */
+		int fd = util_open_read("/proc/stat", UTIL_OPEN_REGULAR, NULL);
+
+		f = fd >= 0 ? fdopen(fd, "re") : NULL;
+		if (fd >= 0 && !f)
+			close(fd);
+	}
 	if (f) {
 		char line[256];
 		long long btime = -1;
@@ -1447,8 +1456,7 @@ static void load_kallsyms(struct report_model *m)
 		snprintf(m->ksyms_source, sizeof(m->ksyms_source), "%s", m->o.kallsyms);
 	} else if (m->o.log && strcmp(m->o.log, "-") != 0 &&
 		   snprintf(path, sizeof(path), "%s.kallsyms", m->o.log) < (int)sizeof(path) &&
-		   /* effective ids and capabilities: hwpmc report --confine */
-		   faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0 &&
+		   /* missing or unreadable: the next source (a confined report asks its broker) */
 		   report_symtab__kallsyms(path, &m->ksyms) == 0) {
 		/* Rotated logs: each has its own compact table; the header names the first. */
 		if (m->ksyms_source[0])

@@ -161,6 +161,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "hwpmcd/common-open.h"
 #include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
 #include "hwpmcd/maplog-jit.h"
@@ -712,48 +713,12 @@ out:
 /*
  * Open @path for reading; refuse anything but a regular file without opening it:
  * an open(2) of a device can act (a watchdog device arms the watchdog), and a log
- * or a debuglink may name any path.  So the path is opened O_PATH first, which
- * opens nothing; only a regular file is then opened for reading, through
- * /proc/self/fd/N, which reaches the same inode even if the path is swapped under
- * us.  Without /proc, the O_PATH fstat() and an O_NONBLOCK open whose fstat()
- * must show the same inode do the same (a FIFO swapped in cannot block).
+ * or a debuglink may name any path.  util_open_read() does it (common-open.h), so
+ * that a confined report's every file comes from its broker.
  */
 int report_open_regular(const char *path, uint64_t *ret_size)
 {
-	struct stat st, st2;
-	char self[64];
-	bool reopened;
-	int pfd, fd, r;
-
-	pfd = open(path, O_PATH | O_CLOEXEC);
-	if (pfd < 0)
-		return -errno;
-	if (fstat(pfd, &st) < 0) {
-		r = -errno;
-		(void)close(pfd);
-		return r;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		(void)close(pfd);
-		return -ENOEXEC;
-	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	reopened = fd >= 0; /* the O_PATH fd's own inode: nothing to check again */
-	if (fd < 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	r = fd < 0 ? -errno : 0;
-	(void)close(pfd);
-	if (r < 0)
-		return r;
-	if (!reopened && (fstat(fd, &st2) < 0 || !S_ISREG(st2.st_mode) ||
-			  st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)) {
-		(void)close(fd);
-		return -ENOEXEC;
-	}
-	if (ret_size)
-		*ret_size = (uint64_t)st.st_size;
-	return fd;
+	return util_open_read(path, UTIL_OPEN_REGULAR, ret_size);
 }
 
 static int open_regular(const char *path, int *ret_fd, off_t *ret_size)

@@ -10,6 +10,7 @@
 #ifndef HWPMCD_TOOLS_INT_H
 #define HWPMCD_TOOLS_INT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #define TOOLS_EXIT_OK 0
@@ -42,9 +43,21 @@ int tools_events_main(int argc, char **argv);
 void tools_events_usage(FILE *out);
 
 /*
- * tools_confine: keep no privilege but reading files, and refuse the system calls
- * a report never makes (tools-confine.c).  0 or -errno (said on stderr).
+ * tools_confine: keep no privilege but reading files, then allow only the system
+ * calls a report makes (tools-confine.c).  @broker_fd: the socket of hwpmcd's
+ * broker, from which every util_open_read() then asks its file (it calls
+ * util_open_use_broker()), or -1 by hand (files opened read-only by the report
+ * itself).  0 or -errno (said on stderr).
  */
-int tools_confine(void);
+int tools_confine(int broker_fd);
+
+/*
+ * tools_confine_landlock: the Landlock layer of tools_confine() alone (no new
+ * privileges must be set): no file written, made or removed, no TCP, no signal
+ * or abstract socket out of the sandbox, and with @no_paths no path read either.
+ * 0 with *ret_abi the ABI used, or -ENOSYS / -EOPNOTSUPP (none), -EPERM (refused
+ * by a sandbox), another -errno.
+ */
+int tools_confine_landlock(bool no_paths, int *ret_abi);
 
 #endif /* HWPMCD_TOOLS_INT_H */

@@ -19,12 +19,15 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "hwpmcd/common.h"
 #include "hwpmcd/files.h"
 #include "hwpmcd/log.h"
+#include "hwpmcd/report-dwarf.h"
 #include "tools-int.h"
 #include "tools-report.h"
 
@@ -107,11 +110,15 @@ void tools_report_usage(FILE *out)
 		"                     FILE.vdso hwpmc record writes beside the log)\n"
 		"  --confine          before reading anything, keep no privilege but reading\n"
 		"                     files: as root, become user nobody; keep only the\n"
-		"                     capability CAP_DAC_READ_SEARCH; no new privileges; a\n"
-		"                     seccomp filter refuses the network (so no debuginfod),\n"
-		"                     exec, new processes and opening a file for writing\n"
-		"                     (file outputs name a descriptor: --pprof /dev/stdout);\n"
-		"                     hwpmcd's pushes run the report so on users' ELF files\n"
+		"                     capability CAP_DAC_READ_SEARCH; no new privileges;\n"
+		"                     Landlock and a seccomp filter allow only the system\n"
+		"                     calls a report makes: no network (so no debuginfod),\n"
+		"                     exec, process, thread, signal to another process, nor\n"
+		"                     a file opened for writing (file outputs name a\n"
+		"                     descriptor: --pprof /dev/stdout)\n"
+		"  --broker-fd N      with --confine, as hwpmcd's pushes run it on users' ELF\n"
+		"                     files: open no file, ask each from the daemon over the\n"
+		"                     socket N; as nobody, with no capability at all\n"
 		"  --map-rule R       how MAP_IN starts place images: auto (default), freebsd\n"
 		"                     (FreeBSD main's rule: pl_start - V is the load bias, V the\n"
 		"                     first executable segment's p_vaddr & -p_align; hwpmcd's\n"
@@ -304,7 +311,8 @@ enum {
 	OPT_JIT_MAPS,
 	OPT_RULE,
 	OPT_VDSO,
-	OPT_CONFINE
+	OPT_CONFINE,
+	OPT_BROKER_FD
 };
 
 static void free_opts(struct tools_rep_opts *o)
@@ -473,6 +481,7 @@ int tools_report_main(int argc, char **argv)
 		{ "map-rule", required_argument, NULL, OPT_RULE },
 		{ "vdso", required_argument, NULL, OPT_VDSO },
 		{ "confine", no_argument, NULL, OPT_CONFINE },
+		{ "broker-fd", required_argument, NULL, OPT_BROKER_FD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -480,6 +489,7 @@ int tools_report_main(int argc, char **argv)
 	struct tools_rep_print_opts po = { .depth = 16, .min_percent = 0.5 };
 	bool top = false, graph = false, folded = false, json = false, limit_set = false;
 	bool confined = false;
+	int broker_fd = -1;
 	const char *flame = NULL, *pprof = NULL, *calltree = NULL, *gprof = NULL, *callers = NULL, *callees = NULL;
 	unsigned long x;
 	mode_t mode = 0;
@@ -602,6 +612,10 @@ int tools_report_main(int argc, char **argv)
 			confined = true;
 			r.o.no_debuginfod = true; /* no socket under its filter */
 			break;
+		case OPT_BROKER_FD:
+			e = parse_uint("--broker-fd", optarg, 1 << 20, &x);
+			broker_fd = (int)x;
+			break;
 		case OPT_INLINE:
 			r.o.inline_frames = true;
 			break;
@@ -637,6 +651,23 @@ int tools_report_main(int argc, char **argv)
 		if (e < 0)
 			goto out;
 	}
+	if (broker_fd >= 0) {
+		struct stat st;
+		int type = 0;
+		socklen_t tl = sizeof(type);
+
+		/* hwpmcd's: a socket pair's end, SOCK_SEQPACKET (common-open.h). */
+		if (!confined) {
+			log_error("report: --broker-fd goes with --confine (hwpmcd's push runs both)");
+			goto out;
+		}
+		if (fstat(broker_fd, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+		    getsockopt(broker_fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 ||
+		    type != SOCK_SEQPACKET) {
+			log_error("report: --broker-fd %d: not a SOCK_SEQPACKET socket", broker_fd);
+			goto out;
+		}
+	}
 	if (confined) {
 		/* Its filter refuses opening a file for writing: outputs go to descriptors. */
 		const char *opt = NULL, *path = NULL;
@@ -658,7 +689,10 @@ int tools_report_main(int argc, char **argv)
 				  "of them: run it without --confine");
 			goto out;
 		}
-		if ((e = tools_confine()) < 0) {
+		/* libdw maps code: loaded now, for the filter refuses that afterwards. */
+		if (r.o.inline_frames || r.o.srcline)
+			(void)report_dwarf_load();
+		if ((e = tools_confine(broker_fd)) < 0) {
 			log_error("report: --confine: %s", strerror(-e));
 			goto out;
 		}

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hwpmcd/common-open.h"
 #include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
 #include "tools-int.h"
@@ -953,9 +954,9 @@ static int file_head(struct tools_report *r, struct tools_rep_file *f)
 	ssize_t n;
 	int fd, e;
 
-	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = util_open_read(f->path, 0, NULL);
 	if (fd < 0) {
-		e = -errno;
+		e = fd;
 		log_error("%s: %s", f->shown, strerror(-e));
 		return e;
 	}
@@ -1129,9 +1130,9 @@ static int file_read(struct tools_report *r, size_t i)
 	} else {
 		struct stat st;
 
-		fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		fd = util_open_read(f->path, 0, NULL);
 		if (fd < 0) {
-			e = -errno;
+			e = fd;
 			log_error("%s: %s", f->shown, strerror(-e));
 			goto out;
 		}
@@ -1257,14 +1258,17 @@ int tools_report_load(struct tools_report *r)
 	/* The vDSO is the kernel's, one image for all: any file's FILE.vdso. */
 	for (size_t i = 0; !mo.vdso && r->nfiles > 1 && i < r->nfiles; i++) {
 		char *v;
+		int fd;
 
 		if (asprintf(&v, "%s.vdso", r->files[i].path) < 0)
 			return -ENOMEM;
-		/* Effective ids and capabilities: hwpmc report --confine. */
-		if (faccessat(AT_FDCWD, v, R_OK, AT_EACCESS) != 0) {
+		/* Readable (a confined report: its broker's answer)?  The model opens it later. */
+		fd = util_open_read(v, UTIL_OPEN_REGULAR, NULL);
+		if (fd < 0) {
 			free(v);
 			continue;
 		}
+		close(fd);
 		if ((e = own_take(r, v)) < 0)
 			return e;
 		mo.vdso = v;

@@ -107,6 +107,12 @@ fi
 
 # ---- the daemon pushes ----------------------------------------------------------
 "$demo" 600 > /dev/null &
+# A program in a directory only root may enter ($tmp is 0700 too): the push's report
+# runs as nobody, and gets its image (and library) from the daemon's broker only.
+ro=$tmp/rootonly
+mkdir -m 700 "$ro"
+cp "$demo" "$ro/hwpmc-demo-ro" && cp "$build/tests/workloads/libhwpmc-demo.so" "$ro/"
+"$ro/hwpmc-demo-ro" 600 > /dev/null &
 ${HWPMCD_WRAPPER:-} "$hwpmcd" --config "$tmp/hwpmcd.conf" --socket "$sock" --state-dir "$state" \
 	--profiles-dir "$pdir" --foreground 2> "$tmp/daemon.log" &
 dpid=$!
@@ -235,6 +241,13 @@ if [[ -n $node_ok ]]; then
 else
 	echo "# node is not installed (scripts/bootstrap installs nodejs): JIT maps of profiles not checked"
 fi
+# The program only root may reach is named in what was pushed (its functions, by the
+# report as nobody); the bodies are their files' reports by root, as checked above.
+if wait_for 120 'grep -qs "^hwpmc-demo-ro;.*hot_leaf" "$rdir"/*.folded'; then
+	ok "a program in a directory only root may enter: its functions pushed by name ($(grep -ls "^hwpmc-demo-ro;.*hot_leaf" "$rdir"/*.folded | wc -l) bodies)"
+else
+	bad "no pushed body names hwpmc-demo-ro's functions: $(grep -hs "^hwpmc-demo-ro;" "$rdir"/*.folded | head -2)"
+fi
 samples=$(recv 'min(r.get("samples", 0) for r in rs if r["status"] == 200)')
 ((samples > 0)) && ok "every accepted body holds samples (at least $samples)" || bad "an accepted body without samples"
 
@@ -251,5 +264,70 @@ after=$(recv 'sum(r["status"] == 200 for r in rs)')
 grep -q "push of .* given up after 1 tries: HTTP 400" "$tmp/daemon.log" && ok "the journal says which files were given up" ||
 	bad "no 'given up' line in the daemon's log"
 
+# ---- the push's report: nobody, no capability, a seccomp filter, descriptors 0-3 ----
+# A daemon whose `hwpmc` is a wrapper that runs the real report (as the push starts
+# it: user nobody, descriptors 0-3, the broker on 3) on a FIFO this test holds
+# instead of its FILE: the report confines itself, then waits for its log in
+# read(2), and is looked at in /proc meanwhile, whatever the machine's speed.
+# (Landlock shows nowhere in /proc: unit-tools-confine checks that layer.)
+hold=$(mktemp -d /tmp/hwpmc-push-hold.XXXXXX) # nobody must reach the wrapper: not in $tmp
+trap 'kill $(jobs -p) 2> /dev/null; rm -rf "$hold"; harness_cleanup' EXIT
+chmod 755 "$hold"
+mkfifo -m 644 "$hold/log.fifo"
+cp "$hwpmc" "$hold/hwpmc-real" # the build tree may be closed to nobody
+printf '#!/bin/bash\n# The push child (user nobody): the real report, its FILE read from a FIFO instead.\nexec %q "${@:1:$#-1}" - < %q\n' \
+	"$hold/hwpmc-real" "$hold/log.fifo" > "$hold/hwpmc"
+chmod 755 "$hold/hwpmc" "$hold/hwpmc-real"
+mkdir -p "$tmp/hold.d"
+printf 'hwpmc = %s\n' "$hold/hwpmc" > "$tmp/hold.conf"
+printf '%s\nfreq = 49\npush_url = http://127.0.0.1:%s\npush_format = folded\npush_name = holdapp\n' \
+	"$common" "$port" > "$tmp/hold.d/hold.conf"
+exec 5<> "$hold/log.fifo" # a writer, so that the wrapper's open does not wait
+"$hwpmcd" --config "$tmp/hold.conf" --socket "$tmp/hold.sock" --state-dir "$tmp/hold-state" \
+	--profiles-dir "$tmp/hold.d" --foreground 2> "$tmp/hold.log" &
+hpid=$!
+# held: the pid of the hold daemon's report once it waits in read(2) of fd 0 (x86-64 call 0).
+held() {
+	local p
+	for p in $(pgrep -P "$hpid" 2> /dev/null); do
+		if [[ $(readlink "/proc/$p/exe") == "$hold/hwpmc-real" &&
+			$(cut -d' ' -f1,2 "/proc/$p/syscall" 2> /dev/null) == "0 0x0" ]]; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+if wait_for 300 'held > /dev/null'; then
+	rp=$(held)
+	st=$(awk '/^(Uid|Gid)/ {printf "%s %s %s %s %s ", $1, $2, $3, $4, $5}
+		/^(CapInh|CapPrm|CapEff|CapAmb|NoNewPrivs|Seccomp):/ {printf "%s %s ", $1, $2}
+		/^Groups:/ {printf "Groups:%s ", $2}' "/proc/$rp/status")
+	[[ $st == "Uid: 65534 65534 65534 65534 Gid: 65534 65534 65534 65534 Groups: CapInh: 0000000000000000 CapPrm: 0000000000000000 CapEff: 0000000000000000 CapAmb: 0000000000000000 NoNewPrivs: 1 Seccomp: 2 " ]] &&
+		ok "the push's report: user nobody, no capability, no new privileges, a seccomp filter" ||
+		bad "the push's report: $st"
+	[[ $(stat -c %u "/proc/$rp/status") == 0 ]] && ok "the push's report is not dumpable (its /proc files are root's)" ||
+		bad "the push's report is dumpable: /proc/$rp/status is uid $(stat -c %u "/proc/$rp/status")'s"
+	fds=$(ls "/proc/$rp/fd" | sort -n | paste -sd' ')
+	[[ $fds == "0 1 2 3" && $(stat -L -c %F "/proc/$rp/fd/3") == socket ]] &&
+		ok "the push's report holds descriptors 0-3 only, 3 the broker's socket" || bad "the push's report holds: $fds"
+	cmd=$(tr '\0' ' ' < "/proc/$rp/cmdline")
+	[[ $cmd == *" report --confine --broker-fd 3 --no-debuginfod "* ]] && ok "its command: ${cmd:0:160}" ||
+		bad "its command: $cmd"
+	cat "$(ls "$state"/profiles/fold/*.pmclog | head -1)" >&5
+	exec 5>&-
+	if wait_for 60 '(( $(recv "sum(r[\"status\"] == 200 and r[\"query\"][\"name\"].startswith(\"holdapp.\") for r in rs)") >= 1 ))'; then
+		ok "then its profile was pushed"
+	else
+		bad "the held report's profile did not arrive: $(tail -3 "$tmp/hold.log")"
+	fi
+else
+	bad "no report of the hold daemon waited for its log: $(tail -5 "$tmp/hold.log")"
+	exec 5>&-
+fi
+kill -TERM "$hpid"
+wait "$hpid"
+
 echo "# $pass passed, $fail failed"
 [[ $fail == 0 ]]
+

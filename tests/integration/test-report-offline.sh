@@ -553,6 +553,14 @@ hwpmc report --confine --pprof "$tmp/conf.pb.gz" "$tmp/priv/c.pmclog" > /dev/nul
 hwpmc report --confine --gprof "$tmp/conf-gmon" "$tmp/priv/c.pmclog" > /dev/null 2> "$tmp/conf-out.err"; rc=$?
 [[ $rc == 2 && ! -e $tmp/conf-gmon ]] && grep -q "gprof writes a directory" "$tmp/conf-out.err" &&
 	ok "--confine --gprof DIR: refused" || bad "--confine --gprof DIR: exit $rc: $(head -2 "$tmp/conf-out.err")"
+# --broker-fd (hwpmcd's push) goes with --confine, and names a SOCK_SEQPACKET socket.
+hwpmc report --broker-fd 0 --top "$tmp/priv/c.pmclog" < /dev/null > /dev/null 2> "$tmp/conf-out.err"; rc=$?
+[[ $rc == 2 ]] && grep -q "broker-fd goes with --confine" "$tmp/conf-out.err" &&
+	ok "--broker-fd without --confine: refused" || bad "--broker-fd without --confine: exit $rc: $(head -2 "$tmp/conf-out.err")"
+hwpmc report --confine --broker-fd 0 --top "$tmp/priv/c.pmclog" < /dev/null > /dev/null 2> "$tmp/conf-out.err"; rc=$?
+[[ $rc == 2 ]] && grep -q "broker-fd 0: not a SOCK_SEQPACKET socket" "$tmp/conf-out.err" &&
+	ok "--confine --broker-fd on a file: refused before confining" ||
+	bad "--confine --broker-fd on a file: exit $rc: $(head -2 "$tmp/conf-out.err")"
 hwpmc report --pprof "$tmp/conf-free.pb.gz" "$tmp/priv/c.pmclog" 2> /dev/null
 hwpmc report --confine --pprof /dev/stdout "$tmp/priv/c.pmclog" > "$tmp/conf.pb.gz" 2> "$tmp/conf-out.err"; rc=$?
 [[ $rc == 0 ]] && cmp -s "$tmp/conf.pb.gz" "$tmp/conf-free.pb.gz" &&

@@ -8,11 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hwpmcd/common-open.h"
 #include "hwpmcd/common.h"
 #include "hwpmcd/files.h"
 #include "hwpmcd/log.h"
@@ -455,6 +458,156 @@ START_TEST(test_dir_rules)
 }
 END_TEST
 
+/* util_open_read by itself: a regular file, and what UTIL_OPEN_REGULAR refuses. */
+START_TEST(test_open_read)
+{
+	char dir[] = "/tmp/test-common-open.XXXXXX", p[128], b[8];
+	uint64_t size = 99;
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/f", dir);
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "abc", 3), 3);
+	close(fd);
+	fd = util_open_read(p, UTIL_OPEN_REGULAR, &size);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(size, 3);
+	ck_assert_int_eq(read(fd, b, sizeof(b)), 3);
+	ck_assert_int_ne(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+	close(fd);
+	ck_assert_int_eq(util_open_read(dir, UTIL_OPEN_REGULAR, NULL), -ENOEXEC);
+	ck_assert_int_eq(util_open_read("/dev/null", UTIL_OPEN_REGULAR, NULL), -ENOEXEC);
+	/* A FIFO with no writer: refused without blocking; opened as it is without the flag. */
+	snprintf(p, sizeof(p), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	ck_assert_int_eq(util_open_read(p, UTIL_OPEN_REGULAR, NULL), -ENOEXEC);
+	unlink(p);
+	fd = util_open_read(dir, 0, &size); /* a directory, for a caller that looks */
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(size, 0);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/none", dir);
+	ck_assert_int_eq(util_open_read(p, 0, NULL), -ENOENT);
+	snprintf(p, sizeof(p), "%s/f", dir);
+	unlink(p);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* A broker that answers "/ok" with an open file, anything else with EACCES. */
+static void *broker_main(void *arg)
+{
+	int sock = *(int *)arg, r;
+	char path[UTIL_BROKER_PATH_MAX];
+
+	while ((r = util_broker_recv(sock, path, sizeof(path))) != 0) {
+		int fd = r == 1 && strcmp(path, "/ok") == 0 ? open("/proc/self/exe", O_RDONLY | O_CLOEXEC)
+							    : (r == -EPROTO ? -EINVAL : -EACCES);
+
+		if (r < 0 && r != -EPROTO)
+			break;
+		(void)util_broker_reply(sock, fd);
+		if (fd >= 0)
+			close(fd);
+	}
+	close(sock);
+	return NULL;
+}
+
+/* The broker's protocol, and util_open_read() routed to it. */
+START_TEST(test_open_broker)
+{
+	char big[UTIL_BROKER_PATH_MAX + 8], b[4];
+	int sp[2], fd, open_before, n;
+	pthread_t t;
+	uint64_t size = 0;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, broker_main, &sp[1]), 0);
+	fd = util_broker_ask(sp[0], "/ok");
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(read(fd, b, 4), 4);
+	ck_assert_int_eq(memcmp(b, "\177ELF", 4), 0);
+	ck_assert_int_ne(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0); /* MSG_CMSG_CLOEXEC */
+	close(fd);
+	ck_assert_int_eq(util_broker_ask(sp[0], "/etc/shadow"), -EACCES);
+	memset(big, 'a', sizeof(big));
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_int_eq(util_broker_ask(sp[0], big), -ENAMETOOLONG);
+	ck_assert_int_eq(util_broker_ask(sp[0], ""), -ENOENT);
+	/* Not a request: answered all the same, and the next request still works. */
+	ck_assert_int_eq(send(sp[0], "XXXX/ok", 7, 0), 7);
+	{
+		int32_t err = 0;
+
+		ck_assert_int_eq(recv(sp[0], &err, sizeof(err), 0), (ssize_t)sizeof(err));
+		ck_assert_int_eq(err, -EINVAL);
+	}
+	/* util_open_read() through the hook: checked as a regular file, sized. */
+	util_open_use_broker(sp[0]);
+	fd = util_open_read("/ok", UTIL_OPEN_REGULAR, &size);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_gt(size, 4);
+	close(fd);
+	ck_assert_int_eq(util_open_read("/tmp", 0, NULL), -EACCES);
+	/* Descriptors sent along with a request are closed by the broker, unread. */
+	open_before = 0;
+	for (n = 0; n < 64; n++)
+		open_before += fcntl(n, F_GETFD) >= 0;
+	{
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} ctl;
+		char req[] = "HWB1/ok";
+		struct iovec iov = { .iov_base = req, .iov_len = 7 };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+				    .msg_controllen = sizeof(ctl.buf) };
+		struct cmsghdr *c;
+		int dfd = open("/dev/null", O_RDONLY | O_CLOEXEC), got;
+
+		memset(ctl.buf, 0, sizeof(ctl.buf));
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &dfd, sizeof(dfd));
+		ck_assert_int_eq(sendmsg(sp[0], &m, 0), 7);
+		close(dfd);
+		/* The answer, read by hand: one descriptor, the broker's file. */
+		{
+			int32_t err = -1;
+			struct iovec riov = { .iov_base = &err, .iov_len = sizeof(err) };
+			struct msghdr rm = { .msg_iov = &riov, .msg_iovlen = 1,
+					     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+
+			ck_assert_int_eq(recvmsg(sp[0], &rm, MSG_CMSG_CLOEXEC), (ssize_t)sizeof(err));
+			ck_assert_int_eq(err, 0);
+			c = CMSG_FIRSTHDR(&rm);
+			ck_assert_ptr_nonnull(c);
+			memcpy(&got, CMSG_DATA(c), sizeof(got));
+			ck_assert_int_eq(read(got, b, 4), 4);
+			ck_assert_int_eq(memcmp(b, "\177ELF", 4), 0);
+			close(got);
+		}
+		ck_assert_int_eq(util_open_read("/etc/passwd", 0, NULL), -EACCES);
+	}
+	for (n = 0; n < 64; n++)
+		open_before -= fcntl(n, F_GETFD) >= 0;
+	ck_assert_int_eq(open_before, 0);
+	util_open_set_hook(NULL, NULL);
+	close(sp[0]);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	/* The broker gone: -EPIPE, not a hang. */
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	close(sp[1]);
+	ck_assert_int_eq(util_broker_ask(sp[0], "/ok"), -EPIPE);
+	close(sp[0]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("common");
@@ -471,6 +624,8 @@ int main(void)
 	tcase_add_test(tc, test_dir_rules);
 	tcase_add_test(tc, test_own_fd_name);
 	tcase_add_test(tc, test_prefault);
+	tcase_add_test(tc, test_open_read);
+	tcase_add_test(tc, test_open_broker);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
