@@ -952,19 +952,36 @@ static void jit_start(struct session *s)
 			       s->path);
 }
 
+/* ", N WHAT" into @buf, or "" when @n is 0. */
+static const char *jit_part(char *buf, size_t size, uint64_t n, const char *what)
+{
+	if (!n)
+		return "";
+	snprintf(buf, size, ", %" PRIu64 "%s", n, what);
+	return buf;
+}
+
 static void jit_stop(struct session *s)
 {
 	struct maplog_jit_stats st = { 0 };
+	char b[6][96];
 
 	if (!s->jit)
 		return;
 	session_jit__stop(s->jit, &st);
 	s->jit = NULL;
-	if (st.saved || st.refused || st.errors || st.truncated || st.over_open)
-		log_info("session %d: JIT maps: %" PRIu64 " saved (%" PRIu64 " bytes), %" PRIu64
-			 " refused (not owned by their process's owner), %" PRIu64 " cut, %" PRIu64
-			 " not kept (too many open), %" PRIu64 " errors",
-			 s->id, st.saved, st.bytes, st.refused, st.truncated, st.over_open, st.errors);
+	if (!(st.saved || st.refused || st.errors || st.truncated || st.over_open ||
+	      st.over_quota || st.bad_lines))
+		return;
+	/* What happened only: a "0 errors" would read as an error to whoever greps for one. */
+	log_info("session %d: JIT maps: %" PRIu64 " saved (%" PRIu64 " bytes)%s%s%s%s%s%s", s->id,
+		 st.saved, st.bytes, jit_part(b[0], sizeof(b[0]), st.refused,
+					       " refused (not owned by their process's owner)"),
+		 jit_part(b[1], sizeof(b[1]), st.truncated, " cut"),
+		 jit_part(b[2], sizeof(b[2]), st.over_open, " not kept (too many open)"),
+		 jit_part(b[3], sizeof(b[3]), st.over_quota, " not copied (their owner's quota spent)"),
+		 jit_part(b[4], sizeof(b[4]), st.bad_lines, " lines left out (not START SIZE NAME)"),
+		 jit_part(b[5], sizeof(b[5]), st.errors, " could not be copied"));
 }
 
 /* ---- lifecycle ---- */
