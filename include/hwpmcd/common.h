@@ -5,7 +5,7 @@
  * PUBLIC INTERFACES
  *   util_mix64(), util_hash_str(), util_grow(),
  *   util_write_all(), util_read_some(), util_escape(), util_parse_u64(),
- *   util_own_fd_name(),
+ *   util_own_fd_name(), util_openat2(),
  *   ARRAY_SIZE(), little-endian load/store helpers.
  *
  * IMPLEMENTATION NOTES
@@ -150,5 +150,14 @@ int util_parse_u64(const char *s, uint64_t *ret_v);
  * not looked at.
  */
 int util_own_fd_name(const char *path);
+
+struct open_how;
+/*
+ * util_openat2: openat2(2) of @path below @dfd with @how: the fd, or -1 with errno.
+ * A kernel without it (or valgrind, which knows no such call and says so at every
+ * one) answers ENOSYS once; from then on the call is not made (ENOSYS at once),
+ * and the caller takes its own way without it.
+ */
+int util_openat2(int dfd, const char *path, struct open_how *how);
 
 #endif /* HWPMCD_COMMON_H */

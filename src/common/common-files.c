@@ -56,7 +56,7 @@ static int open_beneath(int dfd, const char *name, int flags, mode_t mode)
 
 	if (r < 0)
 		return r;
-	fd = (int)syscall(SYS_openat2, dfd, name, &how, sizeof(how));
+	fd = util_openat2(dfd, name, &how);
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM)) /* a filter's refusal of openat2 */
 		fd = openat(dfd, name, flags | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, mode);
 	return fd < 0 ? -errno : fd;

@@ -12,11 +12,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -196,6 +200,21 @@ int util_own_fd_name(const char *path)
 	errno = 0;
 	v = strtol(n, &end, 10);
 	return *end || errno || v > 1 << 20 ? -1 : (int)v;
+}
+
+int util_openat2(int dfd, const char *path, struct open_how *how)
+{
+	static atomic_bool none; /* ENOSYS seen: every thread skips the call from then on */
+	long fd;
+
+	if (atomic_load_explicit(&none, memory_order_relaxed)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	fd = syscall(SYS_openat2, dfd, path, how, sizeof(*how));
+	if (fd < 0 && errno == ENOSYS)
+		atomic_store_explicit(&none, true, memory_order_relaxed);
+	return (int)fd;
 }
 
 uint64_t util_now_ns(clockid_t clk)

@@ -516,7 +516,7 @@ static int open_path(const struct daemon_broker *b, const char *p, enum broker_k
 		how.flags = O_PATH | O_CLOEXEC; /* .build-id/xx/yyyy.debug may be a link */
 		how.resolve |= RESOLVE_BENEATH;
 	}
-	fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+	fd = util_openat2(dirfd, rel, &how);
 	if (fd >= 0)
 		return (int)fd;
 	if (errno != ENOSYS)

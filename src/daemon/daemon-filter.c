@@ -74,7 +74,7 @@ static int cgroup_id_at(int rootfd, const char *path, bool check_fs, uint64_t *r
 
 	while (*path == '/')
 		path++;
-	fd = *path ? (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how))
+	fd = *path ? util_openat2(rootfd, path, &how)
 		   : fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

@@ -903,7 +903,7 @@ int maplog_open_path_nofollow(int dirfd, const char *path, bool in_root)
 		.flags = O_PATH | O_CLOEXEC,
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (in_root ? RESOLVE_IN_ROOT : 0),
 	};
-	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	long fd = util_openat2(dirfd, path, &how);
 	int r, root;
 
 	if (fd >= 0)
