@@ -4,7 +4,7 @@
  * the daemon (the report opens none itself).
  *
  * PUBLIC INTERFACES (daemon-int.h)
- *   daemon_broker__new(), __free(), __open(), __start(), __end(), daemon_broker_stuck()
+ *   daemon_broker__new(), __free(), __open(), __serve(), daemon_broker_main()
  *
  * IMPLEMENTATION NOTES
  *   A push runs `hwpmc report --confine --broker-fd 3 ... -- FILE` as user nobody,
@@ -47,27 +47,30 @@
  *   and no symbolic link is followed at all.  Missing files get what open(2)
  *   says (ENOENT): the report counts them as it always did.
  *
- *   One thread per push serves the socket (daemon_broker__start()), one request
- *   at a time, at most DAEMON_BROKER_REQUESTS_MAX per push (then EACCES).  An
- *   open that does not return (an NFS server gone, a FUSE mount made after the
- *   mount table was read) holds that thread only: the push thread kills the
- *   report at its deadline as before, waits DAEMON_BROKER_END_MS for the broker,
- *   and leaves it behind if it is still in the kernel (it frees itself when the
- *   call returns); with DAEMON_BROKER_STUCK_MAX left behind, pushes fail until
- *   one returns.
+ *   The broker is a process of its own per push, `hwpmcd --push-broker FILE`
+ *   with the socket as descriptor 3 (daemon_broker_main()), started by the push
+ *   thread beside the report: it keeps CAP_DAC_READ_SEARCH alone of the daemon's
+ *   capabilities (read any file; no CAP_PERFMON, CAP_SYS_PTRACE, CAP_BPF...), sets
+ *   no new privileges, reads the log for its images, and answers one request at
+ *   a time, at most DAEMON_BROKER_REQUESTS_MAX per push (then EACCES), until the
+ *   report closes its end.  An open that does not return (an NFS server gone, a
+ *   FUSE mount made after the mount table was read) holds that process only, and
+ *   the push thread kills it with the report at its deadline, or
+ *   DAEMON_BROKER_END_MS after the report ended.  A process rather than a thread
+ *   of the daemon: it can be killed in any call, holds fewer capabilities, and a
+ *   busy daemon (or valgrind's lock over its threads) never slows its answers.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "daemon-int.h"
@@ -93,17 +96,8 @@ struct daemon_broker {
 	struct strset fuse;	/* FUSE mount points (a prefix refuses) */
 	int debugfd;		/* O_PATH of DEBUG_DIR, or -1 */
 	unsigned images_over;	/* images beyond DAEMON_BROKER_IMAGES_MAX, left out */
-	/* the serving thread */
-	pthread_t thr;
-	bool started;
-	int sock;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool done, left; /* done: the thread ended; left: nobody will join it */
-	unsigned served, refused;
 };
 
-static atomic_uint brokers_stuck;
 
 /* ---- string sets ---- */
 
@@ -354,9 +348,6 @@ int daemon_broker__new(const char *log, struct daemon_broker **ret_b)
 	if (!b)
 		return -ENOMEM;
 	b->debugfd = -1;
-	b->sock = -1;
-	pthread_mutex_init(&b->lock, NULL);
-	pthread_cond_init(&b->cond, NULL);
 	b->log = strdup(log);
 	if (!b->log) {
 		r = -ENOMEM;
@@ -386,10 +377,6 @@ void daemon_broker__free(struct daemon_broker *b)
 	set_free(&b->fuse);
 	if (b->debugfd >= 0)
 		(void)close(b->debugfd);
-	if (b->sock >= 0)
-		(void)close(b->sock);
-	pthread_mutex_destroy(&b->lock);
-	pthread_cond_destroy(&b->cond);
 	free(b->log);
 	free(b);
 }
@@ -579,105 +566,79 @@ int daemon_broker__open(struct daemon_broker *b, const char *path)
 	return fd;
 }
 
-/* ---- the serving thread ---- */
+/* ---- serving ---- */
 
-static void *serve(void *arg)
+void daemon_broker__serve(struct daemon_broker *b, int sock, unsigned *ret_served,
+			  unsigned *ret_refused)
 {
-	struct daemon_broker *b = arg;
 	char path[UTIL_BROKER_PATH_MAX];
-	bool left;
+	unsigned served = 0, refused = 0;
 	int r;
 
 	for (;;) {
 		int fd;
 
-		r = util_broker_recv(b->sock, path, sizeof(path));
+		r = util_broker_recv(sock, path, sizeof(path));
 		if (r == 0 || (r < 0 && r != -EPROTO))
 			break;
 		if (r == -EPROTO)
 			fd = -EINVAL;
-		else if (b->served + b->refused >= DAEMON_BROKER_REQUESTS_MAX)
+		else if (served + refused >= DAEMON_BROKER_REQUESTS_MAX)
 			fd = -EACCES;
 		else
 			fd = daemon_broker__open(b, path);
 		if (fd == -EACCES)
-			b->refused++;
+			refused++;
 		else
-			b->served++;
-		r = util_broker_reply(b->sock, fd);
+			served++;
+		r = util_broker_reply(sock, fd);
 		if (fd >= 0)
 			(void)close(fd);
 		if (r < 0)
 			break;
 	}
-	pthread_mutex_lock(&b->lock);
-	b->done = true;
-	left = b->left;
-	pthread_cond_signal(&b->cond);
-	pthread_mutex_unlock(&b->lock);
-	if (left) { /* nobody joins it: it frees itself */
-		daemon_broker__free(b);
-		atomic_fetch_sub(&brokers_stuck, 1);
-	}
-	return NULL;
+	*ret_served = served;
+	*ret_refused = refused;
 }
 
-int daemon_broker__start(struct daemon_broker *b, int sock)
+/* The capability to read any file, and no other; no new privileges. */
+static int keep_read_search(void)
 {
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	bool have;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_capget, &h, d) < 0)
+		return -errno;
+	have = (d[0].permitted & (1u << CAP_DAC_READ_SEARCH)) != 0;
+	memset(d, 0, sizeof(d));
+	if (have)
+		d[0].permitted = d[0].effective = 1u << CAP_DAC_READ_SEARCH;
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -errno;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	return 0;
+}
+
+int daemon_broker_main(const char *log)
+{
+	struct daemon_broker *b;
+	unsigned served = 0, refused = 0;
 	int r;
 
-	b->sock = sock;
-	r = pthread_create(&b->thr, NULL, serve, b);
-	if (r != 0)
-		return -r;
-	(void)pthread_setname_np(b->thr, "hwpmcd-broker");
-	b->started = true;
-	return 0;
-}
-
-int daemon_broker__end(struct daemon_broker *b, int wait_ms, unsigned *ret_served,
-		       unsigned *ret_refused)
-{
-	struct timespec ts;
-	bool done;
-
-	if (!b)
-		return 0;
-	if (!b->started) {
-		daemon_broker__free(b);
-		return 0;
+	log_open("hwpmcd-broker", LOG_TARGET_PLAIN);
+	if ((r = keep_read_search()) < 0) {
+		log_error("push broker: dropping capabilities: %s", strerror(-r));
+		return 1;
 	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += wait_ms / 1000;
-	ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
+	if ((r = daemon_broker__new(log, &b)) < 0) {
+		log_error("push broker: '%s': %s", log, strerror(-r));
+		return 1;
 	}
-	pthread_mutex_lock(&b->lock);
-	while (!b->done)
-		if (pthread_cond_timedwait(&b->cond, &b->lock, &ts) == ETIMEDOUT)
-			break;
-	done = b->done;
-	if (!done) {
-		b->left = true;
-		atomic_fetch_add(&brokers_stuck, 1);
-	}
-	pthread_mutex_unlock(&b->lock);
-	if (!done) {
-		(void)pthread_detach(b->thr);
-		return -ETIMEDOUT;
-	}
-	pthread_join(b->thr, NULL);
-	if (ret_served)
-		*ret_served = b->served;
-	if (ret_refused)
-		*ret_refused = b->refused;
+	daemon_broker__serve(b, DAEMON_BROKER_FD, &served, &refused);
+	log_debug("push broker: '%s': %u files opened or missing, %u refused", log, served,
+		  refused);
 	daemon_broker__free(b);
 	return 0;
-}
-
-unsigned daemon_broker_stuck(void)
-{
-	return atomic_load(&brokers_stuck);
 }

@@ -800,49 +800,45 @@ void daemon_profile_session_gone(struct session *s);
 /* daemon_cmd_profiles: the `profiles` command (administrators only). */
 void daemon_cmd_profiles(struct daemon_client *c, json_int_t id, json_t *args);
 
-/* ---- daemon-broker.c: the files a push's confined report may read ---- */
+/* ---- daemon-broker.c: the files a push's confined report may read (a process of its own) ---- */
 
 #define DAEMON_BROKER_REQUESTS_MAX 16384 /* files one report may ask for (then EACCES) */
 #define DAEMON_BROKER_IMAGES_MAX 65536	  /* distinct images of a log it serves */
 #define DAEMON_BROKER_END_MS 5000	  /* after the report ended, for its broker */
-#define DAEMON_BROKER_STUCK_MAX 2	  /* brokers left in a call; then pushes fail */
+#define DAEMON_BROKER_FD 3		  /* `hwpmcd --push-broker FILE`'s socket */
 
 struct daemon_broker;
 
 /*
- * daemon_broker__new (the push thread): the policy of a push of the log at @log
- * (the path the report is given): the images its MAP_IN and PROCEXEC records
- * name (the log is read here), and the FUSE mounts of the daemon's mount
- * namespace.  0 with *ret_b (the caller's, then __start()'s), or -errno.
+ * daemon_broker__new: the policy of a push of the log at @log (the path the
+ * report is given): the images its MAP_IN and PROCEXEC records name (the log is
+ * read here), and the FUSE mounts of the mount namespace.  0 with *ret_b (the
+ * caller's), or -errno.
  */
 int daemon_broker__new(const char *log, struct daemon_broker **ret_b);
-/* daemon_broker__free: a broker never started; NULL ok. */
+/* daemon_broker__free: NULL ok. */
 void daemon_broker__free(struct daemon_broker *b);
 /*
- * daemon_broker__open (its serving thread; tests): @path opened for reading if
- * the policy allows it (daemon-broker.c says which paths, and how they are
- * opened): the fd (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, the caller's),
- * -EACCES (refused), -ENOEXEC (not a regular file, or an image that is not ELF),
- * or what open(2) says (-ENOENT...).
+ * daemon_broker__open: @path opened for reading if the policy allows it
+ * (daemon-broker.c says which paths, and how they are opened): the fd (O_RDONLY |
+ * O_NONBLOCK | O_NOCTTY | O_CLOEXEC, the caller's), -EACCES (refused), -ENOEXEC
+ * (not a regular file, or an image that is not ELF), or what open(2) says
+ * (-ENOENT...).
  */
 int daemon_broker__open(struct daemon_broker *b, const char *path);
 /*
- * daemon_broker__start (the push thread): a thread answers the requests on
- * @sock (taken: closed when the broker is freed), one at a time, at most
- * DAEMON_BROKER_REQUESTS_MAX.  0, or -errno (then @b and @sock are still the
- * caller's).
+ * daemon_broker__serve: answer the requests on @sock (common-open.h), one at a
+ * time, at most DAEMON_BROKER_REQUESTS_MAX (then EACCES), until the other end
+ * closes; the requests answered and refused (EACCES) into *ret_served and
+ * *ret_refused.
  */
-int daemon_broker__start(struct daemon_broker *b, int sock);
+void daemon_broker__serve(struct daemon_broker *b, int sock, unsigned *ret_served,
+			  unsigned *ret_refused);
 /*
- * daemon_broker__end (the push thread, once the report has ended): wait up to
- * @wait_ms for the serving thread to see the report's end of the socket close,
- * join it and free @b: 0 with the requests it answered and refused (EACCES).
- * -ETIMEDOUT: it is still in a call, and is left behind (it frees @b itself
- * when the call returns; counted in daemon_broker_stuck()).  NULL ok.
+ * daemon_broker_main: `hwpmcd --push-broker FILE` (started by the push thread,
+ * its socket as DAEMON_BROKER_FD): keep CAP_DAC_READ_SEARCH alone, no new
+ * privileges, then serve FILE's policy.  The process's exit status.
  */
-int daemon_broker__end(struct daemon_broker *b, int wait_ms, unsigned *ret_served,
-		       unsigned *ret_refused);
-/* daemon_broker_stuck (any thread): brokers left behind that have not returned yet. */
-unsigned daemon_broker_stuck(void);
+int daemon_broker_main(const char *log);
 
 #endif /* HWPMCD_DAEMON_INT_H */

@@ -570,6 +570,9 @@ int main(int argc, char **argv)
 	bool running = true;
 	uint64_t wd_usec, wd_last = 0, idle_last = 0;
 
+	/* A push's broker (daemon-push.c starts it): not the daemon; not in --help. */
+	if (argc == 3 && strcmp(argv[1], "--push-broker") == 0)
+		return daemon_broker_main(argv[2]);
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's': arg_socket = optarg; break;

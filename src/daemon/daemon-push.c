@@ -221,6 +221,7 @@ static struct {
 	struct push_stats st[2 * DAEMON_PROFILES_MAX];
 	size_t held; /* bytes of the queued jobs' bodies: at most DAEMON_PUSH_HELD_MAX */
 	char hwpmc[512];
+	char self[512]; /* this daemon's binary: `hwpmcd --push-broker FILE` */
 	/* The daemon is root: the report runs as P.uid, P.gid (nobody's), never as root. */
 	bool drop;
 	uid_t uid;
@@ -493,6 +494,113 @@ static void kill_report(pid_t pid)
 }
 
 /*
+ * Start @argv (argv[0] opened by root, O_PATH) with @fds as its descriptors 0 to
+ * 3 and nothing else, as nobody with @drop: its pid, or -errno (it failed
+ * before its exec, and was waited for).
+ */
+static pid_t spawn(char *const *argv, char *const *envp, const int fds[4], bool drop)
+{
+	int hi[6] = { -1, -1, -1, -1, -1, -1 }, spipe[2] = { -1, -1 }, e = 0, k;
+	struct rlimit rl;
+	struct spawn sp;
+	pid_t pid = -1;
+
+	if (pipe2(spipe, O_CLOEXEC) < 0)
+		return -errno;
+	/* All above 9, so that the child's dup2()s to 0..5 never overwrite a source. */
+	if ((k = open(argv[0], O_PATH | O_CLOEXEC)) < 0) {
+		e = -errno;
+		goto out;
+	}
+	hi[4] = fcntl(k, F_DUPFD_CLOEXEC, 10);
+	close(k);
+	for (k = 0; k < 4 && hi[4] >= 0; k++)
+		if ((hi[k] = fcntl(fds[k], F_DUPFD_CLOEXEC, 10)) < 0)
+			break;
+	if (hi[4] < 0 || k < 4 || (hi[5] = fcntl(spipe[1], F_DUPFD_CLOEXEC, 10)) < 0) {
+		e = -errno;
+		goto out;
+	}
+	sp = (struct spawn){ .argv = argv,
+			     .envp = envp,
+			     .exe = hi[4],
+			     .fd0 = hi[0],
+			     .fd1 = hi[1],
+			     .fd2 = hi[2],
+			     .fd3 = hi[3],
+			     .status = hi[5],
+			     .drop = drop,
+			     .groups = drop && getgroups(0, NULL) > 0 };
+	sp.maxfd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 1u << 20 ? (int)rl.rlim_cur
+										: 1 << 20;
+	pid = fork();
+	if (pid == 0)
+		spawn_child(&sp); /* never returns */
+	if (pid < 0) {
+		e = -errno;
+		goto out;
+	}
+	close(spipe[1]);
+	spipe[1] = -1;
+	for (k = 0; k < 6; k++) {
+		close(hi[k]);
+		hi[k] = -1;
+	}
+	{
+		int ce = 0;
+		ssize_t n;
+
+		do
+			n = read(spipe[0], &ce, sizeof(ce));
+		while (n < 0 && errno == EINTR);
+		if (n == (ssize_t)sizeof(ce)) { /* it failed before its exec */
+			e = -ce;
+			(void)wait4(pid, NULL, 0, NULL);
+		}
+	}
+out:
+	for (k = 0; k < 6; k++)
+		if (hi[k] >= 0)
+			close(hi[k]);
+	for (k = 0; k < 2; k++)
+		if (spipe[k] >= 0)
+			close(spipe[k]);
+	return e < 0 ? e : pid;
+}
+
+/*
+ * The broker @bpid, once the report has ended: it sees the report's end of the
+ * socket close and exits; one that is still in a call after DAEMON_BROKER_END_MS
+ * (a file system that does not answer) is killed.  Its CPU into *@ret_cpu_ns.
+ */
+static void end_broker(pid_t bpid, bool kill_now, const char *path, uint64_t *ret_cpu_ns)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, bpid, 0), st = 0;
+	struct rusage ru = { 0 };
+
+	if (!kill_now && pfd >= 0) {
+		struct pollfd pf = { pfd, POLLIN, 0 };
+
+		if (poll(&pf, 1, DAEMON_BROKER_END_MS) == 0) {
+			log_warn("push: the broker of '%s' is still in a call %d s after its report "
+				 "ended (a FUSE or network file system that does not answer?): "
+				 "killed",
+				 path, DAEMON_BROKER_END_MS / 1000);
+			kill_now = true;
+		}
+	}
+	if (kill_now)
+		(void)kill(bpid, SIGKILL);
+	if (wait4(bpid, &st, 0, &ru) == bpid)
+		*ret_cpu_ns += (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
+			       (uint64_t)ru.ru_utime.tv_usec * 1000 +
+			       (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
+			       (uint64_t)ru.ru_stime.tv_usec * 1000;
+	if (pfd >= 0)
+		close(pfd);
+}
+
+/*
  * Run `hwpmc report` on @j's file; its output into @out.  PUSH_OK, or
  * PUSH_FAIL / PUSH_RETRY (stopping) with @err said.
  */
@@ -502,30 +610,28 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 	static char a_report[] = "report", a_conf[] = "--confine", a_broker[] = "--broker-fd",
 		    a_3[] = "3", a_nodi[] = "--no-debuginfod", a_jit[] = "--jit-maps",
 		    a_pprof[] = "--pprof", a_folded[] = "--folded", a_fd1[] = "/dev/fd/1",
-		    a_end[] = "--";
-	char path[sizeof(j->path)], jit[sizeof(j->path) + 8], *argv[14];
+		    a_end[] = "--", a_push_broker[] = "--push-broker";
+	char path[sizeof(j->path)], jit[sizeof(j->path) + 8], *argv[14], *bargv[4];
 	size_t na = 0;
 	static char e_path[] = "PATH=/usr/bin:/bin", e_lc[] = "LC_ALL=C";
 	char *envp[] = { e_path, e_lc, NULL };
-	int opipe[2] = { -1, -1 }, epipe[2] = { -1, -1 }, spipe[2] = { -1, -1 }, bs[2] = { -1, -1 };
-	int pidfd = -1, status = 0, ret = PUSH_FAIL, devnull = -1, hi[5] = { -1, -1, -1, -1, -1 };
-	int exe = -1;
+	int opipe[2] = { -1, -1 }, epipe[2] = { -1, -1 }, bs[2] = { -1, -1 };
+	int pidfd = -1, status = 0, ret = PUSH_FAIL, devnull = -1;
 	struct rusage ru = { 0 };
-	struct daemon_broker *b = NULL;
-	struct spawn sp;
 	struct buf eb = { 0 };
 	struct stat st;
 	int64_t deadline = util_mono_ms() + DAEMON_PUSH_REPORT_TIMEOUT_S * 1000ll;
 	bool exited = false, killed = false;
-	pid_t pid = -1;
-	int r, e;
+	pid_t pid = -1, bpid = -1;
 
 	/*
 	 * hwpmc report --confine --broker-fd 3 --no-debuginfod [--jit-maps FILE.jit]
 	 * --pprof /dev/fd/1 -- FILE (--folded prints to stdout), as user nobody: it
 	 * parses users' ELF files, so it keeps no privilege, opens no file itself and
-	 * asks this daemon for each (daemon-broker.c; docs/security.md).  FILE.jit is
-	 * named when it is there: nobody could not look into the profile's directory.
+	 * asks for each a broker, `hwpmcd --push-broker FILE`, root with
+	 * CAP_DAC_READ_SEARCH alone, which opens only what FILE names (daemon-broker.c;
+	 * docs/security.md).  FILE.jit is named when it is there: nobody could not look
+	 * into the profile's directory.
 	 */
 	snprintf(path, sizeof(path), "%s", j->path);
 	snprintf(jit, sizeof(jit), "%s.jit", j->path);
@@ -548,92 +654,47 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 	argv[na++] = a_end;
 	argv[na++] = path;
 	argv[na] = NULL;
-	if (daemon_broker_stuck() >= DAEMON_BROKER_STUCK_MAX) {
-		snprintf(err, errsize, "%u earlier reports' brokers are still stuck opening a file "
-			 "(a FUSE or network file system that does not answer?): not run",
-			 daemon_broker_stuck());
-		return PUSH_RETRY;
-	}
-	if ((e = daemon_broker__new(j->path, &b)) < 0) {
-		snprintf(err, errsize, "reading '%.200s' for its images: %s", j->path, strerror(-e));
+	bargv[0] = P.self;
+	bargv[1] = a_push_broker;
+	bargv[2] = path;
+	bargv[3] = NULL;
+	if (!P.self[0]) {
+		snprintf(err, errsize, "the daemon's own binary is unknown (/proc/self/exe): no "
+			 "broker for the report");
 		return PUSH_FAIL;
 	}
 	if (pipe2(opipe, O_CLOEXEC) < 0 || pipe2(epipe, O_CLOEXEC) < 0 ||
-	    pipe2(spipe, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, bs) < 0 ||
-	    (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+	    (devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
 		snprintf(err, errsize, "pipe: %s", strerror(errno));
 		goto out;
 	}
-	if ((e = open(P.hwpmc, O_PATH | O_CLOEXEC)) < 0 ||
-	    (exe = fcntl(e, F_DUPFD_CLOEXEC, 10)) < 0) {
-		snprintf(err, errsize, "cannot run '%.200s': %s (hwpmcd.conf: hwpmc)", P.hwpmc,
-			 strerror(errno));
-		if (e >= 0)
-			close(e);
+	/* The broker: root with CAP_DAC_READ_SEARCH alone; its messages to the daemon's. */
+	{
+		const int fds[4] = { devnull, devnull, STDERR_FILENO, bs[0] };
+
+		bpid = spawn(bargv, envp, fds, false);
+	}
+	close(bs[0]);
+	bs[0] = -1;
+	if (bpid < 0) {
+		snprintf(err, errsize, "cannot run the broker '%.200s --push-broker': %s", P.self,
+			 strerror((int)-bpid));
 		goto out;
 	}
-	close(e);
-	/* Above 9, so that the child's dup2()s to 0..5 never overwrite a source. */
+	/* The report: nobody, the broker's socket its descriptor 3. */
 	{
-		const int from[5] = { devnull, opipe[1], epipe[1], bs[1], spipe[1] };
+		const int fds[4] = { devnull, opipe[1], epipe[1], bs[1] };
 
-		for (int k = 0; k < 5; k++)
-			if ((hi[k] = fcntl(from[k], F_DUPFD_CLOEXEC, 10)) < 0) {
-				snprintf(err, errsize, "fcntl: %s", strerror(errno));
-				goto out;
-			}
-	}
-	if ((e = daemon_broker__start(b, bs[0])) < 0) {
-		snprintf(err, errsize, "the broker's thread: %s", strerror(-e));
-		goto out;
-	}
-	bs[0] = -1; /* the broker's */
-	sp = (struct spawn){ .argv = argv,
-			     .envp = envp,
-			     .exe = exe,
-			     .fd0 = hi[0],
-			     .fd1 = hi[1],
-			     .fd2 = hi[2],
-			     .fd3 = hi[3],
-			     .status = hi[4],
-			     .drop = P.drop,
-			     .groups = P.drop && getgroups(0, NULL) > 0 };
-	{
-		struct rlimit rl;
-
-		sp.maxfd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 1u << 20
-				   ? (int)rl.rlim_cur
-				   : 1 << 20;
-	}
-	pid = fork();
-	if (pid == 0)
-		spawn_child(&sp); /* never returns */
-	r = pid < 0 ? errno : 0;
-	close(spipe[1]);
-	spipe[1] = -1;
-	for (int k = 0; k < 5; k++) {
-		close(hi[k]);
-		hi[k] = -1;
+		pid = spawn(argv, envp, fds, P.drop);
 	}
 	close(opipe[1]);
 	close(epipe[1]);
-	close(bs[1]); /* the report's end: the broker sees its end of file when the report ends */
+	close(bs[1]); /* the broker sees its end of file when the report ends */
 	opipe[1] = epipe[1] = bs[1] = -1;
-	if (r == 0) {
-		int ce = 0;
-		ssize_t n;
+	if (pid < 0) {
+		int r = (int)-pid;
 
-		do
-			n = read(spipe[0], &ce, sizeof(ce));
-		while (n < 0 && errno == EINTR);
-		if (n == (ssize_t)sizeof(ce)) { /* it failed before its exec */
-			r = ce;
-			(void)wait4(pid, &status, 0, &ru);
-			pid = -1;
-		}
-	}
-	if (r != 0) {
 		snprintf(err, errsize, "cannot run '%.200s' as uid %u: %s%s", P.hwpmc,
 			 (unsigned)(P.drop ? P.uid : geteuid()), strerror(r),
 			 r == EPERM && P.drop ? " (the daemon needs CAP_SETUID and CAP_SETGID: "
@@ -724,33 +785,16 @@ out:
 			close(opipe[k]);
 		if (epipe[k] >= 0)
 			close(epipe[k]);
-		if (spipe[k] >= 0)
-			close(spipe[k]);
 		if (bs[k] >= 0)
 			close(bs[k]);
 	}
-	for (int k = 0; k < 5; k++)
-		if (hi[k] >= 0)
-			close(hi[k]);
 	if (devnull >= 0)
 		close(devnull);
-	if (exe >= 0)
-		close(exe);
 	if (pidfd >= 0)
 		close(pidfd);
-	/* The report has ended (or never ran): so has its broker, unless a call holds it. */
-	if (b) {
-		unsigned served = 0, refused = 0;
-
-		if (daemon_broker__end(b, DAEMON_BROKER_END_MS, &served, &refused) < 0)
-			log_warn("push: the broker of '%s' is still in a call %d s after its report "
-				 "ended (a FUSE or network file system that does not answer?): left "
-				 "behind",
-				 j->path, DAEMON_BROKER_END_MS / 1000);
-		else
-			log_debug("push: '%s': the broker opened %u files and refused %u", j->path,
-				  served, refused);
-	}
+	/* The report has ended (or never ran): so does its broker, or it is killed. */
+	if (bpid > 0)
+		end_broker(bpid, killed || pid < 0, j->path, ret_cpu_ns);
 	free(eb.p);
 	return ret;
 }
@@ -1057,6 +1101,14 @@ int daemon_push_start(const char *hwpmc)
 	if (P.started)
 		return 0;
 	snprintf(P.hwpmc, sizeof(P.hwpmc), "%s", hwpmc);
+	{
+		ssize_t n = readlink("/proc/self/exe", P.self, sizeof(P.self) - 1);
+
+		P.self[n > 0 ? n : 0] = '\0';
+		if (n <= 0)
+			log_warn("push: /proc/self/exe: %s: profiles will not be pushed",
+				 strerror(errno));
+	}
 	P.drop = geteuid() == 0;
 	if (P.drop) {
 		const struct passwd *pw = getpwnam("nobody");

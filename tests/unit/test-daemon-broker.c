@@ -11,17 +11,20 @@
  * files, /proc/stat and /tmp/perf-PID.map), each only if it is a regular file
  * (ENOEXEC otherwise, as the report's own open answers) and an image or debug
  * file only if it is ELF, refuse everything else with EACCES, and serve a socket
- * as a confined report asks (common-open.h), within its bound of requests.
+ * as a confined report asks (common-open.h), within its bound of requests; as
+ * `hwpmcd --push-broker` it keeps CAP_DAC_READ_SEARCH alone.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon-int.h"
@@ -237,17 +240,32 @@ START_TEST(test_policy)
 }
 END_TEST
 
-/* The broker's thread on a socket, as a confined report asks it. */
+struct served {
+	struct daemon_broker *b;
+	int sock;
+	unsigned served, refused;
+};
+
+static void *serve_fn(void *arg)
+{
+	struct served *sv = arg;
+
+	daemon_broker__serve(sv->b, sv->sock, &sv->served, &sv->refused);
+	return NULL;
+}
+
+/* The broker on a socket, as a confined report asks it. */
 START_TEST(test_serve)
 {
-	struct daemon_broker *b;
-	unsigned served = 0, refused = 0;
+	struct served sv = { 0 };
+	pthread_t t;
 	int sp[2], fd;
 	char m[4];
 
-	ck_assert_int_eq(daemon_broker__new(logp, &b), 0);
+	ck_assert_int_eq(daemon_broker__new(logp, &sv.b), 0);
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
-	ck_assert_int_eq(daemon_broker__start(b, sp[1]), 0);
+	sv.sock = sp[1];
+	ck_assert_int_eq(pthread_create(&t, NULL, serve_fn, &sv), 0);
 	fd = util_broker_ask(sp[0], at("img/prog"));
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(read(fd, m, 4), 4);
@@ -259,11 +277,56 @@ START_TEST(test_serve)
 	for (unsigned i = 3; i < DAEMON_BROKER_REQUESTS_MAX; i++)
 		ck_assert_int_eq(util_broker_ask(sp[0], "/x"), -EACCES);
 	ck_assert_int_eq(util_broker_ask(sp[0], at("img/prog")), -EACCES);
-	close(sp[0]); /* the report's end: the thread ends */
-	ck_assert_int_eq(daemon_broker__end(b, 10000, &served, &refused), 0);
-	ck_assert_uint_eq(served, 2);
-	ck_assert_uint_eq(refused, DAEMON_BROKER_REQUESTS_MAX - 1);
-	ck_assert_uint_eq(daemon_broker_stuck(), 0);
+	close(sp[0]); /* the report's end: the broker returns */
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_uint_eq(sv.served, 2);
+	ck_assert_uint_eq(sv.refused, DAEMON_BROKER_REQUESTS_MAX - 1);
+	close(sp[1]);
+	daemon_broker__free(sv.b);
+}
+END_TEST
+
+/*
+ * `hwpmcd --push-broker FILE` (daemon_broker_main()) in a child with its socket
+ * as descriptor 3: serves, and holds CAP_DAC_READ_SEARCH alone (as root), no new
+ * privileges, while it does.
+ */
+START_TEST(test_main)
+{
+	int sp[2], st, fd;
+	char line[256], want[64];
+	pid_t pid;
+	FILE *f;
+	long eff = -1, nnp = -1;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (dup2(sp[1], DAEMON_BROKER_FD) < 0)
+			_exit(3);
+		close(sp[0]);
+		_exit(daemon_broker_main(logp));
+	}
+	close(sp[1]);
+	fd = util_broker_ask(sp[0], at("img/prog")); /* it serves: it has dropped by now */
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(want, sizeof(want), "/proc/%d/status", (int)pid);
+	f = fopen(want, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "CapEff:", 7) == 0)
+			eff = strtol(line + 7, NULL, 16);
+		if (strncmp(line, "NoNewPrivs:", 11) == 0)
+			nnp = strtol(line + 11, NULL, 10);
+	}
+	fclose(f);
+	ck_assert_int_eq(nnp, 1);
+	ck_assert_int_eq(eff, geteuid() == 0 ? 1l << 2 /* CAP_DAC_READ_SEARCH */ : 0);
+	close(sp[0]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 END_TEST
 
@@ -277,6 +340,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_policy);
 	tcase_add_test(tc, test_serve);
+	tcase_add_test(tc, test_main);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
