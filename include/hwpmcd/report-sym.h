@@ -225,8 +225,10 @@ int report_open_regular(const char *path, uint64_t *ret_size);
 const char *report_sym_source_name(enum report_sym_source s);
 
 /*
- * report_demangle: the C++ name of an Itanium-ABI symbol ("_Z..."), as c++filt prints
- * it (libiberty), in a malloc'd string; NULL for other names or a malformed one.
+ * report_demangle: the name of an Itanium-ABI C++ symbol ("_Z...") as c++filt prints
+ * it, or of a Rust symbol (v0 "_R...", or legacy) as perf prints it, without crate
+ * disambiguators and hash (libiberty), in a malloc'd string; NULL for other names
+ * or a malformed one.
  */
 char *report_demangle(const char *name);
 

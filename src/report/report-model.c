@@ -1366,7 +1366,7 @@ const char *report_model__func_name(struct report_model *m, uint32_t id)
 		f->pretty = strdup(buf);
 		break;
 	default:
-		if (f->name && f->name[0] == '_' && f->name[1] == 'Z') {
+		if (f->name && f->name[0] == '_') { /* C++ "_Z", Rust "_R" and legacy */
 			f->pretty = report_demangle(f->name);
 		}
 		if (!f->pretty)

@@ -165,6 +165,53 @@ for p in chain cxx; do
 	[[ $rc == 0 ]] || grep -q "^not ok" "$tmp/exp.out" || bad "$p: check_exports.py exit $rc"
 done
 
+# 4a. Rust: v0 ("_R...") and legacy ("_ZN...17h<hash>E") names demangled as perf prints
+#     them (no crate disambiguator, no hash) in the JSON and folded outputs, and no
+#     mangled Rust name anywhere.  The program is built here by the rustc found
+#     (rustup's or a distribution's), as no Rust is a dependency of the build.
+rustc_bin=$(command -v rustc || ls "${HOME:-/root}"/.cargo/bin/rustc /root/.cargo/bin/rustc 2> /dev/null | head -1)
+if [[ -z "$rustc_bin" ]]; then
+	echo "# rustc not found: Rust names checked on real symbols' strings only (unit-report-sym test_demangle)"
+else
+	for m in v0 legacy; do
+		rbin=$tmp/hwpmc-rust-$m
+		# Stable rustc takes "v0" but not "legacy", its default for a program's own code.
+		mflag=(-C symbol-mangling-version=v0)
+		[[ $m == legacy ]] && mflag=()
+		if ! "$rustc_bin" -O -g -C force-frame-pointers=yes "${mflag[@]}" \
+			--crate-name hwpmc_rust -o "$rbin" "$src/tests/workloads/corpus/corpus-rust.rs" \
+			> "$tmp/rustc.err" 2>&1; then
+			echo "# rustc ${mflag[*]} failed ($(head -1 "$tmp/rustc.err")): Rust $m not checked"
+			continue
+		fi
+		if [[ $m == legacy ]] && ! nm "$rbin" | grep -q ' _ZN10hwpmc_rust5outer5Thing4spin17h[0-9a-f]\{16\}E$'; then
+			echo "# this rustc's default mangling is not legacy: Rust legacy not checked"
+			continue
+		fi
+		rec "$tmp/rust-$m.pmclog" -g -F 999 -- "$rbin" 1
+		"$hwpmc_bin" report --json --limit 0 "$tmp/rust-$m.pmclog" > "$tmp/rust-$m.json" 2> /dev/null
+		"$hwpmc_bin" report --folded "$tmp/rust-$m.pmclog" > "$tmp/rust-$m.folded" 2> /dev/null
+		want='hwpmc_rust::outer::Thing::spin'
+		[[ $m == v0 ]] && want='<hwpmc_rust::outer::Thing>::spin'
+		got=$(python3 - "$tmp/rust-$m.json" "$tmp/rust-$m.folded" "$rbin" "$want" << 'PY'
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+mangled = re.compile(r"^_R[A-Za-z0-9_]+$|^_ZN.*17h[0-9a-f]{16}E")
+names = [t["function"] for e in j["events"] for t in e["top"]]
+frames = [f for line in open(sys.argv[2]) for f in line.rsplit(" ", 1)[0].split(";")]
+raw = sorted({n for n in names + frames if mangled.match(n)})
+spin = sum(t["self"] for e in j["events"] for t in e["top"]
+           if t["function"] == sys.argv[4] and t["image"] == sys.argv[3])
+print("mangled=%d spin=%d folded=%d %s" % (len(raw), spin,
+      sum(f == sys.argv[4] for f in frames), raw[:2]))
+PY
+)
+		[[ "$got" == "mangled=0 spin="[1-9]*" folded="[1-9]* ]] &&
+			ok "Rust $m names demangled as perf prints them: $want ($got)" ||
+			bad "Rust $m names: $got"
+	done
+fi
+
 # 4b. Inline frames and source lines of a recorded -O2 -g program whose hot functions
 # exist only inlined (corpus-inline.c, .h): every inl_mix frame must sit inside
 # inl_step at the line of its call, inside inl_outer at the line of that call, under

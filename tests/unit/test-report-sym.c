@@ -2817,6 +2817,48 @@ static void check_kallsyms_small(const struct report_symtab *t)
 	ck_assert_str_eq(report_symtab__find(t, "mod_a_fn2")->module, "ext4");
 }
 
+/*
+ * Names demangled as perf and pprof print them: C++ as c++filt does; Rust's two
+ * manglings (v0 "_R..." and legacy "_ZN...17h<hash>E", symbols of a real rustc
+ * 1.95 build) without the crate disambiguators and the hash; C names and
+ * malformed ones left alone (NULL).
+ */
+START_TEST(test_demangle)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "_ZN3foo3barEi", "foo::bar(int)" },
+		{ "_ZNSt6vectorIiSaIiEE9push_backERKi",
+		  "std::vector<int, std::allocator<int> >::push_back(int const&)" },
+		{ "_RNvCskK7mfDs1mzF_1m4main", "m::main" },
+		{ "_RINvCskK7mfDs1mzF_1m7genericmEB2_", "m::generic::<u32>" },
+		{ "_RNvMNtCskK7mfDs1mzF_1m5outerNtB2_5Thing4spin", "<m::outer::Thing>::spin" },
+		{ "_ZN1m5outer5Thing4spin17h699616a1186e801eE", "m::outer::Thing::spin" },
+		{ "_ZN1m4main17h4009bc0cd8b193aaE", "m::main" },
+		/* a C++ name that looks like legacy Rust but for its hash: C++ */
+		{ "_ZN1m4main4hxyzE", "m::main::hxyz" },
+	};
+	static const char *const left[] = { "main", "_start", "__libc_start_main", "_R", "_Rx",
+					    "_Z", "_ZN", "foo__bar", NULL };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *got = report_demangle(cases[i].in);
+
+		ck_assert_msg(got && strcmp(got, cases[i].want) == 0, "%s: %s, not %s", cases[i].in,
+			      got ? got : "(not demangled)", cases[i].want);
+		free(got);
+	}
+	for (i = 0; left[i]; i++) {
+		char *got = report_demangle(left[i]);
+
+		ck_assert_msg(!got, "%s: demangled as %s", left[i], got);
+	}
+	ck_assert_ptr_null(report_demangle(NULL));
+}
+END_TEST
+
 START_TEST(test_kallsyms_basic)
 {
 	struct report_symtab *t;
@@ -3272,6 +3314,7 @@ int main(void)
 	tcase_set_timeout(tc_hostile, 120);
 	suite_add_tcase(s, tc_hostile);
 
+	tcase_add_test(tc_kall, test_demangle);
 	tcase_add_test(tc_kall, test_kallsyms_basic);
 	tcase_add_test(tc_kall, test_kallsyms_dedupe);
 	tcase_add_test(tc_kall, test_kallsyms_errors);
