@@ -847,7 +847,7 @@ int tools_record_main(int argc, char **argv)
 	bool no_jit = false;
 	json_t *args = json_object(), *events = json_array(), *rep = NULL, *cpus = NULL, *pids = NULL;
 	json_t *filter = json_object();
-	const char *out = "hwpmc.pmclog", *sock = NULL, *ks_out = NULL;
+	const char *out = TOOLS_DEFAULT_LOG, *sock = NULL, *ks_out = NULL;
 	char *ks_name = NULL, err[1024];
 	const char *which = out; /* the output a commit failed for */
 	bool no_ks = false;

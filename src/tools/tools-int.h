@@ -25,6 +25,8 @@
  * more than the 90 system calls saved.
  */
 #define TOOLS_LOG_READ_CHUNK (64u << 10)
+/* What `hwpmc record` writes and `hwpmc report` reads when given no path. */
+#define TOOLS_DEFAULT_LOG "hwpmc.pmclog"
 
 int tools_dump_main(int argc, char **argv);
 void tools_dump_usage(FILE *out);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * tools-report-main.c: `hwpmc report [OPTIONS] PATH...|-`, the command line.
+ * tools-report-main.c: `hwpmc report [OPTIONS] [PATH...|-]`, the command line.
  *
  * PUBLIC INTERFACES
  *   tools_report_main(), tools_report_usage()
@@ -34,7 +34,7 @@
 void tools_report_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: hwpmc report [OPTIONS] PATH...|-\n"
+		"usage: hwpmc report [OPTIONS] [PATH...|-]   (no PATH: ./hwpmc.pmclog)\n"
 		"\n"
 		"Symbolize pmclogs (written by hwpmcd or by FreeBSD's hwpmc) and print where\n"
 		"the samples are.  PCs resolve through the log's MAP_IN records and the ELF\n"
@@ -445,6 +445,7 @@ static void heap_setup(void)
 
 int tools_report_main(int argc, char **argv)
 {
+	static char *default_paths[] = { (char *)TOOLS_DEFAULT_LOG, NULL };
 	static const struct option longopts[] = {
 		{ "top", no_argument, NULL, OPT_TOP },
 		{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },
@@ -698,9 +699,19 @@ int tools_report_main(int argc, char **argv)
 		}
 	}
 	if (optind == argc) {
-		log_error("report: no log file given (FILE, DIRECTORY or '-')");
-		fprintf(stderr, "'hwpmc report --help' explains the options\n");
-		goto out;
+		/* No path: what `hwpmc record` writes by default, as perf report reads perf.data. */
+		struct stat dst;
+
+		if (broker_fd >= 0 || stat(TOOLS_DEFAULT_LOG, &dst) != 0) {
+			log_error("report: no log file given (FILE, DIRECTORY or '-'), and no %s "
+				  "here (what 'hwpmc record' writes by default)",
+				  TOOLS_DEFAULT_LOG);
+			fprintf(stderr, "'hwpmc report --help' explains the options\n");
+			goto out;
+		}
+		argv = default_paths;
+		argc = 1;
+		optind = 0;
 	}
 	for (int i = optind; i < argc && argc - optind > 1; i++) {
 		if (strcmp(argv[i], "-") == 0) {

@@ -1120,6 +1120,7 @@ static int file_read(struct tools_report *r, size_t i)
 	void *buf;
 	int fd = -1, e = 0;
 	ssize_t n;
+	uint64_t total = 0;
 	const struct plog_error *pe;
 
 	r->cur = i;
@@ -1155,6 +1156,7 @@ static int file_read(struct tools_report *r, size_t i)
 			log_error("%s: read: %s", f->shown, strerror(-e));
 			goto out;
 		}
+		total += (uint64_t)n;
 		if (n == 0)
 			plog_reader__finish(rd);
 		else if ((e = plog_reader__commit(rd, (size_t)n)) < 0)
@@ -1193,10 +1195,35 @@ static int file_read(struct tools_report *r, size_t i)
 			 "no CLOSELOG: the recording did not end cleanly (or is still running)");
 		break;
 	}
-	if (!r->m->have_init && r->records == 0)
-		snprintf(r->status_msg, sizeof(r->status_msg), "empty: no record");
-	if (f->status == PLOG_STATUS_ERROR || f->status == PLOG_STATUS_TORN)
+	if (!r->m->have_init && r->records == 0) {
+		/*
+		 * Nothing a pmclog holds: an empty file, or another kind (a perf.data, a
+		 * text file).  Alone it is the report's error; among others a warning, and
+		 * it adds nothing (a profile's newest file may be 0 bytes for a moment).
+		 */
+		char magic[8];
+
+		if (total == 0)
+			snprintf(r->status_msg, sizeof(r->status_msg),
+				 "empty (0 bytes): not a pmclog log");
+		else if (fd > STDIN_FILENO && pread(fd, magic, 8, 0) == 8 &&
+			 memcmp(magic, "PERFILE2", 8) == 0)
+			snprintf(r->status_msg, sizeof(r->status_msg),
+				 "a perf.data file, not a pmclog log: 'perf report -i' reads it");
+		else
+			snprintf(r->status_msg, sizeof(r->status_msg), "not a pmclog log: %s",
+				 f->status == PLOG_STATUS_ERROR && pe ? pe->message
+				 : f->status == PLOG_STATUS_TORN ? "shorter than one record"
+								 : "no record");
+		if (r->nfiles == 1) {
+			log_error("%s: %s", f->shown, r->status_msg);
+			e = -ENOEXEC;
+			goto out;
+		}
+		log_warn("%s: %s; left out", f->shown, r->status_msg);
+	} else if (f->status == PLOG_STATUS_ERROR || f->status == PLOG_STATUS_TORN) {
 		log_warn("%s: %s", f->shown, r->status_msg);
+	}
 out:
 	if (fd > STDIN_FILENO)
 		close(fd);

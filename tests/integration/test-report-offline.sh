@@ -408,6 +408,28 @@ for cut in $(python3 -c "import random; r=random.Random(5); print(' '.join(str(x
 	(( rc > 1 )) && { crashes=$((crashes + 1)); echo "# cut at $cut: exit $rc $(head -2 "$tmp/err")"; }
 done
 [[ $crashes == 0 ]] && ok "truncated logs: $runs cuts, each reported with exit 0 or 1" || bad "truncated: $crashes of $runs crashed"
+# What is not a log says so, with exit 1: an empty file, another kind of file, a
+# perf.data (by its magic); and with no path the report reads ./hwpmc.pmclog, as
+# record writes it by default (perf report's perf.data).
+: > "$tmp/zero.pmclog"
+cp /etc/passwd "$tmp/text.pmclog"
+{ printf 'PERFILE2'; head -c 200 /dev/zero; } > "$tmp/perf.data"
+for c in "zero.pmclog:empty (0 bytes): not a pmclog log" \
+	"text.pmclog:not a pmclog log: bad magic" "perf.data:a perf.data file, not a pmclog log: 'perf report -i' reads it"; do
+	hwpmc report "$tmp/${c%%:*}" > "$tmp/out" 2> "$tmp/err"; rc=$?
+	[[ $rc == 1 && ! -s "$tmp/out" ]] && grep -qF "${c#*:}" "$tmp/err" &&
+		ok "report of ${c%%:*}: exit 1, '${c#*:}'" || bad "report of ${c%%:*}: exit $rc, '$(head -1 "$tmp/err")'"
+done
+mkdir "$tmp/cwd"
+cp "$log" "$tmp/cwd/hwpmc.pmclog"
+(cd "$tmp/cwd" && hwpmc report --json) > "$tmp/dflt.json" 2> "$tmp/err"; rc=$?
+hwpmc report --json "$log" > "$tmp/named.json" 2> /dev/null
+[[ $rc == 0 ]] && [[ "$(field "$tmp/dflt.json" "j['events']")" == "$(field "$tmp/named.json" "j['events']")" ]] &&
+	ok "report with no path reads ./hwpmc.pmclog" || bad "report with no path: exit $rc, '$(head -1 "$tmp/err")'"
+rm "$tmp/cwd/hwpmc.pmclog"
+(cd "$tmp/cwd" && hwpmc report) > /dev/null 2> "$tmp/err"; rc=$?
+[[ $rc == 2 ]] && grep -q "no hwpmc.pmclog here" "$tmp/err" &&
+	ok "report with no path and no ./hwpmc.pmclog: exit 2, said" || bad "no path, no log: exit $rc, '$(head -1 "$tmp/err")'"
 head -c $((size - 7)) "$log" > "$tmp/torn.pmclog"
 hwpmc report "$tmp/torn.pmclog" > "$tmp/torn.txt" 2>&1
 grep -q "torn" "$tmp/torn.txt" && ok "a torn log says so in the header" || bad "torn log not named"
