@@ -592,7 +592,13 @@ int daemon_filter_parse(json_t *obj, struct daemon_filter *f, char *err, size_t 
 	json_array_foreach(a, i, v) {
 		const char *s = json_string_value(v);
 
-		if (!s || !s[0] || strlen(s) >= FILT_COMM_BYTES)
+		if (s && strlen(s) >= FILT_COMM_BYTES)
+			/* The hint is the name as the kernel keeps it (no silent cut here). */
+			return fail(err, errlen, -EINVAL, "filter: comm '%.64s%s' is longer than "
+				    "the %d bytes the kernel keeps of a command name: ask for '%.*s'",
+				    s, strlen(s) > 64 ? "..." : "", FILT_COMM_BYTES - 1,
+				    FILT_COMM_BYTES - 1, s);
+		if (!s || !s[0])
 			return fail(err, errlen, -EINVAL, "filter: 'comm' values are command "
 				    "names of 1 to %d bytes (the kernel keeps no more)",
 				    FILT_COMM_BYTES - 1);

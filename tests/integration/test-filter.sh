@@ -245,7 +245,7 @@ bad_case() { # NAME EXPECTED_TEXT ARGS...
 bad_case "a unit that does not run" "has no cgroup" --unit "nosuch-$$.service"
 bad_case "a cgroup path with .." "without '.' or '..'" -G "../../etc"
 bad_case "a cgroup that does not exist" "No such file" -G "hwpmcd-no-such-group-$$"
-bad_case "a command name longer than the kernel keeps" "1 to 15 bytes" --comm "averyveryverylongname"
+bad_case "a command name longer than the kernel keeps, and the name it keeps" "the 15 bytes the kernel keeps of a command name: ask for 'averyveryverylo'" --comm "averyveryverylongname"
 bad_case "an unknown user" "neither a user" -u "no-such-user-$$"
 bad_case "a unit name that is none" "systemd unit names" --unit "not a unit"
 for _ in $(seq 65); do echo -n "--filter-pid 1 "; done > "$tmp/many"
