@@ -321,6 +321,26 @@ static int print_failure(FILE *out, json_t *st)
 	return 1;
 }
 
+/*
+ * More than 1% of the samples lost (the rings overflowed before the daemon read
+ * them): a warning with the share and what to do, for the numbers of such a
+ * recording are not to be trusted as they are (-q, errors only, leaves it out).
+ */
+static void warn_loss(json_t *st)
+{
+	json_t *stats = json_object_get(st, "stats");
+	json_int_t samples = jint(stats, "samples", NULL), lost = jint(stats, "lost", NULL);
+
+	if (lost <= 0 || lost * 100 <= samples + lost)
+		return;
+	log_warn("%.1f%% of the samples were lost (%" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT
+		 "): the kernel's rings filled faster than the daemon emptied them, and the "
+		 "shares in this log lean towards what ran when they did not; sample less (a "
+		 "lower -F), give each CPU a larger ring (--ring-pages), or take smaller "
+		 "samples (--call-graph fp, or dwarf,BYTES with fewer than 65528 bytes)",
+		 100.0 * (double)lost / (double)(samples + lost), lost, samples + lost);
+}
+
 static void print_summary(FILE *out, json_t *st, const char *file, const char *ks_file)
 {
 	json_t *stats = json_object_get(st, "stats"), *recs = json_object_get(st, "records");
@@ -1191,6 +1211,7 @@ int tools_record_main(int argc, char **argv)
 				print_summary(stderr, st, out, ks_name);
 			else
 				(void)print_failure(stderr, st);
+			warn_loss(st);
 			failed = json_object_get(st, "error") != NULL;
 			json_decref(ev);
 			break;
@@ -1227,6 +1248,7 @@ int tools_record_main(int argc, char **argv)
 				print_summary(stderr, json_object_get(rep, "status"), out, ks_name);
 			else
 				(void)print_failure(stderr, json_object_get(rep, "status"));
+			warn_loss(json_object_get(rep, "status"));
 			break;
 		}
 		if (tty && !quiet) {
