@@ -608,7 +608,7 @@ START_TEST(test_start_filter)
 	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'uid': [4294967295]}}"), -EINVAL);
 	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'comm': ['']}}"), -EINVAL);
 	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'comm': ['sixteen-bytes-xx']}}"), -EINVAL);
-	ck_assert_err_has("1 to 15 bytes");
+	ck_assert_err_has("the 15 bytes the kernel keeps of a command name: ask for 'sixteen-bytes-x'");
 	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'cgroup': ['a/../b']}}"), -EINVAL);
 	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'cgroup': ['./a']}}"), -EINVAL);
 	ck_assert_int_eq(ADMIN("{'output': 'fd', 'filter': {'cgroup': ['a//b']}}"), -EINVAL);
