@@ -193,17 +193,29 @@ done
 # folded: the body is the report's own --folded output of its file.
 # folded_same N...: of the received folded bodies N, how many are (same) and are not
 # (diff) `hwpmc report --folded` of the fold file their request's `from` names.
+# Two files may start in one second (a reload ends a session and starts the next):
+# the second is STAMP-1.pmclog, and a body is the report of one of them.
 folded_same() {
-	local n from f
+	local n from f stamp hit seen
 	same=0 diff=0
 	for n in "$@"; do
 		from=$(recv "next(r['query']['from'] for r in rs if r['n'] == $n)")
-		f=$(ls "$state/profiles/fold/fold-$(date -u -d "@$from" +%Y%m%dT%H%M%SZ).pmclog" 2> /dev/null)
-		[[ -n "$f" ]] || continue
-		if "$hwpmc" report --folded "$f" 2> /dev/null | cmp -s - "$rdir/$n.folded"; then
+		stamp=$(date -u -d "@$from" +%Y%m%dT%H%M%SZ)
+		hit= seen=
+		for f in "$state/profiles/fold/fold-$stamp.pmclog" "$state/profiles/fold/fold-$stamp"-[0-9]*.pmclog; do
+			[[ -e "$f" ]] || continue
+			seen=$f
+			"$hwpmc" report --folded "$f" > "$tmp/now.folded" 2> /dev/null
+			cmp -s "$tmp/now.folded" "$rdir/$n.folded" && { hit=$f; break; }
+		done
+		[[ -n $seen ]] || continue # retention took it
+		if [[ -n $hit ]]; then
 			same=$((same + 1))
 		else
 			diff=$((diff + 1))
+			# what differs, for whoever reads a failure: < the report now, > the body
+			echo "# body $n is the report of no fold-$stamp*.pmclog now; of $(basename "$seen"):"
+			diff "$tmp/now.folded" "$rdir/$n.folded" | grep '^[<>]' | head -4 | cut -c1-300 | sed 's/^/#   /'
 		fi
 	done
 }
