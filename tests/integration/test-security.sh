@@ -384,7 +384,8 @@ kill -9 "$ushell" ${schild:+"$schild"} 2> /dev/null
 # --- what an allowed user session holds: U's process only, user mode only
 check_user_log() { # check_user_log FILE PID NAME
 	"$hwpmc" dump --json "$1" > "$1.json" 2> /dev/null
-	python3 - "$1.json" "$2" "$3" << 'EOF' | fold "$3"
+	# into a file, then fold: a pipe would run fold in a subshell, and its counts be lost
+	python3 - "$1.json" "$2" "$3" > "$1.checks" 2>&1 << 'EOF'
 import json, sys
 path, pid, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 recs = [json.loads(l) for l in open(path) if l.startswith("{")]
@@ -401,6 +402,7 @@ pids = {r["pid"] for r in recs if r.get("type") in ("map-in", "proc-create", "th
 check(pids <= {pid}, "bookkeeping of pid %d only (%s)" % (pid, sorted(pids)[:5]))
 check(recs[-1].get("summary") is not None and any(r.get("type") == "closelog" for r in recs), "ends with CLOSELOG")
 EOF
+	fold "$3" < "$1.checks"
 }
 check_user_log "$tmp/u/own.pmclog" "$upid" "U -p own log"
 # The session's note says it was made user-mode only.
