@@ -568,6 +568,13 @@ out:
 	return e < 0 ? e : pid;
 }
 
+/* The user and system CPU time of @ru, in ns. */
+static uint64_t rusage_ns(const struct rusage *ru)
+{
+	return (uint64_t)ru->ru_utime.tv_sec * 1000000000ull + (uint64_t)ru->ru_utime.tv_usec * 1000 +
+	       (uint64_t)ru->ru_stime.tv_sec * 1000000000ull + (uint64_t)ru->ru_stime.tv_usec * 1000;
+}
+
 /*
  * The broker @bpid, once the report has ended: it sees the report's end of the
  * socket close and exits; one that is still in a call after DAEMON_BROKER_END_MS
@@ -592,10 +599,7 @@ static void end_broker(pid_t bpid, bool kill_now, const char *path, uint64_t *re
 	if (kill_now)
 		(void)kill(bpid, SIGKILL);
 	if (wait4(bpid, &st, 0, &ru) == bpid)
-		*ret_cpu_ns += (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
-			       (uint64_t)ru.ru_utime.tv_usec * 1000 +
-			       (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
-			       (uint64_t)ru.ru_stime.tv_usec * 1000;
+		*ret_cpu_ns += rusage_ns(&ru);
 	if (pfd >= 0)
 		close(pfd);
 }
@@ -759,10 +763,7 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 			exited = true;
 	}
 	if (exited) /* what the report cost: the profile's CPU budget counts it */
-		*ret_cpu_ns += (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
-			       (uint64_t)ru.ru_utime.tv_usec * 1000 +
-			       (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
-			       (uint64_t)ru.ru_stime.tv_usec * 1000;
+		*ret_cpu_ns += rusage_ns(&ru);
 	if (!killed) {
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && out->len) {
 			ret = PUSH_OK;
