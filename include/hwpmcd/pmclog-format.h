@@ -125,6 +125,24 @@ enum plog_type {
  */
 #define PLOG_USERDATA_HWPMCD_CGROUP 0x48575304u
 #define PLOG_CGROUP_PATH_MAX 4096
+/*
+ * How an event samples (pmclog-format.md 11.13), right after its PMCALLOCATEDYN and
+ * with its time: this word, then the event's PMC id, then a word whose bits 7..0
+ * are PLOG_SAMPLING_PERIOD (a sample every VALUE events) or PLOG_SAMPLING_FREQ
+ * (VALUE samples a second) and whose bit 8 (PLOG_SAMPLING_F_RATE) says that the
+ * rate marks (11.9) set VALUE from then on, then VALUE's low and high 32 bits.
+ */
+#define PLOG_USERDATA_HWPMCD_SAMPLING 0x48575305u
+/*
+ * Samples lost (pmclog-format.md 11.14): this word, then one whose value is how many
+ * (1..2^32-1; more are said in several marks), both with the time of the
+ * DROPNOTIFY they follow, or of the end of a run of samples the writer dropped.
+ */
+#define PLOG_USERDATA_HWPMCD_LOST 0x48575306u
+#define PLOG_SAMPLING_PERIOD 1u
+#define PLOG_SAMPLING_FREQ 2u
+#define PLOG_SAMPLING_KIND_MASK 0xffu
+#define PLOG_SAMPLING_F_RATE 0x100u
 
 /* CALLCHAIN pl_cpuflags: CPU in bits 31..16, flags in 15..0. */
 #define PLOG_CC_F_USERSPACE 0x0001u

@@ -348,6 +348,7 @@ struct session_profile {
 	uint64_t side_ppm;	  /* of it, the JIT-map thread's and the pushes' (spread) */
 	uint64_t rate_changes;
 	/* the worker's own */
+	uint64_t file_rate_hz; /* rate_hz as the file being written began (its rate mark) */
 	uint64_t budget_t0, budget_cpu0, budget_samples0; /* the window's start */
 	uint64_t budget_jit0, budget_push0;		   /* JIT thread and push CPU then */
 	struct daemon_budget_spread push_spread;	   /* pushes' CPU over the last windows */
@@ -413,6 +414,7 @@ struct session {
 	 */
 	bool gated;
 	bool gate_rescan;
+	uint64_t drop_run; /* samples the writer dropped since its DROPNOTIFY, not yet said */
 	uint64_t gate_rescan_ns; /* CLOCK_MONOTONIC of the last scan */
 	/*
 	 * Gated: a ring was found with less room than the largest record the session
@@ -550,6 +552,12 @@ static inline bool session_paused(const struct session *s)
 uint64_t session_stamp(struct session *s);
 /* session_write_head: the log head at @t0 (INITIALIZE, the marks, the events).  0 or -errno. */
 int session_write_head(struct session *s, uint64_t t0);
+/*
+ * session_write_lost (worker): the samples lost since the last lost mark (s->drop_run:
+ * the kernel's at a DROPNOTIFY, the writer's drops) as lost marks at @t
+ * (pmclog-format.md 11.14); nothing when none.  0 or -errno.
+ */
+int session_write_lost(struct session *s, uint64_t t);
 /* session_filter_follow: the filter's cgroups and units looked up again.  0 or a write error. */
 int session_filter_follow(struct session *s);
 
@@ -651,8 +659,9 @@ void daemon_push_stop(void);
 /*
  * daemon_push_enqueue (a profile's worker, after the file at @path was closed):
  * queue it for @def's push_url with its wall-clock span [@from, @until] (Unix
- * seconds) and its sampling rate at the end (@rate_hz; 0: by period).  Never
- * blocks: a full queue drops the profile's oldest file (counted).
+ * seconds) and the rate its report's counts are in (@rate_hz: the rate the file
+ * began with, pmclog-format.md 11.13; 0: by period).  Never blocks: a full queue
+ * drops the profile's oldest file (counted).
  */
 void daemon_push_enqueue(const struct daemon_profile *def, const char *path, int64_t from,
 			 int64_t until, uint32_t rate_hz);

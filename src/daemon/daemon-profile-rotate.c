@@ -110,8 +110,10 @@ static void profile_ks_write(struct session *s, const char *log)
 static int profile_close_file(struct session *s, uint64_t t)
 {
 	char path[sizeof(s->prof->path)];
-	int r = plog_writer__append_closelog(s->w, t);
+	int r = session_write_lost(s, t); /* the file's own: the next one starts at none */
 
+	if (r == 0)
+		r = plog_writer__append_closelog(s->w, t);
 	if (r == 0)
 		r = plog_writer__sync(s->w);
 	if (r < 0)
@@ -122,8 +124,12 @@ static int profile_close_file(struct session *s, uint64_t t)
 	s->p.out_fd = -1;
 	/* Whole, synced and with its .kallsyms: it may go to the profile's push_url. */
 	{
-		/* A budget moves the rate: the backend gets the one the file ended with. */
-		uint64_t hz = __atomic_load_n(&s->prof->rate_hz, __ATOMIC_RELAXED);
+		/*
+		 * A budget moves the rate: the report weights each sample by its period,
+		 * in samples at the rate the file began with (pmclog-format.md 11.13), so
+		 * that is the rate that turns its counts into seconds.
+		 */
+		uint64_t hz = s->prof->file_rate_hz;
 
 		session_jit__closed(s->jit, &s->prof->def, path, (int64_t)s->prof->file_wall0,
 				    (int64_t)time(NULL),

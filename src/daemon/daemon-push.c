@@ -188,7 +188,7 @@ struct push_job {
 	char app[DAEMON_PROFILE_NAME_MAX];
 	char labels[DAEMON_PUSH_LABELS_MAX];
 	bool folded;
-	uint32_t rate_hz; /* sampleRate: the profile's rate as the file ended (0: by period) */
+	uint32_t rate_hz; /* sampleRate: the rate the file began with (0: by period) */
 	char path[720];
 	int64_t from, until;
 	unsigned attempts;

@@ -471,8 +471,12 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 			/* The output is behind by SESSION_BACKLOG_DROP: a loss, not an error. */
 			ST_ADD(s, lost, 1);
 			ST_ADD(s, dropped, 1);
+			s->drop_run++;
 			return 0;
 		}
+		/* the run of drops is over: how many it lost (11.14), bookkeeping is never dropped */
+		if (k == 0 && s->drop_run)
+			k = session_write_lost(s, r->time);
 		if (k == 0) {
 			ST_ADD(s, samples, 1);
 			if (s->ks_collect)
@@ -488,7 +492,11 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 				return k;
 			s->gate_rescan = true;
 		}
-		return session_paused(s) ? 0 : plog_writer__append_dropnotify(s->w, r->time);
+		if (session_paused(s))
+			return 0;
+		k = plog_writer__append_dropnotify(s->w, r->time);
+		s->drop_run += r->u.lost.lost;
+		return k == 0 ? session_write_lost(s, r->time) : k;
 	case REC_THROTTLE:
 		ST_ADD(s, throttled, 1);
 		return 0;
@@ -820,6 +828,8 @@ static void *session_worker(void *arg)
 			set_error(s, r, 0);
 	} else {
 		if (r == 0)
+			r = session_write_lost(s, session_stamp(s));
+		if (r == 0)
 			r = plog_writer__append_closelog(s->w, session_stamp(s));
 		if (r == 0) {
 			/* Waits for a slow reader while it reads, at most SESSION_DRAIN_*_MS. */
@@ -1083,10 +1093,65 @@ static void close_pidfds(int *fds, size_t n)
 	free(fds);
 }
 
+int session_write_lost(struct session *s, uint64_t t)
+{
+	int r = 0;
+
+	while (r == 0 && s->drop_run) {
+		uint32_t n = s->drop_run > UINT32_MAX ? UINT32_MAX : (uint32_t)s->drop_run;
+
+		r = plog_writer__append_userdata(s->w, t, PLOG_USERDATA_HWPMCD_LOST);
+		if (r == 0)
+			r = plog_writer__append_userdata(s->w, t, n);
+		if (r == 0)
+			s->drop_run -= n;
+	}
+	return r;
+}
+
+/*
+ * How event @i samples (pmclog-format.md 11.13), after its PMCALLOCATEDYN: its own
+ * period= or freq=, else the session's period, else its frequency: a budgeted
+ * profile's rate now, which the rate marks (11.9) change from then on.
+ */
+static int write_sampling_mark(struct session *s, uint64_t t, size_t i, uint64_t rate_hz)
+{
+	const struct coll_event_spec *e = &s->p.events[i];
+	uint32_t kind = PLOG_SAMPLING_FREQ;
+	uint64_t v;
+	int r;
+
+	if (e->has_period) {
+		kind = PLOG_SAMPLING_PERIOD;
+		v = e->period;
+	} else if (e->has_freq) {
+		v = e->freq;
+	} else if (s->p.cfg.period) {
+		kind = PLOG_SAMPLING_PERIOD;
+		v = s->p.cfg.period;
+	} else if (s->prof && s->prof->def.cpu_budget_percent) {
+		kind |= PLOG_SAMPLING_F_RATE;
+		v = rate_hz;
+	} else {
+		v = s->p.cfg.freq;
+	}
+	r = plog_writer__append_userdata(s->w, t, PLOG_USERDATA_HWPMCD_SAMPLING);
+	if (r == 0)
+		r = plog_writer__append_userdata(s->w, t, s->pmcids[i]);
+	if (r == 0)
+		r = plog_writer__append_userdata(s->w, t, kind);
+	if (r == 0)
+		r = plog_writer__append_userdata(s->w, t, (uint32_t)v);
+	if (r == 0)
+		r = plog_writer__append_userdata(s->w, t, (uint32_t)(v >> 32));
+	return r;
+}
+
 /*
  * The log head at @t0 (CLOCK_MONOTONIC): INITIALIZE, the USERDATA marks of the
  * MAP_IN rule, of a budgeted profile's rate and of the filter, and one
- * PMCALLOCATEDYN per event (pmclog-format.md 11.1, 11.8-11.10).  The wall-clock
+ * PMCALLOCATEDYN per event with its sampling mark (pmclog-format.md 11.1, 11.8-11.10,
+ * 11.13).  The wall-clock
  * time of INITIALIZE is that of @t0, so that a reader can place every record of
  * the log in real time.
  */
@@ -1095,6 +1160,8 @@ int session_write_head(struct session *s, uint64_t t0)
 	char cpuid[64];
 	struct timespec wall;
 	uint64_t now, at;
+	/* the rate the head's rate mark and sampling marks say: one reading */
+	uint64_t hz = s->prof ? __atomic_load_n(&s->prof->rate_hz, __ATOMIC_RELAXED) : 0;
 	int r;
 
 	clock_gettime(CLOCK_REALTIME, &wall);
@@ -1109,10 +1176,12 @@ int session_write_head(struct session *s, uint64_t t0)
 	if (r == 0)
 		r = plog_writer__append_userdata(s->w, t0, PLOG_USERDATA_HWPMCD_RULE_FREEBSD);
 	/* A budgeted profile's file says at which rate it begins (pmclog-format.md 11.9). */
+	if (s->prof)
+		s->prof->file_rate_hz = hz;
 	if (r == 0 && s->prof && s->prof->def.cpu_budget_percent)
 		r = plog_writer__append_userdata(s->w, t0, PLOG_USERDATA_HWPMCD_RATE);
 	if (r == 0 && s->prof && s->prof->def.cpu_budget_percent)
-		r = plog_writer__append_userdata(s->w, t0, (uint32_t)s->prof->rate_hz);
+		r = plog_writer__append_userdata(s->w, t0, (uint32_t)hz);
 	if (r == 0 && s->p.filter.on) {
 		char text[sizeof(s->p.filter.text)];
 
@@ -1133,6 +1202,8 @@ int session_write_head(struct session *s, uint64_t t0)
 		s->pmcids[i] = PLOG_PMCID_SOFT_ANYCPU(i);
 		r = plog_writer__append_pmcallocatedyn(s->w, t0, s->pmcids[i], (uint32_t)i, flags,
 						       s->p.events[i].name);
+		if (r == 0)
+			r = write_sampling_mark(s, t0, i, hz);
 	}
 	return r;
 }

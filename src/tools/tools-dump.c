@@ -184,7 +184,7 @@ static void print_text(const struct plog_record *rec)
 		printf(" pid=%" PRId32, rec->u.sysexit.pid);
 		break;
 	case PLOG_TYPE_USERDATA: {
-		/* hwpmcd's marks begin with a tag word (pmclog-format.md 11.8-11.12): named. */
+		/* hwpmcd's marks begin with a tag word (pmclog-format.md 11.8-11.13): named. */
 		uint32_t w = rec->u.userdata.userdata;
 		const char *tag = (w & PLOG_USERDATA_HWPMCD_MASK) == PLOG_USERDATA_HWPMCD_RULE
 					  ? "hwpmcd MAP_IN rule mark (11.8)"
@@ -192,6 +192,7 @@ static void print_text(const struct plog_record *rec)
 				  : w == PLOG_USERDATA_HWPMCD_FILTER ? "hwpmcd filter mark (11.10)"
 				  : w == PLOG_USERDATA_HWPMCD_BUILDID ? "hwpmcd build id mark (11.11)"
 				  : w == PLOG_USERDATA_HWPMCD_CGROUP ? "hwpmcd cgroup mark (11.12)"
+				  : w == PLOG_USERDATA_HWPMCD_SAMPLING ? "hwpmcd sampling mark (11.13)"
 								     : NULL;
 
 		printf(" userdata=0x%08" PRIx32 "%s%s%s", w, tag ? " (" : "", tag ? tag : "",

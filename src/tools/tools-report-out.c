@@ -174,6 +174,64 @@ static void print_filters(const struct tools_report *r, FILE *out)
 	fprintf(out, "\n");
 }
 
+/* An event's sampling period as said: "120 Hz" (a frequency) or "period 100000". */
+static void period_text(const struct tools_rep_event *e, double period, char *buf, size_t len)
+{
+	if (e->by_freq)
+		snprintf(buf, len, "%.4g Hz", 1e9 / period);
+	else
+		snprintf(buf, len, "period %.0f", period);
+}
+
+/*
+ * The events whose samples had more than one period (pmclog-format.md 11.13): their
+ * counts are weighted, in samples of the first period (tools-report.c "Weights").
+ */
+static void print_weights(const struct tools_report *r, FILE *out)
+{
+	char lo[32], hi[32], first[32];
+
+	for (size_t i = 0; i < r->nev; i++) {
+		const struct tools_rep_event *e = &r->ev[i];
+
+		if (!e->varied)
+			continue;
+		period_text(e, e->by_freq ? e->period_hi : e->period_lo, lo, sizeof(lo));
+		period_text(e, e->by_freq ? e->period_lo : e->period_hi, hi, sizeof(hi));
+		period_text(e, e->period0, first, sizeof(first));
+		fprintf(out,
+			"# %s: %" PRIu64 " samples taken at %s%s%s, counted by their period: "
+			"%" PRIu64 " samples at %s\n",
+			e->name, e->sampled, lo, strcmp(lo, hi) ? " to " : "", strcmp(lo, hi) ? hi : "",
+			e->samples, first);
+	}
+	if (r->weight_capped)
+		fprintf(out,
+			"# weights: %" PRIu64 " samples had a period over 2^20 times the first "
+			"period or under 2^-20 of it, and count as that bound\n",
+			r->weight_capped);
+}
+
+double tools_report_lost_share(const struct tools_report *r)
+{
+	uint64_t all = r->samples + r->lost_samples;
+
+	return all ? (double)r->lost_samples / (double)all : 0;
+}
+
+#define LOSS_ADVICE                                                                              \
+	"more than 1% of the samples were lost: the shares lean towards what ran when the "      \
+	"rings had room; sample less (a lower -F, a profile's cpu_budget_percent), give each "   \
+	"CPU a larger ring (--ring-pages), or take smaller samples (--call-graph fp)"
+
+void tools_report_warn_loss(const struct tools_report *r)
+{
+	if (tools_report_lost_share(r) > TOOLS_REP_LOSS_WARN)
+		log_warn("%s: %.1f%% of the samples were lost (%" PRIu64 " of %" PRIu64 "); %s",
+			 r->nfiles > 1 ? "these logs" : r->file, 100.0 * tools_report_lost_share(r),
+			 r->lost_samples, r->samples + r->lost_samples, LOSS_ADVICE);
+}
+
 void tools_report_print_header(struct tools_report *r, FILE *out)
 {
 	char when[64] = "?", cov[2200];
@@ -217,12 +275,16 @@ void tools_report_print_header(struct tools_report *r, FILE *out)
 		fprintf(out, "%s %s %" PRIu64 " samples%s", i ? "," : "", r->ev[i].name,
 			r->ev[i].samples, r->ev[i].selected ? "" : " (not selected)");
 	fprintf(out, "%s\n", r->nev ? "" : " none");
+	print_weights(r, out);
 	fprintf(out,
 		"# samples: %" PRIu64 " in the log%s, %" PRIu64 " reported, %" PRIu64
 		" filtered out, %" PRIu64 " without frames after filtering, %" PRIu64
-		" of unannounced events; lost: %" PRIu64 " DROPNOTIFY records\n",
+		" of unannounced events; lost: %" PRIu64 " DROPNOTIFY records, %" PRIu64
+		" samples (%.2f%%)\n",
 		r->samples, r->nread > 1 ? "s read" : "", r->kept, r->filtered, r->no_frames,
-		r->unannounced, r->dropnotify);
+		r->unannounced, r->dropnotify, r->lost_samples, 100.0 * tools_report_lost_share(r));
+	if (tools_report_lost_share(r) > TOOLS_REP_LOSS_WARN)
+		fprintf(out, "# warning: %s\n", LOSS_ADVICE);
 	fprintf(out,
 		"# processes: %" PRIu64 " sampled, %zu in the log%s; images: %zu, %zu of them read "
 		"(the others only of processes without samples), %zu not readable "
@@ -731,6 +793,10 @@ int tools_report_print_json(struct tools_report *r, FILE *out,
 	if (hdr && files && span) {
 		char lo[40], hi[40];
 
+		/* what the lost marks said (pmclog-format.md 11.14), and their share */
+		json_object_set_new(hdr, "lost_samples", json_integer((json_int_t)r->lost_samples));
+		json_object_set_new(hdr, "lost_percent", json_real(100.0 * tools_report_lost_share(r)));
+
 		for (size_t i = 0; i < r->nfiles; i++)
 			if (r->files[i].read)
 				json_array_append_new(files, json_string(r->files[i].shown));
@@ -819,6 +885,17 @@ int tools_report_print_json(struct tools_report *r, FILE *out,
 			       top ? top : json_array());
 		if (!eo)
 			continue;
+		/* counts are samples at the first period; sampled is the count taken (11.13) */
+		json_object_set_new(eo, "sampled", json_integer((json_int_t)e->sampled));
+		if (e->period0 > 0 && e->period_lo > 0)
+			json_object_set_new(
+				eo, "sampling",
+				json_pack("{s:s, s:f, s:f, s:f, s:b}", "by",
+					  e->by_freq ? "frequency" : "period", "first",
+					  e->by_freq ? 1e9 / e->period0 : e->period0, "low",
+					  e->by_freq ? 1e9 / e->period_hi : e->period_lo, "high",
+					  e->by_freq ? 1e9 / e->period_lo : e->period_hi, "weighted",
+					  e->varied));
 		if (r->o.want_callers)
 			json_object_set_new(
 				eo, "callgraph",

@@ -145,19 +145,34 @@ static uint32_t tree_child(struct tools_rep_tree *t, uint32_t parent, uint32_t f
 	return (uint32_t)t->len++;
 }
 
-/* Add one path (@ids, @n functions, in the order given) below the root, @w samples. */
+/* Weighted counts (TOOLS_REP_W_ONE a sample) come from hostile logs: saturate. */
+static uint64_t wadd(uint64_t a, uint64_t b)
+{
+	uint64_t c;
+
+	return __builtin_add_overflow(a, b, &c) ? UINT64_MAX : c;
+}
+
+static uint64_t wmul(uint64_t a, uint64_t b)
+{
+	uint64_t c;
+
+	return __builtin_mul_overflow(a, b, &c) ? UINT64_MAX : c;
+}
+
+/* Add one path (@ids, @n functions, in the order given) below the root, weighing @w. */
 static int tree_add(struct tools_rep_tree *t, const uint32_t *ids, size_t n, int step, uint64_t w)
 {
 	uint32_t node = 0;
 
-	t->n[0].count += w;
+	t->n[0].count = wadd(t->n[0].count, w);
 	for (size_t k = 0; k < n; k++) {
 		node = tree_child(t, node, ids[step > 0 ? k : n - 1 - k]);
 		if (!node)
 			return -ENOMEM;
-		t->n[node].count += w;
+		t->n[node].count = wadd(t->n[node].count, w);
 	}
-	t->n[node].self += w;
+	t->n[node].self = wadd(t->n[node].self, w);
 	return 0;
 }
 
@@ -170,6 +185,112 @@ static struct tools_rep_event *event_find(struct tools_report *r, uint32_t pmcid
 		if (r->pmcmap[i].pmcid == pmcid)
 			return &r->ev[r->pmcmap[i].ev];
 	return NULL;
+}
+
+/* Weights ----------------------------------------------------------------- */
+
+/*
+ * A sample stands for its event's period (pmclog-format.md 11.13): every count is
+ * of weights, TOOLS_REP_W_ONE for a sample of the event's first period, so that a
+ * rate that changed within the log (a budget's rate marks, 11.9) or between its
+ * files is summed by time, not by count (perf report sums periods likewise).  At
+ * the end weights_finish() turns them into samples at the first period: a log of
+ * one period reads exactly as counts.  A weight is kept within 2^-20..2^20 of a
+ * first-period sample (weight_capped counts the samples beyond).
+ */
+#define TOOLS_REP_W_MAX (TOOLS_REP_W_ONE << 20)
+
+/* Event @e samples from now on every @period (ns when @by_freq: 10^9 / its frequency). */
+static void event_set_period(struct tools_rep_event *e, double period, bool by_freq)
+{
+	double w;
+
+	if (!(period > 0))
+		return;
+	e->period = period;
+	e->by_freq = by_freq;
+	if (!(e->period0 > 0))
+		e->period0 = period;
+	w = (double)TOOLS_REP_W_ONE * period / e->period0 + 0.5;
+	e->capped = w < 1 || w > (double)TOOLS_REP_W_MAX;
+	e->wcur = w < 1 ? 1 : w > (double)TOOLS_REP_W_MAX ? TOOLS_REP_W_MAX : (uint64_t)w;
+}
+
+/* A rate mark's @hz (11.9): of the events of this file that follow the rate marks. */
+static void rate_apply(struct tools_report *r, uint32_t hz)
+{
+	if (!hz)
+		return;
+	for (size_t i = 0; i < r->npmcmap; i++) {
+		struct tools_rep_event *e = &r->ev[r->pmcmap[i].ev];
+
+		if (e->marked && e->follows_rate)
+			event_set_period(e, 1e9 / hz, true);
+	}
+}
+
+/*
+ * One USERDATA word of a sampling mark (11.13): the mark, the PMC id, the kind and
+ * flags, VALUE's low and high words.  A mark cut short by another record, of an
+ * unknown kind or a zero VALUE is dropped.
+ */
+static void sampling_word(struct tools_report *r, uint32_t w)
+{
+	struct tools_rep_event *e;
+	uint32_t kind;
+	uint64_t v;
+
+	if (r->samp_state > 0)
+		r->samp_word[r->samp_state - 1] = w;
+	if (++r->samp_state < 5)
+		return;
+	r->samp_state = 0;
+	kind = r->samp_word[1] & PLOG_SAMPLING_KIND_MASK;
+	v = (uint64_t)r->samp_word[3] << 32 | r->samp_word[2];
+	e = event_find(r, r->samp_word[0]);
+	if (!e || !v || (kind != PLOG_SAMPLING_PERIOD && kind != PLOG_SAMPLING_FREQ))
+		return;
+	e->marked = true;
+	e->follows_rate = kind == PLOG_SAMPLING_FREQ && (r->samp_word[1] & PLOG_SAMPLING_F_RATE);
+	if (kind == PLOG_SAMPLING_FREQ)
+		event_set_period(e, 1e9 / (double)v, true);
+	else
+		event_set_period(e, (double)v, false);
+}
+
+/* Weighted counts to samples of the first period, rounded. */
+static uint64_t wsamples(uint64_t w)
+{
+	return w / TOOLS_REP_W_ONE + (w % TOOLS_REP_W_ONE >= TOOLS_REP_W_ONE / 2);
+}
+
+static void tree_finish(struct tools_rep_tree *t)
+{
+	for (size_t i = 0; t->n && i < t->len; i++) {
+		t->n[i].count = wsamples(t->n[i].count);
+		t->n[i].self = wsamples(t->n[i].self);
+	}
+}
+
+/* Every event's counts from weights to samples at its first period. */
+static void weights_finish(struct tools_report *r)
+{
+	for (size_t i = 0; i < r->nev; i++) {
+		struct tools_rep_event *e = &r->ev[i];
+
+		e->sampled = e->samples;
+		e->samples = wsamples(e->wsum);
+		e->focus_samples = wsamples(e->focus_samples);
+		for (size_t f = 0; f < e->ncounts; f++) {
+			e->self[f] = wsamples(e->self[f]);
+			e->total[f] = wsamples(e->total[f]);
+		}
+		tree_finish(&e->callers);
+		tree_finish(&e->callees);
+		tree_finish(&e->focus_callers);
+		tree_finish(&e->focus_callees);
+		tree_finish(&e->callees_cg);
+	}
 }
 
 /*
@@ -199,6 +320,7 @@ static int event_announce(struct tools_report *r, uint32_t pmcid, const char *na
 			e = &r->ev[r->nev++];
 			memset(e, 0, sizeof(*e));
 			e->pmcid = pmcid;
+			e->wcur = TOOLS_REP_W_ONE;
 			/* Only the trees an output needs (an unbuilt tree has no nodes, n == NULL). */
 			if ((r->o.want_callers && tree_init(&e->callers) < 0) ||
 			    (r->o.want_callees && tree_init(&e->callees) < 0) ||
@@ -218,6 +340,8 @@ static int event_announce(struct tools_report *r, uint32_t pmcid, const char *na
 		r->npmcmap++;
 	}
 	e->file_no = file_no;
+	e->marked = false;
+	e->legacy_hz = 0;
 	snprintf(e->name, sizeof(e->name), "%s", name);
 	e->selected = r->o.nevents == 0;
 	for (size_t i = 0; i < r->o.nevents; i++)
@@ -248,7 +372,7 @@ static int event_count(struct tools_report *r, struct tools_rep_event *e, uint32
 		e->ncounts = n;
 	}
 	if (self)
-		e->self[f] += w;
+		e->self[f] = wadd(e->self[f], w);
 	if (f >= r->stamp_cap) {
 		size_t n = r->stamp_cap ? r->stamp_cap : 1024;
 		uint32_t *s;
@@ -264,7 +388,7 @@ static int event_count(struct tools_report *r, struct tools_rep_event *e, uint32
 	}
 	if (r->stamp[f] != (uint32_t)r->sample_no) { /* each function once per sample */
 		r->stamp[f] = (uint32_t)r->sample_no;
-		e->total[f] += w;
+		e->total[f] = wadd(e->total[f], w);
 	}
 	return 0;
 }
@@ -396,6 +520,7 @@ static bool filter_pass(const struct tools_report *r, const struct plog_record *
 struct sc_ent {
 	uint64_t hash;
 	uint64_t hits;	 /* samples alike since it was made */
+	uint64_t w;	 /* the weight of each (its event's, constant within an epoch) */
 	uint64_t epoch;
 	int32_t pid, tid;
 	uint32_t ev;	 /* index in r->ev */
@@ -451,6 +576,7 @@ static int sc_count(struct tools_report *r, struct sc_ent *x)
 	struct tools_rep_event *e = &r->ev[x->ev];
 	uint32_t *ids = sc_ids(x), *pf = ids + x->n + 2;
 	size_t n = x->n;
+	uint64_t w = wmul(x->hits, x->w);
 	int err;
 
 	for (uint32_t j = 0; j < x->npf; j++)
@@ -461,15 +587,15 @@ static int sc_count(struct tools_report *r, struct sc_ent *x)
 	if ((uint32_t)r->sample_no == 0)
 		r->sample_no++, memset(r->stamp, 0, r->stamp_cap * sizeof(*r->stamp));
 	for (size_t i = 0; i < n; i++)
-		if ((err = event_count(r, e, ids[i], i == 0, x->hits)) < 0)
+		if ((err = event_count(r, e, ids[i], i == 0, w)) < 0)
 			return err;
-	if (r->o.want_callers && (err = tree_add(&e->callers, ids, n, 1, x->hits)) < 0)
+	if (r->o.want_callers && (err = tree_add(&e->callers, ids, n, 1, w)) < 0)
 		return err;
 	/* ids[n] is the process name: the outermost frame; above it its cgroup, if known */
-	if (r->o.want_callees && (err = tree_add(&e->callees, ids, n + 1, -1, x->hits)) < 0)
+	if (r->o.want_callees && (err = tree_add(&e->callees, ids, n + 1, -1, w)) < 0)
 		return err;
 	if (r->o.want_cgroups &&
-	    (err = tree_add(&e->callees_cg, ids, n + 1 + (ids[n + 1] != 0), -1, x->hits)) < 0)
+	    (err = tree_add(&e->callees_cg, ids, n + 1 + (ids[n + 1] != 0), -1, w)) < 0)
 		return err;
 	if (r->o.want_focus) {
 		size_t in = n, out = n;
@@ -482,12 +608,12 @@ static int sc_count(struct tools_report *r, struct sc_ent *x)
 			}
 		}
 		if (in < n) {
-			e->focus_samples += x->hits;
+			e->focus_samples = wadd(e->focus_samples, w);
 			/* callers of F: from its innermost occurrence outwards */
-			if ((err = tree_add(&e->focus_callers, ids + in, n - in, 1, x->hits)) < 0)
+			if ((err = tree_add(&e->focus_callers, ids + in, n - in, 1, w)) < 0)
 				return err;
 			/* callees of F: from its outermost occurrence inwards */
-			if ((err = tree_add(&e->focus_callees, ids, out + 1, -1, x->hits)) < 0)
+			if ((err = tree_add(&e->focus_callees, ids, out + 1, -1, w)) < 0)
 				return err;
 		}
 	}
@@ -650,6 +776,7 @@ static struct sc_ent *sc_new(struct tools_report *r, const struct plog_record *c
 	memset(x, 0, sizeof(*x));
 	x->hash = h;
 	x->hits = 1;
+	x->w = r->ev[ev].wcur;
 	x->epoch = sc->epoch;
 	x->pid = c->u.callchain.pid;
 	x->tid = c->u.callchain.tid;
@@ -705,6 +832,15 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 		r->filtered++;
 		return 0;
 	}
+	/*
+	 * An event no sampling mark spoke of in this file, in a file with rate marks: an
+	 * earlier hwpmcd's budgeted profile, whose events all followed them.  Taken at
+	 * its sample (the file's head says the rate before its events).
+	 */
+	if (!e->marked && r->file_rate_hz && e->legacy_hz != r->file_rate_hz) {
+		e->legacy_hz = r->file_rate_hz;
+		event_set_period(e, 1e9 / r->file_rate_hz, true);
+	}
 	ev = (uint32_t)(e - r->ev);
 	h = sc_hash(r->sc.epoch, c, ev, user_mode);
 	if ((x = sc_find(r, c, h, ev, user_mode)))
@@ -724,6 +860,14 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 		r->span_hi = ns;
 	r->have_span = true;
 	e->samples++;
+	e->wsum = wadd(e->wsum, e->wcur);
+	if (e->wcur != TOOLS_REP_W_ONE)
+		e->varied = true;
+	if (e->period > 0 && (!(e->period_lo > 0) || e->period < e->period_lo))
+		e->period_lo = e->period;
+	if (e->period > e->period_hi)
+		e->period_hi = e->period;
+	r->weight_capped += e->capped;
 	if (p && report_proc__note_sample(p) == 0)
 		r->sampled_pids++;
 	return 0;
@@ -781,13 +925,17 @@ static int on_record(struct tools_report *r, const struct plog_record *rec)
 	r->records++;
 	if (rec->type != PLOG_TYPE_CALLCHAIN)
 		r->sc.epoch++; /* the model may change: samples alike only within an epoch */
-	if (rec->type != PLOG_TYPE_USERDATA)
-		r->filt_state = 0; /* a mark cut short by another record is dropped */
+	if (rec->type != PLOG_TYPE_USERDATA) {
+		/* a mark cut short by another record is dropped */
+		r->filt_state = r->samp_state = 0;
+		r->lost_next = false;
+	}
 	if (rec->type != PLOG_TYPE_INITIALIZE && r->records == 1)
 		r->first_tsc = rec->tsc;
 	if (rec->type == PLOG_TYPE_INITIALIZE && !r->m->have_init) {
 		struct tools_rep_file *f = &r->files[r->cur];
 
+		r->file_rate_hz = 0;
 		if (r->cur == 0)
 			r->first_tsc = rec->tsc;
 		f->have_head = true;
@@ -811,7 +959,13 @@ static int on_record(struct tools_report *r, const struct plog_record *rec)
 		if (e < 0)
 			return e;
 		snprintf(name, sizeof(name), "event-0x%x", rec->u.pmcallocate.event);
-		return event_announce(r, rec->u.pmcallocate.pmcid, name);
+		if ((e = event_announce(r, rec->u.pmcallocate.pmcid, name)) < 0)
+			return e;
+		/* FreeBSD's own logs: pl_rate is the reload count (0: a counting PMC) */
+		if (rec->u.pmcallocate.rate)
+			event_set_period(event_find(r, rec->u.pmcallocate.pmcid),
+					 (double)rec->u.pmcallocate.rate, false);
+		return 0;
 	}
 	case PLOG_TYPE_PMCALLOCATEDYN: {
 		int e = report_model__record(r->m, rec);
@@ -828,6 +982,19 @@ static int on_record(struct tools_report *r, const struct plog_record *rec)
 	case PLOG_TYPE_USERDATA:
 		if (r->filt_state || rec->u.userdata.userdata == PLOG_USERDATA_HWPMCD_FILTER)
 			return filter_word(r, rec);
+		if (r->lost_next) {
+			r->lost_next = false;
+			r->lost_samples += rec->u.userdata.userdata;
+			return 0;
+		}
+		if (rec->u.userdata.userdata == PLOG_USERDATA_HWPMCD_LOST) {
+			r->lost_next = true;
+			return 0;
+		}
+		if (r->samp_state || rec->u.userdata.userdata == PLOG_USERDATA_HWPMCD_SAMPLING) {
+			sampling_word(r, rec->u.userdata.userdata);
+			return 0;
+		}
 		if (r->rate_next) {
 			/* The word after the rate mark is the rate: keep it, with its time. */
 			double t;
@@ -840,6 +1007,8 @@ static int on_record(struct tools_report *r, const struct plog_record *rec)
 				return -ENOMEM;
 			r->rates = v;
 			record_times(r, rec->tsc, &t, &ns);
+			r->file_rate_hz = rec->u.userdata.userdata;
+			rate_apply(r, rec->u.userdata.userdata);
 			/* A file's starting rate that repeats the last one is no change. */
 			if (!r->nrates || r->rates[r->nrates - 1].hz != rec->u.userdata.userdata)
 				r->rates[r->nrates++] = (struct tools_rep_rate){
@@ -1316,6 +1485,7 @@ int tools_report_load(struct tools_report *r)
 	}
 	if ((e = sc_flush(r)) < 0)
 		return e;
+	weights_finish(r);
 	report_model__finish(r->m);
 	if (r->nfiles == 1)
 		r->status = r->files[0].status;

@@ -51,7 +51,25 @@ struct tools_rep_event {
 	size_t file_no; /* the file (index + 1) whose PMC id maps to it last */
 	char name[PLOG_NAME_MAX];
 	bool selected;	  /* by --event (all when none is given) */
-	uint64_t samples; /* kept samples */
+	/*
+	 * kept samples, weighted by their period (pmclog-format.md 11.13) once the log
+	 * is read: samples at the event's first period.  Until then, and in sampled, a
+	 * count.  Every count below is weighted alike (TOOLS_REP_W_ONE a sample at the
+	 * first period while reading, then divided).
+	 */
+	uint64_t samples;
+	uint64_t sampled; /* kept samples, counted */
+	uint64_t wsum;	  /* their weights, while reading */
+	/* how it samples: the period now and the first (ns for a frequency; 0: unknown) */
+	double period, period0;
+	bool by_freq;	  /* period is 10^9 / a frequency */
+	bool follows_rate; /* the rate marks (11.9) set its frequency */
+	bool marked;	   /* the file being read said how it samples (11.13) */
+	uint32_t legacy_hz; /* not marked: the rate mark it follows (an earlier hwpmcd) */
+	bool varied;	   /* its kept samples did not all have the first period */
+	bool capped;	   /* wcur is out of range (TOOLS_REP_W_MAX) */
+	uint64_t wcur;	   /* the weight of a sample now: TOOLS_REP_W_ONE * period / period0 */
+	double period_lo, period_hi; /* of its kept samples */
 	uint64_t *self, *total;
 	size_t ncounts;
 	struct tools_rep_tree callers, callees, focus_callers, focus_callees;
@@ -60,6 +78,9 @@ struct tools_rep_event {
 	struct tools_rep_tree callees_cg;
 	uint64_t focus_samples;
 };
+
+/* A sample of an event's first period, in its counts while a log is read. */
+#define TOOLS_REP_W_ONE ((uint64_t)1 << 20)
 
 /* A --since/--until time. */
 enum tools_rep_time_kind {
@@ -155,6 +176,13 @@ struct tools_report {
 	} *rates;
 	size_t nrates, rates_cap;
 	bool rate_next;
+	uint32_t file_rate_hz; /* the rate the file being read said last (0: none) */
+	bool lost_next;	       /* the next USERDATA is a lost mark's count (11.14) */
+	uint64_t lost_samples; /* what the lost marks said */
+	/* a sampling mark (11.13) being read: samp_state words of it so far */
+	int samp_state;
+	uint32_t samp_word[4];
+	uint64_t weight_capped; /* samples whose weight was out of range (TOOLS_REP_W_MAX) */
 	/*
 	 * The in-kernel sample filter (pmclog-format.md 11.10): each change (and each
 	 * file's starting filter that differs from the last) at its wall-clock time.
@@ -235,6 +263,12 @@ int tools_report_main(int argc, char **argv);
 void tools_report_usage(FILE *out);
 
 void tools_report_print_header(struct tools_report *r, FILE *out);
+/* Beyond this share of lost samples (pmclog-format.md 11.14) a report warns. */
+#define TOOLS_REP_LOSS_WARN 0.01
+/* The share of the samples taken that were lost: lost marks / (samples + lost). */
+double tools_report_lost_share(const struct tools_report *r);
+/* A warning with advice when more than TOOLS_REP_LOSS_WARN of the samples were lost. */
+void tools_report_warn_loss(const struct tools_report *r);
 /* One line naming the files read and the reported samples' span (for --folded, on stderr). */
 void tools_report_print_coverage(struct tools_report *r, FILE *out);
 void tools_report_print_top(struct tools_report *r, FILE *out,

@@ -49,6 +49,14 @@ usage: mkpmclog.py freebsd BINARY OUT     a log in FreeBSD's own conventions: cp
        mkpmclog.py images OUT BINARY...   process 100 + i runs the i-th BINARY (copies of
                                           the corpus, at their own paths): 20 corpus
                                           chains each, a log naming several images
+       mkpmclog.py rates BINARY OUT       a budgeted profile's rates (pmclog-format.md 11.9,
+                                          11.13): cpu-clock by frequency following the rate
+                                          marks, 100 corpus chains at each of 100, 25 and
+                                          50 Hz (leaf c_leaf, c_inner, c_middle); task-clock
+                                          by period 1000000 (the marks leave it); cycles
+                                          with no sampling mark (an earlier hwpmcd: it
+                                          follows the marks); marks cut short, of no event
+                                          and of an unknown kind are dropped
        mkpmclog.py jit DIR OUT            process 4242 with no image, sampled in JIT code:
                                           DIR/perf-4242.map names two functions (one
                                           with spaces), has a malformed and a cut-off
@@ -171,6 +179,51 @@ def hwpmcd(binary, out, marked):
     b.append(closelog())
     open(out, "wb").write(b"".join(b))
     print("samples 1000")
+
+
+HWPMCD_RATE = 0x48575301  # pmclog-format.md 11.9
+HWPMCD_SAMPLING = 0x48575305  # pmclog-format.md 11.13
+SAMPLING_PERIOD, SAMPLING_FREQ, SAMPLING_F_RATE = 1, 2, 0x100
+
+
+def sampling(pmcid, kind, value, tsc=0):
+    return b"".join(rec(13, struct.pack("<II", w, 0), tsc) for w in
+                    (HWPMCD_SAMPLING, pmcid, kind, value & 0xFFFFFFFF, value >> 32))
+
+
+def rates(binary, out):
+    vaddr, dyn = elf_exec_vaddr(binary)
+    syms = symbols(binary)
+    bias = 0x555500000000 if dyn else 0
+    clock, task, cyc = PMCID, PMCID + 1, PMCID + 2
+    b = [initialize(0x400), userdata(HWPMCD_RULE_FREEBSD), userdata(HWPMCD_RATE), userdata(100),
+         allocdyn(clock, b"cpu-clock"), sampling(clock, SAMPLING_FREQ | SAMPLING_F_RATE, 100),
+         allocdyn(task, b"task-clock"), sampling(task, SAMPLING_PERIOD, 1000000),
+         allocdyn(cyc, b"cycles"), proc_create(100, b"corpus"),
+         map_in(100, bias + (vaddr & ~0xFFF), binary.encode())]
+    pcs = chain_pcs(syms, bias)
+    tsc = 1000
+    for phase, hz in enumerate((100, 25, 50)):
+        if phase:
+            b += [userdata(HWPMCD_RATE), userdata(hz)]
+        if phase == 2:
+            # cut short by a sample, of no event, of an unknown kind: all dropped
+            b += [userdata(HWPMCD_SAMPLING), userdata(clock), userdata(SAMPLING_PERIOD)]
+            b.append(callchain(100, 100, pcs[2:], pmcid=clock, tsc=tsc))
+            b += [sampling(PMCID + 9, SAMPLING_PERIOD, 7), sampling(clock, 7, 7),
+                  sampling(clock, SAMPLING_FREQ, 0)]
+        for i in range(100 - (phase == 2)):
+            for pmcid in (clock, task, cyc):
+                b.append(callchain(100, 100, pcs[phase:], pmcid=pmcid, tsc=tsc))
+            tsc += 1
+        if phase == 2:
+            for pmcid in (task, cyc):
+                b.append(callchain(100, 100, pcs[phase:], pmcid=pmcid, tsc=tsc))
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    # weights relative to the first rate: 100 Hz / 25 Hz = 4, 100 Hz / 50 Hz = 2
+    print("weighted c_leaf 100 c_inner 400 c_middle 200")
+    print("counted c_leaf 100 c_inner 100 c_middle 100")
 
 
 def hostile(binary, fifo, out):
@@ -502,6 +555,9 @@ if __name__ == "__main__":
         sys.exit(0)
     if len(sys.argv) == 5 and sys.argv[1] == "twoimages":
         twoimages(sys.argv[2], sys.argv[3], sys.argv[4])
+        sys.exit(0)
+    if len(sys.argv) == 4 and sys.argv[1] == "rates":
+        rates(sys.argv[2], sys.argv[3])
         sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "remap":
         remap(sys.argv[2], sys.argv[3])

@@ -175,9 +175,11 @@ for f in sys.argv[2:]:
     # head: the rule mark, then the rate mark and the rate the file begins with
     assert len(ud) >= 3 and ud[1] == 0x48575301, (f, ud[:3])
     logged.append(("head", ud[2]))
-    # then rate pairs, between the build id runs of MAP_INs and the cgroup runs of
-    # processes (mark, length, words)
-    i = 3
+    # then the event's sampling mark (11.13: by frequency, following the rate marks,
+    # at the file's rate), then rate pairs, between the build id runs of MAP_INs and
+    # the cgroup runs of processes (mark, length, words)
+    assert ud[3] == 0x48575305 and ud[5:8] == [0x102, ud[2], 0], (f, ud[3:8])
+    i = 8
     while i < len(ud):
         if ud[i] in (0x48575303, 0x48575304):
             i += 2 + (ud[i + 1] + 3) // 4
@@ -192,6 +194,41 @@ assert all(1 <= v <= 10000 for k, v in logged), logged
 PY
 "$hwpmc" report --top --limit 1 "$state/profiles/budget" 2> /dev/null | grep -q "^# rate (set by the profile's CPU budget" &&
 	ok "budget: the report prints the rate over time" || bad "budget: no rate line in the report"
+# Each file's report counts a sample by its period (pmclog-format.md 11.13): in samples
+# at the rate the file began with, each weighing that rate / the rate of its time, as
+# summed here from the file's own records; and a file whose rate did not change counts.
+python3 - $(files_of "$state/profiles/budget") > "$tmp/budget-w.out" <<PY
+import json, subprocess, sys
+moved = 0
+for f in sys.argv[1:]:
+    out = subprocess.run(["$hwpmc", "dump", "--json", f], capture_output=True, text=True).stdout
+    recs = [json.loads(l) for l in out.splitlines()][:-1]
+    head = rate = None
+    exact, n, nxt = 0.0, 0, False
+    for r in recs:
+        if r["type"] == "userdata":
+            if nxt:
+                rate = r["userdata"]
+                head = head or rate
+            nxt = r["userdata"] == 0x48575301
+            continue
+        nxt = False
+        if r["type"] == "callchain":
+            exact += head / rate
+            n += 1
+    if not n:
+        continue
+    rep = json.loads(subprocess.run(["$hwpmc", "report", "--json", "--limit", "1", f],
+                                    capture_output=True, text=True).stdout)
+    ev = rep["events"][0]
+    moved += abs(exact - n) > 1
+    if ev["sampled"] != n or abs(ev["samples"] - exact) > 1:
+        print("not ok %s: %d samples weigh %.2f, the report says %d of %d" %
+              (f, n, exact, ev["samples"], ev["sampled"]))
+print("files %d moved %d" % (len(sys.argv) - 1, moved))
+PY
+grep -q "^not ok" "$tmp/budget-w.out" && bad "budget: weights: $(grep -m3 '^not ok' "$tmp/budget-w.out")" ||
+	ok "budget: each file's report weights its samples by their rate ($(tail -1 "$tmp/budget-w.out") by the budget)"
 
 # ---- retention by bytes -------------------------------------------------------
 sdir=$state/profiles/small

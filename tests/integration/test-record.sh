@@ -168,10 +168,22 @@ drops=$("$hwpmc" dump "$tmp/lost.pmclog" | grep -c ' drop ')
 # however fast the machine, so the share is over 1% and record says so, with advice.
 grep -q "^hwpmc: warning: [0-9.]*% of the samples were lost ([0-9]* of [0-9]*): .*lower -F.*--ring-pages.*--call-graph fp" "$tmp/lost.err" &&
 	ok "tiny ring: a warning with the share lost and what to do" || bad "tiny ring: no loss warning: $(cat "$tmp/lost.err")"
+# The log says how many (its lost marks, pmclog-format.md 11.14), so its report warns too.
+"$hwpmc" report --json "$tmp/lost.pmclog" > "$tmp/lost.json" 2> "$tmp/lost.rerr"
+got=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["header"]["lost_samples"])' "$tmp/lost.json" 2>&1)
+[[ $got == "${lost:-}" ]] && ok "tiny ring: the log's lost marks count the $got samples lost" ||
+	bad "tiny ring: lost marks say '$got', record said '${lost:-}'"
+grep -q "^hwpmc: warning: .*lost.pmclog: [0-9.]*% of the samples were lost ([0-9]* of [0-9]*); more than 1%.*--ring-pages" "$tmp/lost.rerr" &&
+	"$hwpmc" report --top "$tmp/lost.pmclog" 2> /dev/null | grep -q "^# warning: more than 1% of the samples were lost" &&
+	ok "tiny ring: its report warns, on stderr and in the header, with advice" ||
+	bad "tiny ring: report: $(cat "$tmp/lost.rerr")"
 # No loss, no warning (the system-wide recording of section 1b, when it lost none).
 if grep -q " samples, 0 lost," "$tmp/ks.err"; then
 	! grep -q "of the samples were lost" "$tmp/ks.err" && ok "no sample lost: no loss warning" ||
 		bad "a loss warning without loss: $(cat "$tmp/ks.err")"
+	"$hwpmc" report --top "$tmp/ks.pmclog" > "$tmp/ks.top" 2>&1
+	! grep -q "samples were lost" "$tmp/ks.top" && grep -q "DROPNOTIFY records, 0 samples (0.00%)" "$tmp/ks.top" &&
+		ok "no sample lost: its report says 0 lost, no warning" || bad "report without loss: $(grep -m3 lost "$tmp/ks.top")"
 fi
 
 # 5b. -C: only that CPU.

@@ -301,6 +301,32 @@ rc=$?
 [[ $rc != 0 ]] && grep -q "is not a cgroup path" "$tmp/cg.err" && ok "--cgroup: a relative path is refused, said why" ||
 	bad "--cgroup a.slice: $(cat "$tmp/cg.err")"
 
+# Weights (pmclog-format.md 11.13): a budget's rate marks change cpu-clock's frequency
+# (and a marked-less event's, as an earlier hwpmcd wrote them); every output counts a
+# sample by its period, in samples of the first; task-clock's fixed period counts.
+python3 "$mk" rates "$corpus" "$tmp/rates.pmclog" > "$tmp/rates.want"
+hwpmc report --json --limit 0 "$tmp/rates.pmclog" > "$tmp/rates.json" 2> /dev/null
+self_of() { field "$tmp/rates.json" "' '.join('%s %d' % (f, t) for e in j['events'] if e['event'] == '$1' for f in ('c_leaf', 'c_inner', 'c_middle') for t in [next(x['self'] for x in e['top'] if x['function'] == f)])"; }
+want_w=$(sed -n 's/^weighted //p' "$tmp/rates.want") want_c=$(sed -n 's/^counted //p' "$tmp/rates.want")
+got="$(self_of cpu-clock) / $(self_of cycles) / $(self_of task-clock)"
+[[ $got == "$want_w / $want_w / $want_c" ]] &&
+	ok "weights: self counts by period (cpu-clock and an unmarked event follow the rate marks, task-clock's period does not): $got" ||
+	bad "weights: got $got, want $want_w / $want_w / $want_c"
+got=$(field "$tmp/rates.json" "[(e['event'], e['samples'], e['sampled'], e['sampling']['weighted']) for e in j['events']]")
+[[ $got == "[('cpu-clock', 700, 300, True), ('task-clock', 300, 300, False), ('cycles', 700, 300, True)]" ]] &&
+	ok "weights: JSON samples weighted, sampled counted" || bad "weights: JSON events: $got"
+hwpmc report --top "$tmp/rates.pmclog" 2> /dev/null | grep -q "^# cpu-clock: 300 samples taken at 25 Hz to 100 Hz, counted by their period: 700 samples at 100 Hz$" &&
+	ok "weights: the header says the samples were weighted, and from which rates" ||
+	bad "weights: header: $(hwpmc report --top "$tmp/rates.pmclog" 2>&1 | grep -m2 'cpu-clock')"
+hwpmc report --folded --event cpu-clock "$tmp/rates.pmclog" > "$tmp/rates.folded" 2> /dev/null
+got=$(awk '{ n += $NF } END { print n }' "$tmp/rates.folded")
+[[ $got == 700 ]] && ok "weights: --folded sums to the weighted 700" || bad "weights: --folded sums to $got: $(cat "$tmp/rates.folded")"
+hwpmc report --json --limit 0 --event cpu-clock "$tmp/rates.pmclog" > "$tmp/rates-clock.json" 2> /dev/null
+hwpmc report --event cpu-clock --pprof "$tmp/rates.pb.gz" --calltree "$tmp/rates.cg" \
+	--gprof "$tmp/rates.gmon" "$tmp/rates.pmclog" 2> "$tmp/rates.said"
+export_check "weights" "$tmp/rates-clock.json" --pprof "$tmp/rates.pb.gz" --calltree "$tmp/rates.cg" \
+	--gprof "$tmp/rates.said"
+
 # JIT maps (perf-PID.map, --jit-maps): a process with no image, sampled in JIT code.
 mkdir -p "$tmp/jit/maps" "$tmp/jit/fifo"
 python3 "$mk" jit "$tmp/jit/maps" "$tmp/jit/j.pmclog" > /dev/null
