@@ -5,7 +5,7 @@
  * PUBLIC INTERFACES
  *   util_mix64(), util_hash_str(), util_grow(),
  *   util_write_all(), util_read_some(), util_escape(), util_parse_u64(),
- *   util_own_fd_name(), util_openat2(),
+ *   util_own_fd_name(), util_openat2(), util_edit_distance(), util_suggest_consider(),
  *   ARRAY_SIZE(), little-endian load/store helpers.
  *
  * IMPLEMENTATION NOTES
@@ -139,6 +139,24 @@ int util_read_small(const char *path, char *buf, size_t size);
  * outside printable ASCII written as \\, \", \n, \t or \xNN.  Returns @out.
  */
 char *util_escape(const char *s, size_t len, char *out, size_t outsize);
+
+/*
+ * util_edit_distance: the Levenshtein distance of @a and @b, ignoring ASCII case;
+ * UINT_MAX when either is longer than UTIL_SUGGEST_LEN_MAX bytes.
+ */
+#define UTIL_SUGGEST_LEN_MAX 255
+unsigned int util_edit_distance(const char *a, const char *b);
+
+/*
+ * A "did you mean" for a name the user gave: util_suggest_consider() keeps @cand in
+ * @s if it is the closest to @word so far and close enough to be a plausible typo
+ * (at most 2 edits, and at most a third of @cand).  Start with { NULL, 0 }.
+ */
+struct util_suggest {
+	const char *best;
+	unsigned int dist;
+};
+void util_suggest_consider(struct util_suggest *s, const char *word, const char *cand);
 
 /* util_parse_u64: whole-string unsigned decimal or 0x-hex.  0 or -EINVAL/-ERANGE. */
 int util_parse_u64(const char *s, uint64_t *ret_v);

@@ -138,11 +138,6 @@ struct ev_names {
 
 enum ev_kind { EV_KIND_DIR = 0, EV_KIND_FILE, EV_KIND_MAX };
 
-struct ev_suggest {
-	const char *best;
-	unsigned int dist;
-};
-
 /* State of one PMU event while its terms are applied. */
 struct ev_pmu {
 	struct ev_ctx *c;
@@ -568,56 +563,11 @@ err:
 	return r;
 }
 
-/* Levenshtein distance, ignoring ASCII case; UINT_MAX for names over 63 characters. */
-static unsigned int edit_distance(const char *a, const char *b)
-{
-	unsigned int row[EV_NAME_MAX + 2];
-	size_t la = strlen(a), lb = strlen(b);
-
-	if (la > EV_NAME_MAX || lb > EV_NAME_MAX)
-		return UINT_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (unsigned int)j;
-	for (size_t i = 1; i <= la; i++) {
-		unsigned int diag = row[0];
-
-		row[0] = (unsigned int)i;
-		for (size_t j = 1; j <= lb; j++) {
-			unsigned int up = row[j];
-			unsigned int best = diag + (lower(a[i - 1]) != lower(b[j - 1]));
-
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			diag = up;
-			row[j] = best;
-		}
-	}
-	return row[lb];
-}
-
-/* Keep @cand if it is the closest so far and close enough to be a plausible typo. */
-static void suggest_consider(struct ev_suggest *s, const char *word, const char *cand)
-{
-	unsigned int d;
-
-	if (!cand || strcmp(word, cand) == 0)
-		return;
-	d = edit_distance(word, cand);
-	if (d > 2 || (size_t)d * 3 > strlen(cand))
-		return;
-	if (!s->best || d < s->dist) {
-		s->best = cand;
-		s->dist = d;
-	}
-}
-
-static void suggest_generic(struct ev_suggest *s, const char *word)
+static void suggest_generic(struct util_suggest *s, const char *word)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(ev_generic); i++) {
-		suggest_consider(s, word, ev_generic[i].name);
-		suggest_consider(s, word, ev_generic[i].alias);
+		util_suggest_consider(s, word, ev_generic[i].name);
+		util_suggest_consider(s, word, ev_generic[i].alias);
 	}
 }
 
@@ -721,7 +671,7 @@ static int unknown_term(struct ev_pmu *p, const char *key, bool bare)
 {
 	struct ev_msg *m = &p->c->msg;
 	struct ev_names fmts = { NULL, 0 }, aliases = { NULL, 0 };
-	struct ev_suggest sg = { NULL, 0 };
+	struct util_suggest sg = { NULL, 0 };
 	int code = bare ? -ENOENT : -EINVAL;
 	bool first = true;
 
@@ -737,15 +687,15 @@ static int unknown_term(struct ev_pmu *p, const char *key, bool bare)
 			continue;
 		msg_add(m, "%s%s", first ? "" : ", ", fmts.v[i]);
 		first = false;
-		suggest_consider(&sg, key, fmts.v[i]);
+		util_suggest_consider(&sg, key, fmts.v[i]);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(ev_builtin_terms); i++) {
 		msg_add(m, "%s%s", first ? "" : ", ", ev_builtin_terms[i]);
 		first = false;
-		suggest_consider(&sg, key, ev_builtin_terms[i]);
+		util_suggest_consider(&sg, key, ev_builtin_terms[i]);
 	}
 	for (size_t i = 0; i < aliases.n; i++)
-		suggest_consider(&sg, key, aliases.v[i]);
+		util_suggest_consider(&sg, key, aliases.v[i]);
 	if (sg.best)
 		msg_add(m, "; did you mean '%s'?", sg.best);
 	if (bare)
@@ -877,7 +827,7 @@ static int unknown_pmu(struct ev_ctx *c, const char *name)
 {
 	struct ev_msg *m = &c->msg;
 	struct ev_names pmus = { NULL, 0 };
-	struct ev_suggest sg = { NULL, 0 };
+	struct util_suggest sg = { NULL, 0 };
 	int r;
 
 	r = list_names(c->devfd, ".", EV_KIND_DIR, false, &pmus);
@@ -1032,7 +982,7 @@ static int parse_plain_terms(struct ev_ctx *c, const char *ctx, char *terms,
 static int unknown_event(struct ev_ctx *c, const char *name)
 {
 	struct ev_msg *m = &c->msg;
-	struct ev_suggest sg = { NULL, 0 };
+	struct util_suggest sg = { NULL, 0 };
 	struct ev_names pmus = { NULL, 0 };
 	struct stat st;
 	int devfd = name_valid(name) ? ctx_devices(c) : -EINVAL;

@@ -10,8 +10,10 @@
  *   file or /proc: such strings are hostile and may hold control characters or
  *   invalid UTF-8, which must reach neither a terminal nor a JSON encoder raw.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -228,4 +230,48 @@ uint64_t util_now_ns(clockid_t clk)
 int64_t util_mono_ms(void)
 {
 	return (int64_t)(util_now_ns(CLOCK_MONOTONIC) / 1000000);
+}
+
+unsigned int util_edit_distance(const char *a, const char *b)
+{
+	unsigned int row[UTIL_SUGGEST_LEN_MAX + 2];
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la > UTIL_SUGGEST_LEN_MAX || lb > UTIL_SUGGEST_LEN_MAX)
+		return UINT_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned int)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned int diag = row[0];
+
+		row[0] = (unsigned int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned int up = row[j];
+			unsigned int best = diag + (tolower((unsigned char)a[i - 1]) !=
+						    tolower((unsigned char)b[j - 1]));
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+void util_suggest_consider(struct util_suggest *s, const char *word, const char *cand)
+{
+	unsigned int d;
+
+	if (!cand || strcmp(word, cand) == 0)
+		return;
+	d = util_edit_distance(word, cand);
+	if (d > 2 || (size_t)d * 3 > strlen(cand))
+		return;
+	if (!s->best || d < s->dist) {
+		s->best = cand;
+		s->dist = d;
+	}
 }

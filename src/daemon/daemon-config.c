@@ -266,10 +266,14 @@ static void config_kv(void *ctx, const char *k, const char *v, int line, struct 
 		if (strcmp(keys[i].name, k) == 0)
 			key = &keys[i];
 	if (!key) {
+		struct util_suggest sg = { NULL, 0 };
 		char shown[64];
 
+		for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+			util_suggest_consider(&sg, k, keys[i].name);
 		daemon_printable(shown, sizeof(shown), k);
-		problem(d, c->name, line, "unknown key '%s' (see hwpmcd.conf(5))", shown);
+		problem(d, c->name, line, "unknown key '%s'%s%s%s (see hwpmcd.conf(5))", shown,
+			sg.best ? "; did you mean '" : "", sg.best ? sg.best : "", sg.best ? "'?" : "");
 		return;
 	}
 	set_value(c->cfg, key, v, d, c->name, line);

@@ -241,9 +241,15 @@ static void profile_kv(void *ctx, const char *k, const char *v, int line, struct
 		if (strcmp(key_names[i], k) == 0)
 			key = i;
 	if (key < 0) {
+		struct util_suggest sg = { NULL, 0 };
+
+		for (int i = 0; i < PK_MAX; i++)
+			util_suggest_consider(&sg, k, key_names[i]);
 		daemon_printable(shown, sizeof(shown), k);
-		daemon_diag_add(d, c->fname, line, "unknown key '%s' (see hwpmcd.conf(5), PROFILES)",
-				shown);
+		daemon_diag_add(d, c->fname, line,
+				"unknown key '%s'%s%s%s (see hwpmcd.conf(5), PROFILES)", shown,
+				sg.best ? "; did you mean '" : "", sg.best ? sg.best : "",
+				sg.best ? "'?" : "");
 		return;
 	}
 	daemon_printable(shown, sizeof(shown), v);

@@ -55,6 +55,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\n"
 		"'hwpmc help COMMAND' or 'hwpmc COMMAND --help' explains one command.\n"
+		"Exit status: 0 done, 1 failed (standard error says why), 2 bad usage;\n"
+		"'hwpmc record -- CMD' exits with CMD's status.\n"
 		"Examples:\n"
 		"  hwpmc record -a -d 5 -o all.pmclog      (needs a running hwpmcd)\n"
 		"  hwpmc dump --summary all.pmclog\n"

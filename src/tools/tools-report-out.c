@@ -531,6 +531,31 @@ void tools_report_print_callgraph(struct tools_report *r, FILE *out,
 	}
 }
 
+/*
+ * For a --callers/--callees name no sample has: the sampled function whose name is
+ * a plausible typo of it, else the one with the most samples whose name contains
+ * it (*ret_part).  NULL when neither.
+ */
+static const char *focus_suggest(struct tools_report *r, const struct tools_rep_event *e,
+				 bool *ret_part)
+{
+	struct util_suggest sg = { NULL, 0 };
+	uint32_t part = 0;
+
+	for (size_t f = 1; f < e->ncounts; f++) {
+		const char *name;
+
+		if (!e->total[f] || r->m->funcs[f].kind == REPORT_F_COMM)
+			continue;
+		name = tools_report_func_name(r, (uint32_t)f);
+		util_suggest_consider(&sg, r->o.focus, name);
+		if (strstr(name, r->o.focus) && (!part || e->total[f] > e->total[part]))
+			part = (uint32_t)f;
+	}
+	*ret_part = !sg.best && part;
+	return sg.best ? sg.best : part ? tools_report_func_name(r, part) : NULL;
+}
+
 void tools_report_print_focus(struct tools_report *r, FILE *out,
 			      const struct tools_rep_print_opts *po)
 {
@@ -540,8 +565,14 @@ void tools_report_print_focus(struct tools_report *r, FILE *out,
 		if (!e->selected)
 			continue;
 		if (!e->focus_samples) {
-			fprintf(out, "\n@ %s: no sample has '%s' in its chain\n", e->name,
-				r->o.focus);
+			bool part;
+			const char *near = focus_suggest(r, e, &part);
+
+			fprintf(out, "\n@ %s: no sample has '%s' in its chain%s%s%s\n", e->name,
+				r->o.focus, !near ? "" : part ? "; '" : "; did you mean '",
+				near ? near : "",
+				!near ? "" : part ? "' contains it (the most sampled function that does)"
+					   : "'?");
 			continue;
 		}
 		if (r->o.want_focus_callers) {

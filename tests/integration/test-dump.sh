@@ -144,6 +144,20 @@ expect "dump of a directory" 1 $rc
 hwpmc dump --help | grep -q "Exit status" && ok "dump --help explains exit status" || bad "dump --help"
 hwpmc nosuchcmd > /dev/null 2>&1; rc=$?
 expect "unknown command" 2 $rc
+# hwpmc(1) EXIT STATUS, statement by statement: 1 a failure, 2 bad usage.
+hwpmc report --no-such-option "$log" > /dev/null 2>&1; rc=$?
+expect "report with an unknown option" 2 $rc
+(cd "$tmp" && mkdir -p nolog && cd nolog && hwpmc report > /dev/null 2>&1); rc=$?
+expect "report without a path and no hwpmc.pmclog here" 2 $rc
+head -c 300 "$log" > "$tmp/torn.pmclog"
+hwpmc report --top "$tmp/torn.pmclog" > /dev/null 2> "$tmp/err"; rc=$?
+expect "report of a torn log" 0 $rc
+grep -q "warning" "$tmp/err" && ok "report of a torn log warns" || bad "torn: $(cat "$tmp/err")"
+printf 'not a log at all, longer than a header\n' > "$tmp/text.pmclog"
+hwpmc report --top "$tmp/text.pmclog" > /dev/null 2>&1; rc=$?
+expect "report of a file that is not a pmclog" 1 $rc
+hwpmc status --socket "$tmp/no-daemon.sock" > /dev/null 2>&1; rc=$?
+expect "status without a daemon on the socket" 1 $rc
 : > "$tmp/empty"
 hwpmc dump "$tmp/empty" > /dev/null 2> "$tmp/err"; rc=$?
 expect "dump of an empty file" 0 $rc

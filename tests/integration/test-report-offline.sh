@@ -326,6 +326,16 @@ hwpmc report --event cpu-clock --pprof "$tmp/rates.pb.gz" --calltree "$tmp/rates
 	--gprof "$tmp/rates.gmon" "$tmp/rates.pmclog" 2> "$tmp/rates.said"
 export_check "weights" "$tmp/rates-clock.json" --pprof "$tmp/rates.pb.gz" --calltree "$tmp/rates.cg" \
 	--gprof "$tmp/rates.said"
+# --callers/--callees of a name no sample has: a close name, or one that contains it.
+got=$(hwpmc report --callers c_lef --event cpu-clock "$tmp/rates.pmclog" 2> /dev/null | tail -1)
+[[ $got == "@ cpu-clock: no sample has 'c_lef' in its chain; did you mean 'c_leaf'?" ]] &&
+	ok "--callers: a typo gets the close name" || bad "--callers c_lef: $got"
+got=$(hwpmc report --callees orpu --event cpu-clock "$tmp/rates.pmclog" 2> /dev/null | tail -1)
+[[ $got == "@ cpu-clock: no sample has 'orpu' in its chain" ]] && ok "--callees: no name is made up for a word far from all" ||
+	bad "--callees orpu: $got"
+got=$(hwpmc report --callers middl --event cpu-clock "$tmp/rates.pmclog" 2> /dev/null | tail -1)
+[[ $got == "@ cpu-clock: no sample has 'middl' in its chain; 'c_middle' contains it (the most sampled function that does)" ]] &&
+	ok "--callers: part of a name gets the function that contains it" || bad "--callers middl: $got"
 
 # JIT maps (perf-PID.map, --jit-maps): a process with no image, sampled in JIT code.
 mkdir -p "$tmp/jit/maps" "$tmp/jit/fifo"

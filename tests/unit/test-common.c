@@ -5,6 +5,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,30 @@ START_TEST(test_escape)
 	ck_assert_str_eq(util_escape("abcdefghij", 10, out, 8), "abcd...");
 	ck_assert_str_eq(util_escape("\x01\x02\x03", 3, out, 9), "\\x01...");
 	ck_assert_str_eq(util_escape("", 0, out, 1), "");
+}
+END_TEST
+
+START_TEST(test_suggest)
+{
+	struct util_suggest sg = { NULL, 0 };
+	char longer[UTIL_SUGGEST_LEN_MAX + 2];
+
+	ck_assert_uint_eq(util_edit_distance("kitten", "sitting"), 3);
+	ck_assert_uint_eq(util_edit_distance("Freq", "freq"), 0); /* case is ignored */
+	ck_assert_uint_eq(util_edit_distance("", "abc"), 3);
+	memset(longer, 'a', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	ck_assert_uint_eq(util_edit_distance(longer, "a"), UINT_MAX);
+	/* the closest plausible typo wins; far or short candidates are not offered */
+	util_suggest_consider(&sg, "cpu-clok", "task-clock");
+	util_suggest_consider(&sg, "cpu-clok", "cpu-clock");
+	util_suggest_consider(&sg, "cpu-clok", "cycles");
+	ck_assert_str_eq(sg.best, "cpu-clock");
+	ck_assert_uint_eq(sg.dist, 1);
+	sg = (struct util_suggest){ NULL, 0 };
+	util_suggest_consider(&sg, "ab", "xy"); /* 2 edits of a 2-letter name: no */
+	util_suggest_consider(&sg, "same", "same");  /* the word itself: no */
+	ck_assert_ptr_null(sg.best);
 }
 END_TEST
 
@@ -618,6 +643,7 @@ int main(void)
 	tcase_add_test(tc, test_log_errno_and_levels);
 	tcase_add_test(tc, test_le_helpers);
 	tcase_add_test(tc, test_escape);
+	tcase_add_test(tc, test_suggest);
 	tcase_add_test(tc, test_parse_u64);
 	tcase_add_test(tc, test_write_all);
 	tcase_add_test(tc, test_output_open);

@@ -321,9 +321,9 @@ START_TEST(test_line_errors)
 	ck_assert_int_eq(parse(&c, "bogus = 1"), 1);
 	ck_assert_str_eq(err, "t.conf:1: unknown key 'bogus' (see hwpmcd.conf(5))");
 	ck_assert_int_eq(parse(&c, "Socket = /x"), 1); /* keys are case-sensitive */
-	ck_assert_str_eq(err, "t.conf:1: unknown key 'Socket' (see hwpmcd.conf(5))");
+	ck_assert_str_eq(err, "t.conf:1: unknown key 'Socket'; did you mean 'socket'? (see hwpmcd.conf(5))");
 	ck_assert_int_eq(parse(&c, "ring pages = 4"), 1);
-	ck_assert_str_eq(err, "t.conf:1: unknown key 'ring pages' (see hwpmcd.conf(5))");
+	ck_assert_str_eq(err, "t.conf:1: unknown key 'ring pages'; did you mean 'ring_pages'? (see hwpmcd.conf(5))");
 	ck_assert_int_eq(parse(&c, " = 5"), 1);
 	ck_assert_str_eq(err, "t.conf:1: unknown key '' (see hwpmcd.conf(5))");
 	ck_assert_int_eq(parse(&c, "b\x07gus = 1"), 1);

@@ -143,7 +143,7 @@ START_TEST(test_problems_at_their_lines)
 	ck_assert_int_eq(parse(&pf, "freq = 99\nbogus = 1\nfreq = 100\nenabled = maybe\n"
 				    "rotate_bytes = 12 parsecs\nretain_seconds = -3\n"
 				    "this is no key\ncpu_budget_percent = 101\n"), 7);
-	ck_assert_err_has("web.conf:2: unknown key 'bogus'");
+	ck_assert_err_has("web.conf:2: unknown key 'bogus' (see hwpmcd.conf(5), PROFILES)");
 	ck_assert_err_has("web.conf:3: freq is set again (first at line 1)");
 	ck_assert_err_has("web.conf:4: enabled = 'maybe' is not yes or no");
 	ck_assert_err_has("web.conf:5: rotate_bytes = '12 parsecs' is not a size");
@@ -152,6 +152,10 @@ START_TEST(test_problems_at_their_lines)
 	ck_assert_err_has("web.conf:8: cpu_budget_percent = '101' is not a number in 1..100");
 	ck_assert_int_eq(parse(&pf, "unwind_cache_mb = 8\n"), 1);
 	ck_assert_err_has("web.conf:1: unwind_cache_mb = '8' is not a number in 16..65536");
+	/* a typo of a key gets the key it is close to */
+	ck_assert_int_eq(parse(&pf, "callgrph = dwarf\nrotate_second = 60\n"), 2);
+	ck_assert_err_has("web.conf:1: unknown key 'callgrph'; did you mean 'callgraph'? (see hwpmcd.conf(5), PROFILES)");
+	ck_assert_err_has("web.conf:2: unknown key 'rotate_second'; did you mean 'rotate_seconds'?");
 }
 END_TEST
 
