@@ -72,6 +72,9 @@ void tools_report_usage(FILE *out)
 		"  --limit N          --top rows per event (default: the terminal's height on a\n"
 		"                     terminal, all otherwise; 0: all)\n"
 		"  --full-paths       print image paths, not file names\n"
+		"  -v, --verbose      the header's every count and detail (the MAP_IN rule, the\n"
+		"                     cpuid, DROPNOTIFY records...); by default its lines fit\n"
+		"                     100 columns and show what is not zero\n"
 		"\n"
 		"Filters (samples that pass all of them are reported):\n"
 		"  --pid LIST, --tid LIST   process / thread ids, comma-separated\n"
@@ -462,6 +465,7 @@ int tools_report_main(int argc, char **argv)
 		{ "min-percent", required_argument, NULL, OPT_MINPCT },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "full-paths", no_argument, NULL, OPT_FULL },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "tid", required_argument, NULL, OPT_TID },
 		{ "comm", required_argument, NULL, OPT_COMM },
@@ -499,7 +503,7 @@ int tools_report_main(int argc, char **argv)
 	heap_setup();
 	memset(&r, 0, sizeof(r));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TOP:
 			top = true;
@@ -537,6 +541,9 @@ int tools_report_main(int argc, char **argv)
 			break;
 		case OPT_JSON:
 			json = true;
+			break;
+		case 'v':
+			r.o.verbose = true;
 			break;
 		case OPT_DEPTH:
 			e = parse_uint("--depth", optarg, PLOG_CALLCHAIN_DEPTH_MAX + 1, &x);

@@ -212,6 +212,75 @@ static void print_weights(const struct tools_report *r, FILE *out)
 			r->weight_capped);
 }
 
+/*
+ * Print header line @line (no newline) in lines of at most TOOLS_REP_HEADER_COLS
+ * columns: broken at the last blank that fits, continued after "#   "; a word longer
+ * than a line (a path) is not broken.
+ */
+static void print_wrapped(FILE *out, const char *line, size_t len)
+{
+	const char *prefix = "";
+	size_t width = TOOLS_REP_HEADER_COLS;
+
+	while (len) {
+		size_t n = len;
+
+		if (n > width) {
+			/* after a comma if one fits, else at the last blank */
+			for (n = width; n > 1 && !(line[n] == ' ' && line[n - 1] == ','); n--)
+				;
+			if (n <= 1)
+				for (n = width; n > 0 && line[n] != ' '; n--)
+					;
+			if (n == 0)
+				for (n = width; n < len && line[n] != ' '; n++)
+					;
+		}
+		fprintf(out, "%s%.*s\n", prefix, (int)n, line);
+		while (n < len && line[n] == ' ')
+			n++;
+		line += n;
+		len -= n;
+		prefix = "#   ";
+		width = TOOLS_REP_HEADER_COLS - 4;
+	}
+}
+
+/* ", N what" when @n is not 0, appended to @buf (@len bytes). */
+static void add_count(char *buf, size_t len, uint64_t n, const char *what)
+{
+	size_t at = strlen(buf);
+
+	if (n && at < len)
+		snprintf(buf + at, len - at, ", %" PRIu64 " %s", n, what);
+}
+
+/* The header's samples line in <= 100 columns: the counts that are not 0. */
+static void print_samples_short(const struct tools_report *r, FILE *out)
+{
+	char more[160] = "";
+
+	add_count(more, sizeof(more), r->filtered, "filtered out");
+	add_count(more, sizeof(more), r->no_frames, "without frames");
+	add_count(more, sizeof(more), r->unannounced, "of no event");
+	fprintf(out, "# samples: %" PRIu64 " in the log%s, %" PRIu64 " reported%s; %" PRIu64
+		" lost (%.2f%%)\n",
+		r->samples, r->nread > 1 ? "s" : "", r->kept, more, r->lost_samples,
+		100.0 * tools_report_lost_share(r));
+}
+
+/* The header's processes and images line in <= 100 columns. */
+static void print_procs_short(const struct tools_report *r, FILE *out)
+{
+	char more[160] = "";
+
+	add_count(more, sizeof(more), r->m->images_missing, "unreadable");
+	add_count(more, sizeof(more), r->m->images_by_id, "found by build id");
+	fprintf(out, "# processes: %" PRIu64 " sampled of %zu%s; images: %zu read of %zu%s\n",
+		r->sampled_pids, r->m->nprocs_logged, r->nread > 1 ? " (per log)" : "",
+		r->m->images_read, r->m->nimages, more);
+}
+
 double tools_report_lost_share(const struct tools_report *r)
 {
 	uint64_t all = r->samples + r->lost_samples;
@@ -232,7 +301,32 @@ void tools_report_warn_loss(const struct tools_report *r)
 			 r->lost_samples, r->samples + r->lost_samples, LOSS_ADVICE);
 }
 
+static void print_header_lines(struct tools_report *r, FILE *out);
+
 void tools_report_print_header(struct tools_report *r, FILE *out)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	/* -v: every line whole; else each fits TOOLS_REP_HEADER_COLS, wrapped at blanks */
+	if (r->o.verbose || !(m = open_memstream(&buf, &len))) {
+		print_header_lines(r, out);
+		return;
+	}
+	print_header_lines(r, m);
+	if (fclose(m) == 0) {
+		for (char *p = buf, *nl; p < buf + len; p = nl + 1) {
+			nl = memchr(p, '\n', (size_t)(buf + len - p));
+			if (!nl)
+				nl = buf + len;
+			print_wrapped(out, p, (size_t)(nl - p));
+		}
+	}
+	free(buf);
+}
+
+static void print_header_lines(struct tools_report *r, FILE *out)
 {
 	char when[64] = "?", cov[2200];
 	time_t t = (time_t)r->m->ts_sec;
@@ -263,9 +357,13 @@ void tools_report_print_header(struct tools_report *r, FILE *out)
 	}
 	if (have_init && gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-	fprintf(out, "# recorded %s for %.3f s; cpu %s, cpuid '%s'; MAP_IN rule %s (%s)\n", when,
-		span, cpu ? cpu : "?", r->m->cpuid, report_map_rule_name(r->m->rule),
-		r->m->rule_why);
+	if (r->o.verbose)
+		fprintf(out, "# recorded %s for %.3f s; cpu %s, cpuid '%s'; MAP_IN rule %s (%s)\n",
+			when, span, cpu ? cpu : "?", r->m->cpuid, report_map_rule_name(r->m->rule),
+			r->m->rule_why);
+	else
+		fprintf(out, "# recorded %s for %.3f s on a %s CPU\n", when, span,
+			cpu ? cpu : "?");
 	coverage(r, cov, sizeof(cov));
 	fprintf(out, "# covers: %s\n", cov);
 	print_rates(r, out);
@@ -276,28 +374,44 @@ void tools_report_print_header(struct tools_report *r, FILE *out)
 			r->ev[i].samples, r->ev[i].selected ? "" : " (not selected)");
 	fprintf(out, "%s\n", r->nev ? "" : " none");
 	print_weights(r, out);
-	fprintf(out,
-		"# samples: %" PRIu64 " in the log%s, %" PRIu64 " reported, %" PRIu64
-		" filtered out, %" PRIu64 " without frames after filtering, %" PRIu64
-		" of unannounced events; lost: %" PRIu64 " DROPNOTIFY records, %" PRIu64
-		" samples (%.2f%%)\n",
-		r->samples, r->nread > 1 ? "s read" : "", r->kept, r->filtered, r->no_frames,
-		r->unannounced, r->dropnotify, r->lost_samples, 100.0 * tools_report_lost_share(r));
+	if (r->o.verbose)
+		fprintf(out,
+			"# samples: %" PRIu64 " in the log%s, %" PRIu64 " reported, %" PRIu64
+			" filtered out, %" PRIu64 " without frames after filtering, %" PRIu64
+			" of unannounced events; lost: %" PRIu64 " DROPNOTIFY records, %" PRIu64
+			" samples (%.2f%%)\n",
+			r->samples, r->nread > 1 ? "s read" : "", r->kept, r->filtered, r->no_frames,
+			r->unannounced, r->dropnotify, r->lost_samples,
+			100.0 * tools_report_lost_share(r));
+	else
+		print_samples_short(r, out);
 	if (tools_report_lost_share(r) > TOOLS_REP_LOSS_WARN)
 		fprintf(out, "# warning: %s\n", LOSS_ADVICE);
-	fprintf(out,
-		"# processes: %" PRIu64 " sampled, %zu in the log%s; images: %zu, %zu of them read "
-		"(the others only of processes without samples), %zu not readable "
-		"(%zu of them another build than the log's at the path), %zu found by build id\n",
-		r->sampled_pids, r->m->nprocs_logged, r->nread > 1 ? "s (per log)" : "",
-		r->m->nimages, r->m->images_read, r->m->images_missing, r->m->images_other_build,
-		r->m->images_by_id);
+	if (r->o.verbose)
+		fprintf(out,
+			"# processes: %" PRIu64 " sampled, %zu in the log%s; images: %zu, %zu of them "
+			"read (the others only of processes without samples), %zu not readable "
+			"(%zu of them another build than the log's at the path), %zu found by build "
+			"id\n",
+			r->sampled_pids, r->m->nprocs_logged, r->nread > 1 ? "s (per log)" : "",
+			r->m->nimages, r->m->images_read, r->m->images_missing,
+			r->m->images_other_build, r->m->images_by_id);
+	else
+		print_procs_short(r, out);
 	print_cgroups(r, out);
-	fprintf(out,
-		"# PCs: %" PRIu64 ", %" PRIu64 " in no mapping ([unknown]), %" PRIu64
-		" in an image without symbol (image+0xoffset), %" PRIu64 " in the kernel (%" PRIu64
-		" without symbol)\n",
-		r->pcs, r->m->pcs_unknown, r->m->pcs_nosym, r->pcs_kernel, r->m->pcs_kernel_nosym);
+	if (r->o.verbose)
+		fprintf(out,
+			"# PCs: %" PRIu64 ", %" PRIu64 " in no mapping ([unknown]), %" PRIu64
+			" in an image without symbol (image+0xoffset), %" PRIu64 " in the kernel (%" PRIu64
+			" without symbol)\n",
+			r->pcs, r->m->pcs_unknown, r->m->pcs_nosym, r->pcs_kernel,
+			r->m->pcs_kernel_nosym);
+	else
+		fprintf(out,
+			"# PCs: %" PRIu64 ": %" PRIu64 " [unknown], %" PRIu64 " without symbol; %" PRIu64
+			" in the kernel, %" PRIu64 " without symbol\n",
+			r->pcs, r->m->pcs_unknown, r->m->pcs_nosym, r->pcs_kernel,
+			r->m->pcs_kernel_nosym);
 	if (r->o.inline_frames || r->o.srcline) {
 		/* What DWARF covered, and one image that had none, so that the user can fetch it. */
 		const struct report_image *miss = NULL;
@@ -310,19 +424,37 @@ void tools_report_print_header(struct tools_report *r, FILE *out)
 						miss = img;
 					nmiss++;
 				}
-		fprintf(out,
-			"# DWARF (%s): %" PRIu64 " of %" PRIu64 " user addresses with a symbol "
-			"have it; %zu sampled images have none%s%s%s; %" PRIu64
-			" inline chains cut at %d levels\n",
-			r->o.inline_frames && r->o.srcline ? "--inline --srcline"
-			: r->o.inline_frames		    ? "--inline"
-							    : "--srcline",
-			r->m->pcs_dwarf, r->m->pcs_dwarf + r->m->pcs_nodwarf, nmiss,
-			miss ? " (e.g. " : "", miss ? miss->shown : "",
-			miss ? ": its debug file, -g, or $DEBUGINFOD_URLS)" : "", r->m->inline_cut,
-			REPORT_DWARF_DEPTH_MAX);
+		if (!r->o.verbose) {
+			fprintf(out,
+				"# DWARF: %" PRIu64 " of %" PRIu64 " user PCs with a symbol have it; "
+				"%zu sampled images have none\n",
+				r->m->pcs_dwarf, r->m->pcs_dwarf + r->m->pcs_nodwarf, nmiss);
+			if (miss)
+				fprintf(out, "#   e.g. %s: install its debug file, build it with -g, "
+					"or set $DEBUGINFOD_URLS\n", miss->shown);
+		} else {
+			fprintf(out,
+				"# DWARF (%s): %" PRIu64 " of %" PRIu64 " user addresses with a symbol "
+				"have it; %zu sampled images have none%s%s%s; %" PRIu64
+				" inline chains cut at %d levels\n",
+				r->o.inline_frames && r->o.srcline ? "--inline --srcline"
+				: r->o.inline_frames		    ? "--inline"
+								    : "--srcline",
+				r->m->pcs_dwarf, r->m->pcs_dwarf + r->m->pcs_nodwarf, nmiss,
+				miss ? " (e.g. " : "", miss ? miss->shown : "",
+				miss ? ": its debug file, -g, or $DEBUGINFOD_URLS)" : "", r->m->inline_cut,
+				REPORT_DWARF_DEPTH_MAX);
+		}
 	}
-	if (r->m->jit_maps || r->m->jit_refused || r->m->pcs_jit)
+	if (!r->o.verbose && (r->m->jit_maps || r->m->jit_refused || r->m->pcs_jit)) {
+		char more[160] = "";
+
+		add_count(more, sizeof(more), r->m->jit_refused, "not yours or root's");
+		add_count(more, sizeof(more), r->m->jit_bad_lines, "malformed lines skipped");
+		fprintf(out, "# JIT: %" PRIu64 " PCs named by %" PRIu64 " perf-PID.map files (%s)%s\n",
+			r->m->pcs_jit, r->m->jit_maps,
+			r->m->jit_dir_used[0] ? r->m->jit_dir_used : "none", more);
+	} else if (r->m->jit_maps || r->m->jit_refused || r->m->pcs_jit)
 		fprintf(out,
 			"# JIT: %" PRIu64 " PCs named by %" PRIu64 " perf-PID.map files (%s)%s%" PRIu64
 			" ignored (not yours or root's), %" PRIu64 " malformed lines skipped\n",
@@ -408,8 +540,8 @@ void tools_report_print_top(struct tools_report *r, FILE *out,
 		if (!e->selected)
 			continue;
 		fprintf(out,
-			"\n# %s: %" PRIu64 " samples (self: samples in the function itself; "
-			"total: samples with the function anywhere in the chain)\n",
+			"\n# %s: %" PRIu64 " samples (self: in the function itself; total: with "
+			"it anywhere in the chain)\n",
 			e->name, e->samples);
 		if (!e->samples)
 			continue;

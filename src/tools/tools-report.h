@@ -145,6 +145,7 @@ struct tools_rep_opts {
 	bool want_callers, want_callees, want_focus;
 	bool want_focus_callers, want_focus_callees;
 	bool want_cgroups; /* --pprof: callees_cg, the callees tree under each cgroup */
+	bool verbose;	   /* -v: the header's every count and detail (else <= 100 columns) */
 };
 
 /* The longest filter text a report keeps (the daemon writes at most 2047 bytes). */
@@ -263,6 +264,8 @@ int tools_report_main(int argc, char **argv);
 void tools_report_usage(FILE *out);
 
 void tools_report_print_header(struct tools_report *r, FILE *out);
+/* The columns a header line fits unless -v (tools_report_print_header()). */
+#define TOOLS_REP_HEADER_COLS 100
 /* Beyond this share of lost samples (pmclog-format.md 11.14) a report warns. */
 #define TOOLS_REP_LOSS_WARN 0.01
 /* The share of the samples taken that were lost: lost marks / (samples + lost). */

@@ -219,7 +219,7 @@ assert a in before and before <= {a, b}, ("before", before)
 print("marks %s; before the change pids %s, after %s" % (marks, sorted(before), sorted(after)))
 ' "$a" "$b" > "$tmp/run.check" 2>&1 && ok "the log: both filters marked; after the change only B, before it A ($(cat "$tmp/run.check"))" ||
 	bad "the log around the change: $(cat "$tmp/run.check")"
-"$hwpmc" report "$runlog" > "$tmp/run.report" 2>&1
+"$hwpmc" report -v "$runlog" > "$tmp/run.report" 2>&1
 hdr=$(grep "^# filter" "$tmp/run.report")
 [[ "$hdr" =~ ^"# filter (in the kernel, 2 values): 'pid=$a' from "[0-9T:.Z-]+", 'pid=$b' from "[0-9T:.Z-]+$ ]] &&
 	ok "hwpmc report says which filter held when: $hdr" || bad "the report's filter line: '$hdr': $(head -5 "$tmp/run.report")"
@@ -333,7 +333,7 @@ print("%d marks; pids between them: %s" % (len(marks), ep))
 ' "$a" "$b" "$u" > "$tmp/follow.check" 2>&1 &&
 		ok "the profile's log: the unit's epochs marked, each with only its process ($(cat "$tmp/follow.check"))" ||
 		bad "the profile's log: $(cat "$tmp/follow.check")"
-	"$hwpmc" report "$tmp"/state/profiles/unit/*.pmclog > "$tmp/unit.report" 2>&1
+	"$hwpmc" report -v "$tmp"/state/profiles/unit/*.pmclog > "$tmp/unit.report" 2>&1
 	hdr=$(grep "^# filter" "$tmp/unit.report")
 	[[ "$hdr" == "# filter (in the kernel, 4 values): 'unit=$u(not running)' from "*", 'unit=$u(hwpmcd-test.slice/$u)' from "*", 'unit=$u(not running)' from "*", 'unit=$u(hwpmcd-test.slice/$u)' from "* ||
 		"$hdr" == "# filter (in the kernel, 6 values): "* ]] &&

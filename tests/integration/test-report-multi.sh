@@ -78,7 +78,7 @@ got=$(reported "$dir/b.pmclog" "$dir/c.pmclog" "$dir/a.pmclog")
 order=$(field "$tmp/r.json" "' '.join(f.split('/')[-1] for f in j['header']['files'])")
 [[ "$got" == "$sum" && "$order" == "c.pmclog a.pmclog b.pmclog" ]] &&
 	ok "files as arguments: time order whatever the argument order" || bad "files as arguments: $got, '$order'"
-report --top "$dir" > "$tmp/top.txt" 2> "$tmp/err"
+report -v --top "$dir" > "$tmp/top.txt" 2> "$tmp/err"
 grep -q "^# covers: 3 files ($dir/c.pmclog .. $dir/b.pmclog), $sum samples from 20.*Z to 20.*Z$" "$tmp/top.txt" &&
 	ok "--top header names the files, the span and the samples" || bad "--top header: $(grep covers "$tmp/top.txt")"
 grep -q "^# hwpmc report of 3 files" "$tmp/top.txt" && ok "--top header: 3 files" || bad "--top: $(head -1 "$tmp/top.txt")"

@@ -29,6 +29,8 @@ hwpmc() {
 }
 # field JSON_FILE PYTHON_EXPR: evaluate EXPR with j = the parsed report
 field() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# a report's header with its wrapped lines joined again (continuations begin "#   ")
+unwrap() { sed -e ':a' -e 'N' -e '$!ba' -e 's/\n#   / /g'; }
 
 # 1. FreeBSD's convention: MAP_IN start = the first executable mapping's start.
 python3 "$mk" freebsd "$corpus" "$tmp/fbsd.pmclog" > /dev/null
@@ -52,7 +54,7 @@ hwpmc report --json --map-rule hwpmcd-1 "$tmp/fbsd.pmclog" > "$tmp/fbsd-v.json" 
 top=$(field "$tmp/fbsd-v.json" "j['events'][0]['top'][0]['function']")
 [[ "$top" != c_leaf ]] && ok "freebsd layout read with --map-rule hwpmcd-1 is misplaced ($top)" ||
 	bad "--map-rule hwpmcd-1 changed nothing"
-grep -q "MAP_IN rule freebsd (a FreeBSD log)" <(hwpmc report "$tmp/fbsd.pmclog") &&
+grep -q "MAP_IN rule freebsd (a FreeBSD log)" <(hwpmc report -v "$tmp/fbsd.pmclog") &&
 	ok "the header names the MAP_IN rule and why" || bad "no MAP_IN rule in the header"
 
 # hwpmcd's logs: with the rule mark (FreeBSD main's rule), and as hwpmcd wrote them
@@ -65,8 +67,8 @@ for kind in hwpmcd:freebsd hwpmcd1:hwpmcd-1; do
 	top=$(field "$tmp/$mode.json" "j['events'][0]['top'][0]['function'], j['events'][0]['top'][0]['self'], j['header']['pcs_unknown'] + j['header']['pcs_nosym']")
 	[[ "$top" == "c_leaf 1000 0" ]] && ok "$mode log: read by the $rule rule unasked (top $top)" ||
 		bad "$mode log: top '$top' $(head -2 "$tmp/err")"
-	grep -q "MAP_IN rule $rule (" <(hwpmc report "$tmp/$mode.pmclog") &&
-		ok "$mode log: the header says $rule" || bad "$mode log: header: $(hwpmc report "$tmp/$mode.pmclog" | grep 'MAP_IN rule')"
+	grep -q "MAP_IN rule $rule (" <(hwpmc report -v "$tmp/$mode.pmclog") &&
+		ok "$mode log: the header says $rule" || bad "$mode log: header: $(hwpmc report -v "$tmp/$mode.pmclog" | grep 'MAP_IN rule')"
 	hwpmc report --json --map-rule "$other" "$tmp/$mode.pmclog" > "$tmp/$mode-o.json" 2>/dev/null
 	top=$(field "$tmp/$mode-o.json" "j['events'][0]['top'][0]['function']")
 	[[ "$top" != c_leaf ]] && ok "$mode log read with --map-rule $other is misplaced ($top)" ||
@@ -285,7 +287,7 @@ got=$(field "$tmp/cg.json" "[(c['path'], c['samples']) for c in j['header']['cgr
 [[ $got == "[('/a.slice/web.service', 60), ('/a.slice/db.service', 30), ('/a.slice/web.service?x', 10)]" ]] &&
 	ok "cgroup marks: samples by cgroup (a move, a fork, a control byte; bad marks dropped)" ||
 	bad "cgroup marks: $got"
-hwpmc report --top "$tmp/cg.pmclog" 2> /dev/null | grep -q "^# cgroups: 3 with samples, 3 in the log: /a.slice/web.service 60, /a.slice/db.service 30, /a.slice/web.service?x 10$" &&
+hwpmc report -v --top "$tmp/cg.pmclog" 2> /dev/null | grep -q "^# cgroups: 3 with samples, 3 in the log: /a.slice/web.service 60, /a.slice/db.service 30, /a.slice/web.service?x 10$" &&
 	ok "cgroup marks: the header's '# cgroups:' line" || bad "cgroup marks: header: $(hwpmc report --top "$tmp/cg.pmclog" 2>&1 | grep cgroups)"
 cgs=
 for c in /a.slice /a.slice/web.service /a.slice/web.service/ /a.slice/db.service,/a.slice/web.service?x / /a; do
@@ -346,8 +348,10 @@ want="[('JS:*hotLoop /srv/app.js:10:3', '[jit]', 30, 30), ('LazyCompile:~handle 
 got=$(jit_json --jit-maps "$tmp/jit/maps" "$tmp/jit/j.pmclog")
 [[ $got == "$want" ]] && ok "--jit-maps: JIT PCs named by perf-PID.map (a name with spaces; a malformed and a cut-off line skipped)" ||
 	bad "--jit-maps: $got"
-hwpmc report --jit-maps "$tmp/jit/maps" "$tmp/jit/j.pmclog" 2> /dev/null | grep -q "^# JIT: 90 PCs named by 1 perf-PID.map files .*, 2 malformed lines skipped" &&
-	ok "--jit-maps: the header counts the named PCs and the skipped lines" || bad "--jit-maps: header"
+hwpmc report -v --jit-maps "$tmp/jit/maps" "$tmp/jit/j.pmclog" 2> /dev/null | grep -q "^# JIT: 90 PCs named by 1 perf-PID.map files .*, 2 malformed lines skipped" &&
+	hwpmc report --jit-maps "$tmp/jit/maps" "$tmp/jit/j.pmclog" 2> /dev/null | unwrap | grep -q "^# JIT: 90 PCs named by 1 perf-PID.map files (.*), 2 malformed lines skipped$" &&
+	ok "--jit-maps: the header counts the named PCs and the skipped lines (and -v)" ||
+	bad "--jit-maps: header: $(hwpmc report --jit-maps "$tmp/jit/maps" "$tmp/jit/j.pmclog" 2>&1 | grep JIT)"
 cp -r "$tmp/jit/maps" "$tmp/jit/j.pmclog.jit"
 got=$(jit_json "$tmp/jit/j.pmclog")
 [[ $got == "$want" ]] && ok "JIT maps: LOG.jit/ beside the log is read by default" || bad "LOG.jit default: $got"
@@ -424,7 +428,7 @@ fi
 # filter held from when; a repeat is no change, a control byte is shown as '?', a
 # length past 4 KiB and a mark cut short by a sample are dropped.
 python3 "$mk" filters "$corpus" "$tmp/filt.pmclog" > /dev/null
-hwpmc report "$tmp/filt.pmclog" > "$tmp/filt.txt" 2> "$tmp/err"; rc=$?
+hwpmc report -v "$tmp/filt.pmclog" > "$tmp/filt.txt" 2> "$tmp/err"; rc=$?
 hdr=$(grep "^# filter" "$tmp/filt.txt")
 want="# filter (in the kernel, 15 values): 'pid=1' from T, 'a?b' from T, 'uid=0' from T, 'uid=1' from T, 'uid=2' from T, 'uid=3' from T ... 3 more ..., 'uid=7' from T, 'uid=8' from T, 'uid=9' from T, 'uid=10' from T, 'uid=11' from T, 'uid=12' from T"
 [[ $rc == 0 && "$(sed 's/from [0-9T:.Z-]*/from T/g' <<< "$hdr")" == "$want" ]] &&
@@ -668,7 +672,7 @@ open(d + "/b\x1b[31mred\x07.pmclog", "wb").write(hostile + data[len(init):])
 EOF2
 rm -f "$tmp/esc/plain.pmclog"
 cp "$tmp/esc/"*.pmclog "$tmp/esc-one.pmclog"
-for args in "$tmp/esc" "--json $tmp/esc" "$tmp/esc-one.pmclog" "--top $tmp/esc-one.pmclog" "dump $tmp/esc-one.pmclog"; do
+for args in "$tmp/esc" "--json $tmp/esc" "-v $tmp/esc-one.pmclog" "-v --top $tmp/esc-one.pmclog" "dump $tmp/esc-one.pmclog"; do
 	set -- $args
 	if [[ $1 == dump ]]; then shift; hwpmc dump "$@" > "$tmp/esc.out" 2>&1
 	else hwpmc report "$@" > "$tmp/esc.out" 2>&1; fi
@@ -680,6 +684,18 @@ for args in "$tmp/esc" "--json $tmp/esc" "$tmp/esc-one.pmclog" "--top $tmp/esc-o
 		ok "a log's cpuid and file names are printed escaped (${args%% *} ${2:+...})"
 	fi
 done
+
+# The header fits 100 columns (the details are -v's), whatever the log: budget rates,
+# filters, cgroups, hostile names; its lines wrap at a comma or blank, a longer word
+# (a path) is not cut.
+wide=
+for l in rates filt cg fbsd; do
+	hwpmc report --top --limit 3 "$tmp/$l.pmclog" 2> /dev/null |
+		awk -v l=$l '/^$/ { exit } length($0) > 100 && index(substr($0, 5), " ") { print l ": " $0 }' >> "$tmp/wide"
+done
+[[ ! -s "$tmp/wide" ]] && ok "the header's lines fit 100 columns (4 logs)" || bad "header lines over 100 columns: $(head -3 "$tmp/wide")"
+hwpmc report -v --top --limit 3 "$tmp/rates.pmclog" 2> /dev/null | grep -q "^# rate (set by the profile's CPU budget, 3 values): 100 Hz from .*, 25 Hz from .*, 50 Hz from .*Z$" &&
+	ok "-v: the header's lines whole" || bad "-v: $(hwpmc report -v "$tmp/rates.pmclog" 2>&1 | grep '# rate')"
 
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]
