@@ -69,8 +69,8 @@ void tools_report_usage(FILE *out)
 		"  --depth N          call graph depth (default 16, as pmcstat -z; 0: unlimited)\n"
 		"  --min-percent P    call graph entries under P%% of the samples are summed into\n"
 		"                     one line (default 0.5; 0 shows all)\n"
-		"  --limit N          --top rows per event (default: the terminal's height on a\n"
-		"                     terminal, all otherwise; 0: all)\n"
+		"  --limit N          --top rows per event (default: what fits the terminal's\n"
+		"                     height with the header on a terminal, all otherwise; 0: all)\n"
 		"  --full-paths       print image paths, not file names\n"
 		"  -v, --verbose      the header's every count and detail (the MAP_IN rule, the\n"
 		"                     cpuid, DROPNOTIFY records...); by default its lines fit\n"
@@ -493,6 +493,7 @@ int tools_report_main(int argc, char **argv)
 	struct tools_report r;
 	struct tools_rep_print_opts po = { .depth = 16, .min_percent = 0.5 };
 	bool top = false, graph = false, folded = false, json = false, limit_set = false;
+	size_t rows = 0; /* the terminal's, when standard output is one */
 	bool confined = false;
 	int broker_fd = -1;
 	const char *flame = NULL, *pprof = NULL, *calltree = NULL, *gprof = NULL, *callers = NULL, *callees = NULL;
@@ -772,8 +773,7 @@ int tools_report_main(int argc, char **argv)
 
 		if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col) {
 			po.width = ws.ws_col;
-			if (!limit_set)
-				po.limit = ws.ws_row > 22 ? ws.ws_row - 12 : 10;
+			rows = ws.ws_row;
 		}
 	}
 	rc = TOOLS_EXIT_FAIL;
@@ -809,7 +809,20 @@ int tools_report_main(int argc, char **argv)
 		if (e == 0)
 			tools_report_print_coverage(&r, stderr);
 	} else if (top || graph || callers || callees) {
-		tools_report_print_header(&r, stdout);
+		size_t lines = tools_report_print_header(&r, stdout, po.width);
+
+		/*
+		 * A top list on a terminal fits its height with the header: per event a
+		 * blank, a title, the column heads and the "... more" line, and the prompt.
+		 */
+		if (rows && !limit_set) {
+			size_t nev = 0, room;
+
+			for (size_t i = 0; i < r.nev; i++)
+				nev += r.ev[i].selected;
+			room = rows > lines + 1 + 4 * (nev ? nev : 1) ? rows - lines - 1 - 4 * nev : 0;
+			po.limit = room / (nev ? nev : 1) > 3 ? room / (nev ? nev : 1) : 3;
+		}
 		if (top)
 			tools_report_print_top(&r, stdout, &po);
 		if (graph)

@@ -217,10 +217,10 @@ static void print_weights(const struct tools_report *r, FILE *out)
  * columns: broken at the last blank that fits, continued after "#   "; a word longer
  * than a line (a path) is not broken.
  */
-static void print_wrapped(FILE *out, const char *line, size_t len)
+static size_t print_wrapped(FILE *out, const char *line, size_t len, unsigned cols)
 {
 	const char *prefix = "";
-	size_t width = TOOLS_REP_HEADER_COLS;
+	size_t width = TOOLS_REP_HEADER_COLS, lines = 0;
 
 	while (len) {
 		size_t n = len;
@@ -237,13 +237,17 @@ static void print_wrapped(FILE *out, const char *line, size_t len)
 					;
 		}
 		fprintf(out, "%s%.*s\n", prefix, (int)n, line);
+		if (cols) /* the rows it takes on a terminal of @cols columns, less one */
+			lines += (strlen(prefix) + n + cols - 1) / cols - (strlen(prefix) + n > 0);
 		while (n < len && line[n] == ' ')
 			n++;
 		line += n;
 		len -= n;
 		prefix = "#   ";
 		width = TOOLS_REP_HEADER_COLS - 4;
+		lines++;
 	}
+	return lines;
 }
 
 /* ", N what" when @n is not 0, appended to @buf (@len bytes). */
@@ -303,16 +307,15 @@ void tools_report_warn_loss(const struct tools_report *r)
 
 static void print_header_lines(struct tools_report *r, FILE *out);
 
-void tools_report_print_header(struct tools_report *r, FILE *out)
+size_t tools_report_print_header(struct tools_report *r, FILE *out, unsigned cols)
 {
 	char *buf = NULL;
-	size_t len = 0;
-	FILE *m;
+	size_t len = 0, lines = 0;
+	FILE *m = open_memstream(&buf, &len);
 
-	/* -v: every line whole; else each fits TOOLS_REP_HEADER_COLS, wrapped at blanks */
-	if (r->o.verbose || !(m = open_memstream(&buf, &len))) {
+	if (!m) {
 		print_header_lines(r, out);
-		return;
+		return 0;
 	}
 	print_header_lines(r, m);
 	if (fclose(m) == 0) {
@@ -320,10 +323,17 @@ void tools_report_print_header(struct tools_report *r, FILE *out)
 			nl = memchr(p, '\n', (size_t)(buf + len - p));
 			if (!nl)
 				nl = buf + len;
-			print_wrapped(out, p, (size_t)(nl - p));
+			/* -v: every line whole; else each fits TOOLS_REP_HEADER_COLS */
+			if (r->o.verbose) {
+				fprintf(out, "%.*s\n", (int)(nl - p), p);
+				lines += cols && nl > p ? ((size_t)(nl - p) + cols - 1) / cols : 1;
+			} else {
+				lines += print_wrapped(out, p, (size_t)(nl - p), cols);
+			}
 		}
 	}
 	free(buf);
+	return lines;
 }
 
 static void print_header_lines(struct tools_report *r, FILE *out)
@@ -518,13 +528,67 @@ static struct top_row *top_rows(struct tools_report *r, const struct tools_rep_e
 	return rows;
 }
 
-static const char *shown_image(const struct tools_report *r, uint32_t f,
+static int cmp_img_base(const void *a, const void *b)
+{
+	const struct report_image *x = *(const struct report_image *const *)a;
+	const struct report_image *y = *(const struct report_image *const *)b;
+	int c = strcmp(x->base, y->base);
+
+	return c ? c : strcmp(x->shown, y->shown);
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (const void *const *)a, y = (uintptr_t) * (const void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* r->dup_base: the images of the model whose base name another one has too. */
+static void find_dup_bases(struct tools_report *r)
+{
+	const struct report_image **all;
+	size_t n = 0;
+
+	r->dup_base_done = true;
+	all = malloc((r->m->nimages + 1) * sizeof(*all));
+	r->dup_base = malloc((r->m->nimages + 1) * sizeof(*r->dup_base));
+	if (!all || !r->dup_base) {
+		free(all);
+		return; /* then base names only, as before */
+	}
+	for (size_t i = 0; i < r->m->ihtcap; i++)
+		for (const struct report_image *img = r->m->iht[i]; img && n < r->m->nimages;
+		     img = img->hnext)
+			all[n++] = img;
+	qsort(all, n, sizeof(*all), cmp_img_base);
+	for (size_t i = 0; i < n; i++)
+		if ((i > 0 && strcmp(all[i]->base, all[i - 1]->base) == 0 &&
+		     strcmp(all[i]->shown, all[i - 1]->shown)) ||
+		    (i + 1 < n && strcmp(all[i]->base, all[i + 1]->base) == 0 &&
+		     strcmp(all[i]->shown, all[i + 1]->shown)))
+			r->dup_base[r->ndup_base++] = all[i];
+	free(all);
+	qsort(r->dup_base, r->ndup_base, sizeof(*r->dup_base), cmp_ptr);
+}
+
+/*
+ * A function's image as the text outputs print it: its base name, or its path with
+ * --full-paths or when another image of the log has the same base name (two "app"
+ * binaries, a container's and the host's libc: told apart).
+ */
+static const char *shown_image(struct tools_report *r, uint32_t f,
 			       const struct tools_rep_print_opts *po)
 {
 	const struct report_func *fn = &r->m->funcs[f];
 
-	if (fn->img && !po->full_paths)
-		return fn->img->base;
+	if (fn->img && !po->full_paths) {
+		if (!r->dup_base_done)
+			find_dup_bases(r);
+		if (!r->ndup_base || !bsearch(&fn->img, r->dup_base, r->ndup_base,
+					      sizeof(*r->dup_base), cmp_ptr))
+			return fn->img->base;
+	}
 	return tools_report_func_image(r, f);
 }
 
@@ -540,8 +604,7 @@ void tools_report_print_top(struct tools_report *r, FILE *out,
 		if (!e->selected)
 			continue;
 		fprintf(out,
-			"\n# %s: %" PRIu64 " samples (self: in the function itself; total: with "
-			"it anywhere in the chain)\n",
+			"\n# %s: %" PRIu64 " samples; self: in the function, total: in its chain\n",
 			e->name, e->samples);
 		if (!e->samples)
 			continue;
@@ -556,11 +619,14 @@ void tools_report_print_top(struct tools_report *r, FILE *out,
 		fprintf(out, "#  self%%  total%%    samples  %-*s  %s\n", fw, "function", "image");
 		for (size_t k = 0; k < shown; k++) {
 			const char *name = tools_report_func_name(r, rows[k].f);
+			/* on a terminal a longer name is cut with "...": the image stays in its column */
+			bool cut = po->width && strlen(name) > (size_t)fw;
 
-			fprintf(out, "%7.2f %7.2f %10" PRIu64 "  %-*.*s  %s\n",
+			fprintf(out, "%7.2f %7.2f %10" PRIu64 "  %-*.*s%s  %s\n",
 				pct(rows[k].self, e->samples), pct(rows[k].total, e->samples),
-				rows[k].self, fw, po->width ? fw : (int)strlen(name) + fw, name,
-				shown_image(r, rows[k].f, po));
+				rows[k].self, cut ? fw - 3 : fw,
+				cut ? fw - 3 : po->width ? fw : (int)strlen(name) + fw, name,
+				cut ? "..." : "", shown_image(r, rows[k].f, po));
 		}
 		if (shown < n) {
 			uint64_t rest = 0;

@@ -1516,6 +1516,8 @@ int tools_report_load(struct tools_report *r)
 void tools_report_free(struct tools_report *r)
 {
 	free(r->rates);
+	free(r->dup_base);
+	r->dup_base = NULL;
 	for (size_t i = 0; i < r->nfilters; i++)
 		free(r->filters[i].text);
 	free(r->filters);

@@ -234,6 +234,10 @@ struct tools_report {
 	uint32_t *chain; /* a sample's functions: chain_cap entries */
 	size_t chain_cap;
 	uint32_t *stamp; /* per func: the last sample that counted it (totals) */
+	/* images whose base name another image of the model has: sorted, printed whole */
+	const struct report_image **dup_base;
+	size_t ndup_base;
+	bool dup_base_done;
 	size_t stamp_cap;
 	uint64_t sample_no;
 };
@@ -263,7 +267,11 @@ struct tools_rep_print_opts {
 int tools_report_main(int argc, char **argv);
 void tools_report_usage(FILE *out);
 
-void tools_report_print_header(struct tools_report *r, FILE *out);
+/*
+ * The header; returns the lines it printed (after wrapping), or with @cols the rows
+ * they take on a terminal of @cols columns.
+ */
+size_t tools_report_print_header(struct tools_report *r, FILE *out, unsigned cols);
 /* The columns a header line fits unless -v (tools_report_print_header()). */
 #define TOOLS_REP_HEADER_COLS 100
 /* Beyond this share of lost samples (pmclog-format.md 11.14) a report warns. */

@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (sum != r.kept)
 			abort();
-		tools_report_print_header(&r, null);
+		tools_report_print_header(&r, null, 80);
 		tools_report_print_top(&r, null, &po);
 		tools_report_print_callgraph(&r, null, &po);
 		tools_report_print_focus(&r, null, &po);

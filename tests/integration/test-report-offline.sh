@@ -697,5 +697,37 @@ done
 hwpmc report -v --top --limit 3 "$tmp/rates.pmclog" 2> /dev/null | grep -q "^# rate (set by the profile's CPU budget, 3 values): 100 Hz from .*, 25 Hz from .*, 50 Hz from .*Z$" &&
 	ok "-v: the header's lines whole" || bad "-v: $(hwpmc report -v "$tmp/rates.pmclog" 2>&1 | grep '# rate')"
 
+# On a terminal (a pty made by script(1)): a name longer than its column is cut with
+# "..." so that the image column stays; the top list and its header fit the
+# terminal's height (one row left for the prompt).  Two images of one base name are
+# told apart by their paths, on a terminal or not.
+python3 "$mk" twoimages "$corpus" "$tmp/copy/$(basename "$corpus")" "$tmp/two2.pmclog" > /dev/null
+got=$(hwpmc report --top "$tmp/two2.pmclog" 2> /dev/null | awk '$4 == "c_leaf" { print $5 }' | sort | tr '\n' ' ')
+[[ $got == "$corpus $tmp/copy/$(basename "$corpus") " || $got == "$tmp/copy/$(basename "$corpus") $corpus " ]] &&
+	ok "two images of one base name are printed by their paths" || bad "two images of one name: '$got'"
+if command -v script > /dev/null && [[ -n "${libstdcxx:-}" ]]; then
+	tty_report() { # ROWS COLS ARGS...: the report on a pty of that size, as a user sees it
+		local rows=$1 cols=$2
+		shift 2
+		script -qec "stty rows $rows cols $cols; $(printf '%q ' "$hwpmc_bin" report "$@")" /dev/null | tr -d '\r'
+	}
+	got=$(tty_report 24 80 --top "$tmp/cxx.pmclog" | tail -1)
+	[[ $got =~ ^" 100.00  100.00        100  std::runtime_error::runtime_er...  libstdc++.so.6"$ ]] &&
+		ok "terminal: a long name is cut with '...', the image stays in its column" || bad "terminal: '$got'"
+	mkdir -p "$tmp/im"
+	for i in 1 2 3 4; do cp "$corpus" "$tmp/im/p$i"; done
+	python3 "$mk" images "$tmp/im/log.pmclog" "$tmp/im/p1" "$tmp/im/p2" "$tmp/im/p3" "$tmp/im/p4" > /dev/null
+	imgs4=$tmp/im/log.pmclog # 20 functions
+	for rows in 18 24 40; do
+		tty_report "$rows" 80 --top "$imgs4" > "$tmp/tty.out"
+		used=$(awk '{ n += int((length($0) + 79) / 80) + (length($0) == 0) } END { print n }' "$tmp/tty.out")
+		more=$(grep -c '^# \.\.\. [0-9]* more functions' "$tmp/tty.out")
+		((used <= rows - 1 && (more == 1 || rows == 40))) && ok "terminal of $rows rows: the top list fits with its header ($used rows)" ||
+			bad "terminal of $rows rows: $used rows used: $(head -3 "$tmp/tty.out")"
+	done
+else
+	echo "# script(1) or libstdc++ missing: the terminal checks are not run"
+fi
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]
