@@ -287,7 +287,7 @@ got=$(field "$tmp/cg.json" "[(c['path'], c['samples']) for c in j['header']['cgr
 [[ $got == "[('/a.slice/web.service', 60), ('/a.slice/db.service', 30), ('/a.slice/web.service?x', 10)]" ]] &&
 	ok "cgroup marks: samples by cgroup (a move, a fork, a control byte; bad marks dropped)" ||
 	bad "cgroup marks: $got"
-hwpmc report -v --top "$tmp/cg.pmclog" 2> /dev/null | grep -q "^# cgroups: 3 with samples, 3 in the log: /a.slice/web.service 60, /a.slice/db.service 30, /a.slice/web.service?x 10$" &&
+hwpmc report -v --top "$tmp/cg.pmclog" 2> /dev/null | grep "^# cgroups: 3 with samples, 3 in the log: /a.slice/web.service 60, /a.slice/db.service 30, /a.slice/web.service?x 10$" > /dev/null &&
 	ok "cgroup marks: the header's '# cgroups:' line" || bad "cgroup marks: header: $(hwpmc report --top "$tmp/cg.pmclog" 2>&1 | grep cgroups)"
 cgs=
 for c in /a.slice /a.slice/web.service /a.slice/web.service/ /a.slice/db.service,/a.slice/web.service?x / /a; do
@@ -317,7 +317,7 @@ got="$(self_of cpu-clock) / $(self_of cycles) / $(self_of task-clock)"
 got=$(field "$tmp/rates.json" "[(e['event'], e['samples'], e['sampled'], e['sampling']['weighted']) for e in j['events']]")
 [[ $got == "[('cpu-clock', 700, 300, True), ('task-clock', 300, 300, False), ('cycles', 700, 300, True)]" ]] &&
 	ok "weights: JSON samples weighted, sampled counted" || bad "weights: JSON events: $got"
-hwpmc report --top "$tmp/rates.pmclog" 2> /dev/null | grep -q "^# cpu-clock: 300 samples taken at 25 Hz to 100 Hz, counted by their period: 700 samples at 100 Hz$" &&
+hwpmc report --top "$tmp/rates.pmclog" 2> /dev/null | grep "^# cpu-clock: 300 samples taken at 25 Hz to 100 Hz, counted by their period: 700 samples at 100 Hz$" > /dev/null &&
 	ok "weights: the header says the samples were weighted, and from which rates" ||
 	bad "weights: header: $(hwpmc report --top "$tmp/rates.pmclog" 2>&1 | grep -m2 'cpu-clock')"
 hwpmc report --folded --event cpu-clock "$tmp/rates.pmclog" > "$tmp/rates.folded" 2> /dev/null
@@ -348,8 +348,8 @@ want="[('JS:*hotLoop /srv/app.js:10:3', '[jit]', 30, 30), ('LazyCompile:~handle 
 got=$(jit_json --jit-maps "$tmp/jit/maps" "$tmp/jit/j.pmclog")
 [[ $got == "$want" ]] && ok "--jit-maps: JIT PCs named by perf-PID.map (a name with spaces; a malformed and a cut-off line skipped)" ||
 	bad "--jit-maps: $got"
-hwpmc report -v --jit-maps "$tmp/jit/maps" "$tmp/jit/j.pmclog" 2> /dev/null | grep -q "^# JIT: 90 PCs named by 1 perf-PID.map files .*, 2 malformed lines skipped" &&
-	hwpmc report --jit-maps "$tmp/jit/maps" "$tmp/jit/j.pmclog" 2> /dev/null | unwrap | grep -q "^# JIT: 90 PCs named by 1 perf-PID.map files (.*), 2 malformed lines skipped$" &&
+hwpmc report -v --jit-maps "$tmp/jit/maps" "$tmp/jit/j.pmclog" 2> /dev/null | grep "^# JIT: 90 PCs named by 1 perf-PID.map files .*, 2 malformed lines skipped" > /dev/null &&
+	hwpmc report --jit-maps "$tmp/jit/maps" "$tmp/jit/j.pmclog" 2> /dev/null | unwrap | grep "^# JIT: 90 PCs named by 1 perf-PID.map files (.*), 2 malformed lines skipped$" > /dev/null &&
 	ok "--jit-maps: the header counts the named PCs and the skipped lines (and -v)" ||
 	bad "--jit-maps: header: $(hwpmc report --jit-maps "$tmp/jit/maps" "$tmp/jit/j.pmclog" 2>&1 | grep JIT)"
 cp -r "$tmp/jit/maps" "$tmp/jit/j.pmclog.jit"
@@ -413,7 +413,7 @@ python3 -c 'import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])' <(hwpmc
 # watchdog device arms it): only O_PATH opens of them may be seen.
 if command -v strace > /dev/null; then
 	strace -f -e trace=open,openat -o "$tmp/strace" "$hwpmc_bin" report "$tmp/hostile.pmclog" > /dev/null 2>&1
-	if grep -E "\"(/dev/zero|$tmp/fifo)\"" "$tmp/strace" | grep -qv O_PATH; then
+	if grep -E "\"(/dev/zero|$tmp/fifo)\"" "$tmp/strace" | grep -v O_PATH > /dev/null; then
 		bad "hostile: a device or FIFO was opened: $(grep -E '/dev/zero|fifo' "$tmp/strace" | grep -v O_PATH | head -2)"
 	elif grep -q '"/dev/zero", O_RDONLY|O_CLOEXEC|O_PATH' "$tmp/strace"; then
 		ok "hostile: /dev/zero and the FIFO are looked at with O_PATH only, never opened"
@@ -694,7 +694,7 @@ for l in rates filt cg fbsd; do
 		awk -v l=$l '/^$/ { exit } length($0) > 100 && index(substr($0, 5), " ") { print l ": " $0 }' >> "$tmp/wide"
 done
 [[ ! -s "$tmp/wide" ]] && ok "the header's lines fit 100 columns (4 logs)" || bad "header lines over 100 columns: $(head -3 "$tmp/wide")"
-hwpmc report -v --top --limit 3 "$tmp/rates.pmclog" 2> /dev/null | grep -q "^# rate (set by the profile's CPU budget, 3 values): 100 Hz from .*, 25 Hz from .*, 50 Hz from .*Z$" &&
+hwpmc report -v --top --limit 3 "$tmp/rates.pmclog" 2> /dev/null | grep "^# rate (set by the profile's CPU budget, 3 values): 100 Hz from .*, 25 Hz from .*, 50 Hz from .*Z$" > /dev/null &&
 	ok "-v: the header's lines whole" || bad "-v: $(hwpmc report -v "$tmp/rates.pmclog" 2>&1 | grep '# rate')"
 
 # On a terminal (a pty made by script(1)): a name longer than its column is cut with

@@ -141,7 +141,7 @@ rec "$tmp/cxx.pmclog" -g -F 999 -- "$corpus/hwpmc-corpus-cxx" 1
 report --callgraph --min-percent 0 "$tmp/cxx.pmclog" > "$tmp/cxx.txt"
 got=$(sed -n '/^@ /,$p' "$tmp/cxx.txt" | grep -v '^@\|^$' | head -4 | awk '{ print $3 }' | tr '\n' ' ')
 [[ "$got" == "x_burn x_thrower x_mid x_outer " ]] && ok "C++: x_burn < x_thrower < x_mid < x_outer" || bad "C++: '$got'"
-grep -v '^#' "$tmp/cxx.txt" | grep -q ' _Z[A-Za-z0-9_]* @' && bad "C++: a mangled name is printed" ||
+grep -v '^#' "$tmp/cxx.txt" | grep ' _Z[A-Za-z0-9_]* @' > /dev/null && bad "C++: a mangled name is printed" ||
 	ok "C++: no mangled name printed"
 
 # The pprof, callgrind and gprof exports of the chain and the C++ logs (demangled names
@@ -184,7 +184,7 @@ else
 			echo "# rustc ${mflag[*]} failed ($(head -1 "$tmp/rustc.err")): Rust $m not checked"
 			continue
 		fi
-		if [[ $m == legacy ]] && ! nm "$rbin" | grep -q ' _ZN10hwpmc_rust5outer5Thing4spin17h[0-9a-f]\{16\}E$'; then
+		if [[ $m == legacy ]] && ! nm "$rbin" | grep ' _ZN10hwpmc_rust5outer5Thing4spin17h[0-9a-f]\{16\}E$' > /dev/null; then
 			echo "# this rustc's default mangling is not legacy: Rust legacy not checked"
 			continue
 		fi
@@ -456,7 +456,7 @@ if [[ -s "$tmp/dd.pmclog.kallsyms" ]]; then
 	kfun=$(grep -v '^#' "$tmp/k.txt" | awk 'NF >= 5 { print $4, $5; exit }')
 	[[ "$kfun" == *"[kernel.kallsyms]" && "$kfun" != "[kernel]+"* ]] &&
 		ok "--kernel: the hottest kernel function is named ($kfun)" || bad "--kernel: '$kfun'"
-	if grep -v '^#' "$tmp/k.txt" | awk 'NF >= 5' | grep -qv "\[kernel.kallsyms\]\|\[[a-z0-9_]*\]$"; then
+	if grep -v '^#' "$tmp/k.txt" | awk 'NF >= 5' | grep -v "\[kernel.kallsyms\]\|\[[a-z0-9_]*\]$" > /dev/null; then
 		bad "--kernel shows user images"
 	else ok "--kernel shows only kernel images"; fi
 	mv "$tmp/dd.pmclog.kallsyms" "$tmp/saved.kallsyms"
@@ -466,7 +466,7 @@ if [[ -s "$tmp/dd.pmclog.kallsyms" ]]; then
 	report --top --kallsyms "$tmp/saved.kallsyms" "$tmp/dd.pmclog" > "$tmp/k3.txt"
 	grep -q "^# kernel symbols: $tmp/saved.kallsyms" "$tmp/k3.txt" && ok "--kallsyms FILE is used" || bad "--kallsyms"
 	report --top --user --limit 0 "$tmp/dd.pmclog" > "$tmp/u.txt"
-	grep -v '^#' "$tmp/u.txt" | awk 'NF >= 5' | grep -q "\[kernel.kallsyms\]" && bad "--user shows kernel functions" ||
+	grep -v '^#' "$tmp/u.txt" | awk 'NF >= 5' | grep "\[kernel.kallsyms\]" > /dev/null && bad "--user shows kernel functions" ||
 		ok "--user shows no kernel function"
 else
 	bad "record wrote no FILE.kallsyms: $(cat "$tmp/dd.pmclog.rec")"

@@ -343,7 +343,7 @@ matrix "U: -u session listing CPU 0 1,024 times" "allow, 1 cpu" \
 r=$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"cpus\": [4095], \"filter\": {\"uid\": [$uid_u]}}")" \
 	--fd "$tmp/u/off.pmclog:w")
 matrix "U: -u session on a CPU that is not online" "deny EINVAL" "$(echo "$r" | verdict)"
-echo "$r" | grep -q "not online" && ok "the refusal says the CPU is not online" || bad "offline CPU: $r"
+echo "$r" | grep "not online" > /dev/null && ok "the refusal says the CPU is not online" || bad "offline CPU: $r"
 matrix "U: own process (-p)" "allow" "$(rec "$U" "$tmp/u/own.pmclog" -p "$upid" -d 1)"
 matrix "U: own command (-- CMD)" "allow" "$(rec "$U" "$tmp/u/cmd.pmclog" -- "$tmp/busy" 0.5)"
 matrix "U: other user's process" "deny EACCES" "$(rec "$U" "$tmp/u/v.pmclog" -p "$vpid" -d 1)"
@@ -407,7 +407,7 @@ EOF
 check_user_log "$tmp/u/own.pmclog" "$upid" "U -p own log"
 # The session's note says it was made user-mode only.
 r=$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$upid]}")" --fd "$tmp/u/note.pmclog:w")
-echo "$r" | grep -q "user mode only" && ok "U start: the reply notes 'user mode only'" ||
+echo "$r" | grep "user mode only" > /dev/null && ok "U start: the reply notes 'user mode only'" ||
 	bad "U start reply has no user-mode note: $r"
 [[ ! -e "$tmp/u/own.pmclog.kallsyms" ]] && ok "U: no kernel symbols file left beside the log" ||
 	bad "U: a kallsyms file was written: $(ls -l "$tmp/u/own.pmclog.kallsyms")"
@@ -654,7 +654,7 @@ v_wait() { vrc=0; wait "$vrec" || vrc=$?; }
 v_check() { # after v_wait (a command substitution cannot wait for it)
 	local rc=$vrc
 	if [[ $rc != 0 ]]; then echo "rc $rc: $(cat "$tmp/v/$1.err")"
-	elif ! "$hwpmc" dump --summary "$tmp/v/$1.pmclog" 2> /dev/null | grep -q '; complete$'; then echo "incomplete log"
+	elif ! "$hwpmc" dump --summary "$tmp/v/$1.pmclog" 2> /dev/null | grep '; complete$' > /dev/null; then echo "incomplete log"
 	elif ! grep -q ' 0 lost' "$tmp/v/$1.err"; then echo "lost: $(grep -o '[0-9]* lost' "$tmp/v/$1.err")"
 	else echo "complete, 0 lost"; fi
 }
@@ -729,7 +729,7 @@ matrix "U: events flood: V's session meanwhile" "complete, 0 lost" "$(v_check ev
 # (c) perf fds: 64 events x 200 threads x every CPU is more than user_max_perf_fds (16384).
 r=$(as "$U" $ctl "$sock" "$(start_req "{\"output\": \"fd\", \"pids\": [$t200], \"events\": $ev64}")" --fd "$tmp/u/many.pmclog:w")
 matrix "U: 64 events x 200 threads (user_max_perf_fds 16384)" "deny EMFILE" "$(echo "$r" | verdict)"
-echo "$r" | grep -q "user_max_perf_fds" && ok "the refusal names user_max_perf_fds" || bad "perf fds refusal: $r"
+echo "$r" | grep "user_max_perf_fds" > /dev/null && ok "the refusal names user_max_perf_fds" || bad "perf fds refusal: $r"
 
 # (d) A FUSE server that stops answering after the first open (tests/integration/stuckfuse.c):
 # U offers a file of it as the output of start after start.  Each is refused (FUSE)
