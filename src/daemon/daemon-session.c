@@ -440,7 +440,9 @@ static int emit(struct session *s, struct coll_cpu *c, struct rec *r)
 			return k;
 		in_exec = k == 1;
 		if (session_paused(s)) {
+			/* not written: lost, as status, 'hwpmc profiles' and the end line count it */
 			__atomic_fetch_add(&s->prof->paused_samples, 1, __ATOMIC_RELAXED);
+			ST_ADD(s, lost, 1);
 			return 0;
 		}
 		/*

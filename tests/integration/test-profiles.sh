@@ -329,6 +329,11 @@ EOF
 	fi
 	grep -q "profile full: No space left on device .*paused" "$tmp/daemon2.log" && ok "full disk: said in the journal" || bad "no pause line in the log"
 	wait_for 30 '(($(pnum full "pf.get(\"paused_samples\", 0)") > 0))' && ok "paused: samples counted, not written ($(pjq full 'pf["paused_samples"]'))" || bad "no paused samples"
+	# what a pause did not write is lost, as status and 'hwpmc profiles' say (read at once:
+	# the lost count includes the paused samples of that moment or later)
+	pl=$(pjq full 'str(pf["paused_samples"]) + " " + str(st["stats"]["lost"])')
+	[[ $pl =~ ^[0-9]+\ [0-9]+$ ]] && (( ${pl% *} > 0 && ${pl#* } >= ${pl% *} )) && ok "paused: its samples count as lost (paused, lost: $pl)" ||
+		bad "paused samples not counted as lost: paused, lost: '$pl'"
 	bad_files=0
 	for f in $(files_of "$mnt/profiles/full"); do
 		"$hwpmc" dump --summary "$f" > "$tmp/s.out" 2>&1
