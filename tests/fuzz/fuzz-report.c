@@ -79,9 +79,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.o.inline_frames = r.o.srcline = size & 1;
 	if (tools_report_load(&r) == 0) {
 		for (size_t i = 0; i < r.nev; i++) {
-			sum += r.ev[i].samples;
+			/*
+			 * samples are weighted by period (pmclog-format.md 11.13), sampled
+			 * counted: the trees hold the weighted ones, and a log of one period
+			 * weighs each sample 1.
+			 */
+			sum += r.ev[i].sampled;
 			if (r.ev[i].callees.n[0].count != r.ev[i].samples ||
-			    r.ev[i].callees_cg.n[0].count != r.ev[i].samples)
+			    r.ev[i].callees_cg.n[0].count != r.ev[i].samples ||
+			    (!r.ev[i].varied && r.ev[i].samples != r.ev[i].sampled))
 				abort();
 		}
 		if (sum != r.kept)
