@@ -212,6 +212,12 @@ static void print_weights(const struct tools_report *r, FILE *out)
 			r->weight_capped);
 }
 
+/* The rows a printed line of @len bytes takes on a terminal of @cols columns (0: 1). */
+static size_t term_rows(size_t len, unsigned cols)
+{
+	return cols && len ? (len + cols - 1) / cols : 1;
+}
+
 /*
  * Print header line @line (no newline) in lines of at most TOOLS_REP_HEADER_COLS
  * columns: broken at the last blank that fits, continued after "#   "; a word longer
@@ -237,15 +243,13 @@ static size_t print_wrapped(FILE *out, const char *line, size_t len, unsigned co
 					;
 		}
 		fprintf(out, "%s%.*s\n", prefix, (int)n, line);
-		if (cols) /* the rows it takes on a terminal of @cols columns, less one */
-			lines += (strlen(prefix) + n + cols - 1) / cols - (strlen(prefix) + n > 0);
+		lines += term_rows(strlen(prefix) + n, cols);
 		while (n < len && line[n] == ' ')
 			n++;
 		line += n;
 		len -= n;
 		prefix = "#   ";
 		width = TOOLS_REP_HEADER_COLS - 4;
-		lines++;
 	}
 	return lines;
 }
@@ -326,7 +330,7 @@ size_t tools_report_print_header(struct tools_report *r, FILE *out, unsigned col
 			/* -v: every line whole; else each fits TOOLS_REP_HEADER_COLS */
 			if (r->o.verbose) {
 				fprintf(out, "%.*s\n", (int)(nl - p), p);
-				lines += cols && nl > p ? ((size_t)(nl - p) + cols - 1) / cols : 1;
+				lines += term_rows((size_t)(nl - p), cols);
 			} else {
 				lines += print_wrapped(out, p, (size_t)(nl - p), cols);
 			}
