@@ -5,11 +5,12 @@
  * PC of a sample resolves to.
  *
  * PUBLIC INTERFACES
- *   struct report_image, struct report_func, enum report_func_kind
+ *   struct report_image, struct report_func, enum report_func_kind, struct report_where
  *   enum report_map_rule, report_map_rule_name()
  *   struct report_model_opts
  *   struct report_model: report_model__new(), __free(), __record(), __proc(),
- *     __thread_name(), __proc_name(), __resolve(), __resolve_frames(), __comm_func(),
+ *     __thread_name(), __proc_name(), __resolve(), __resolve_frames(), __locate(),
+ *     __lines(), __comm_func(),
  *     __func_name(), __func_plain_name(), __func_image(), __next_log(), __finish();
  *     report_proc__note_sample()
  *   report_pl_start_v()
@@ -335,6 +336,31 @@ const char *report_model__thread_name(const struct report_model *m, int32_t tid)
  * index (>= 1), or 0 when out of memory.
  */
 uint32_t report_model__resolve(struct report_model *m, struct report_proc *p, uint64_t look);
+
+/* Where a PC lies (report_model__locate()). */
+struct report_where {
+	struct report_image *img; /* the image placed there, or NULL (kernel symbol file,
+				     JIT map, no mapping) */
+	uint64_t addr;		  /* the link address in @img, else the PC itself */
+};
+
+/*
+ * report_model__locate: where PC @look of process @p (NULL: the kernel) lies, as
+ * report_model__resolve() finds its function (call it first, in the same state of
+ * the model): the image and link address, for outputs that keep addresses (pprof).
+ * 0 or -ENOMEM.
+ */
+int report_model__locate(struct report_model *m, struct report_proc *p, uint64_t look,
+			 struct report_where *ret);
+
+/*
+ * report_model__lines: the inline chain and source lines at link address @link of
+ * user image @img (report_dwarf__frames(): innermost first, at most @max written,
+ * the number of levels returned), from its DWARF or debug file, read at the first
+ * call for the image; 0 without DWARF there (or for a kernel image).
+ */
+size_t report_model__lines(struct report_model *m, struct report_image *img, uint64_t link,
+			   struct report_dwarf_frame *out, size_t max);
 
 /*
  * report_model__comm_func: the REPORT_F_COMM function naming thread @tid of

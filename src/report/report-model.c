@@ -1329,6 +1329,54 @@ size_t report_model__resolve_frames(struct report_model *m, struct report_proc *
 	return n;
 }
 
+int report_model__locate(struct report_model *m, struct report_proc *p, uint64_t look,
+			 struct report_where *ret)
+{
+	const struct report_range *rg = NULL;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->addr = look;
+	if (!p) {
+		/* As resolve_kernel(): the symbol file first, then pid -1's images. */
+		struct report_proc *k = report_model__proc(m, -1);
+
+		if (m->ksyms && report_symtab__lookup(m->ksyms, look))
+			return 0;
+		if (k && k->npend && proc_settle(m, k) < 0)
+			return -ENOMEM;
+		if (k)
+			rg = rset_find(&k->exact, look);
+	} else {
+		if (p->npend && proc_settle(m, p) < 0)
+			return -ENOMEM;
+		rg = rset_find(&p->exact, look);
+		if (!rg) {
+			const struct report_symtab *jt = jit_table(m, p->pid);
+
+			if (jt && report_symtab__lookup(jt, look))
+				return 0;
+			rg = rset_find(&p->approx, look);
+		}
+	}
+	if (rg) {
+		ret->img = rg->img;
+		ret->addr = look - rg->bias;
+	}
+	return 0;
+}
+
+size_t report_model__lines(struct report_model *m, struct report_image *img, uint64_t link,
+			   struct report_dwarf_frame *out, size_t max)
+{
+	if (!img || img->kernel || img->info_err)
+		return 0;
+	if (!img->syms_tried)
+		image_load_syms(m, img); /* its debug file holds the DWARF of a stripped image */
+	if (!img->dwarf_tried)
+		image_load_dwarf(m, img);
+	return img->dwarf ? report_dwarf__frames(img->dwarf, link, out, max) : 0;
+}
+
 uint32_t report_model__comm_func(struct report_model *m, struct report_proc *p, int32_t pid,
 				 int32_t tid)
 {

@@ -7,25 +7,43 @@
  *   tools_report_write_pprof()
  *
  * IMPLEMENTATION NOTES
- *   One sample type per selected event ("EVENT", unit "count"), so a profile of two
- *   events carries both and pprof's -sample_index picks one.  The samples are the
- *   paths of each event's callees tree (folded stacks, process name first) that end
- *   in a node with self samples: location ids leaf first, the process name not a
- *   frame but a label "comm" (pprof -tagfocus), and the cgroup the log said for the
- *   process (pmclog-format.md 11.12; the callees_cg tree) a label "cgroup", which
- *   Pyroscope and pprof's -tagfocus select containers by.  The report works per function, so
- *   a location is a function: location id = function id = the model's function
- *   index (never 0), at the function's address in its image, with one line naming
- *   the function.  With --srcline a function of the model is a function at one
- *   source line: its pprof function has the source file as filename and its line
- *   the line; with --inline the inlined functions are locations of their own
- *   (pprof's -traces and -top see the same frames as the report).  A mapping per image (its path and GNU build id in hex); the
- *   kernel's functions have the mapping of their module ("[kernel.kallsyms]" or
- *   "[MODULE]").  Strings are interned once; entry 0 is "".  The span is the
- *   reported samples' wall clock.  Everything is built in memory from what the
- *   report holds (bounded by the log's distinct functions and stacks), packed once
- *   and deflated into the file.
+ *   Built from the report's samples by PC (tools-report-pcs.c), not its function
+ *   trees, so that `go tool pprof -disasm` puts samples on their instructions:
+ *
+ *   - A Location per distinct code address: a PC of an image is its link address
+ *     (the address in the ELF file, the same in every process that maps it), with
+ *     the image's Mapping; a return address is kept as it is (pprof's convention)
+ *     and its lines are those of the call (PC - 1).  Its Lines are the inline chain
+ *     from the image's DWARF (report_model__lines(): innermost first, the out-of-line
+ *     function last, each with its file and line); without DWARF one Line naming the
+ *     report's function with no file (so `-list` never prints a binary as source).
+ *     Kernel PCs keep their run-time address in the mapping of their module
+ *     ("[kernel.kallsyms]", "[MODULE]"); JIT and unknown PCs have no mapping.
+ *   - A Mapping per image: memory_start..memory_limit and file_offset are its
+ *     executable PT_LOADs as linked (p_vaddr, p_vaddr + p_memsz, p_offset), so that
+ *     pprof's base for the file is 0 and a Location's address is the file's own;
+ *     an image whose file could not be read has 0, 0, 0 (pprof's "already adjusted").
+ *     The main binary's Mapping comes first (pprof names the profile after it): of
+ *     the images that are not shared libraries ("*.so", "*.so.N") nor "[...]", the one
+ *     in the most samples' stacks.
+ *   - Sample types: with one event "samples"/"count" (the report's counts: samples
+ *     at the event's first period, weighted by period, pmclog-format.md 11.13) and,
+ *     for a clock event (cpu-clock, task-clock) whose period the log says,
+ *     "cpu"/"nanoseconds" (the same weights times that period), the default type;
+ *     with several events "EVENT"/"count" and "EVENT-cpu"/"nanoseconds" each.  The
+ *     period type is the first event's cpu type (period: its first period in ns), or
+ *     its count type with period 1.
+ *   - Labels: "comm" (the thread's name), "pid" and "tid" (numbers) and "cgroup" (the
+ *     process's cgroup when the log said one, pmclog-format.md 11.12), which pprof's
+ *     -tagfocus and Pyroscope select by.
+ *
+ *   Functions are interned by (name, system name, file); names are the report's
+ *   (demangled, escaped), system names the raw symbols.  Strings are interned once;
+ *   entry 0 is "".  The span is the reported samples' wall clock.  Everything is
+ *   built in memory from what the report holds (bounded by the log's distinct PCs
+ *   and samples), packed once and deflated into the file.
  */
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,119 +128,313 @@ struct pp {
 	pb_profile prof;
 	pb_valuetype *types, period_type;
 	pb_valuetype **type_ptrs;
+	size_t ntypes;
+	int *ev_type; /* per event of the report: its first sample type, or -1 */
+	bool *ev_cpu; /* per event: it has a cpu/nanoseconds type after its count */
 	pb_function *funcs;
 	pb_function **func_ptrs;
+	size_t nfuncs, funcs_cap;
+	uint32_t *fht; /* function index + 1 per slot, by (name, system name, file) */
+	size_t fhtcap;
 	pb_location *locs;
 	pb_location **loc_ptrs;
 	pb_line *lines;
 	pb_line **line_ptrs;
+	size_t nlines, lines_cap;
+	size_t *line_at; /* per location: its first line in lines */
 	pb_mapping *maps;
 	pb_mapping **map_ptrs;
 	size_t nmaps;
 	uintptr_t *map_keys; /* each mapping's image, or its module name's string index */
+	const struct report_image **map_img; /* each mapping's image, NULL for a module */
+	uint64_t *map_w;     /* the weight of the samples whose stacks pass through it */
+	uint64_t *map_stamp; /* the last sample that counted it (1 + its number) */
 	uint32_t *map_ht;    /* mapping index + 1 by util_mix64(key): map_htcap slots */
 	size_t map_htcap;
+	uint32_t *loc_map; /* per location: its mapping index + 1, 0: none */
 	pb_sample **samples;
-	size_t nsamples, samples_cap;
-	int64_t comm_key, cgroup_key;
+	size_t nsamples;
+	int64_t comm_key, cgroup_key, pid_key, tid_key;
 };
 
-/*
- * The mapping id of @key (an image's address, or a kernel module name's string
- * index: far below any address), named @name with @build_id; 0 out of memory.
- */
-static uint64_t mapping_id(struct pp *p, uintptr_t key, const char *name, const char *build_id)
+/* The mapping index + 1 of @key (an image's address, or a module name's string index). */
+static uint32_t mapping_get(struct pp *p, uintptr_t key, const struct report_image *img,
+			    const char *name)
 {
-	int64_t fn, bid;
+	char bid[2 * MAPLOG_BUILD_ID_MAX + 1] = "";
+	int64_t fn, bi;
+	pb_mapping *mp;
 	size_t s;
 
-	/* By hash: a linear search per function was O(functions x images). */
+	/* By hash: a linear search per location was O(locations x images). */
 	for (s = util_mix64(key) & (p->map_htcap - 1); p->map_ht[s]; s = (s + 1) & (p->map_htcap - 1))
 		if (p->map_keys[p->map_ht[s] - 1] == key)
 			return p->map_ht[s];
+	for (size_t b = 0; img && !img->info_err && b < img->info.build_id_len; b++)
+		snprintf(bid + 2 * b, 3, "%02x", img->info.build_id[b]);
 	fn = str_id(&p->st, name);
-	bid = str_id(&p->st, build_id);
-	if (fn < 0 || bid < 0)
+	bi = str_id(&p->st, bid);
+	if (fn < 0 || bi < 0)
 		return 0;
-	perftools__profiles__mapping__init(&p->maps[p->nmaps]);
-	p->maps[p->nmaps].id = p->nmaps + 1;
-	p->maps[p->nmaps].filename = fn;
-	p->maps[p->nmaps].build_id = bid;
-	p->maps[p->nmaps].has_functions = true;
-	p->map_ptrs[p->nmaps] = &p->maps[p->nmaps];
+	mp = &p->maps[p->nmaps];
+	perftools__profiles__mapping__init(mp);
+	mp->filename = fn;
+	mp->build_id = bi;
+	mp->has_functions = true;
+	if (img && !img->info_err) {
+		const struct maplog_elf_info *in = &img->info;
+		bool first = true;
+
+		/* The executable PT_LOADs as linked: pprof's base for the file is then 0. */
+		for (size_t i = 0; i < in->n_load; i++) {
+			const struct maplog_phdr *ph = &in->load[i];
+
+			if (!(ph->p_flags & PF_X) || ph->p_memsz == 0)
+				continue;
+			if (first || ph->p_vaddr < mp->memory_start) {
+				mp->memory_start = ph->p_vaddr;
+				mp->file_offset = ph->p_offset;
+			}
+			if (first || ph->p_vaddr + ph->p_memsz > mp->memory_limit)
+				mp->memory_limit = ph->p_vaddr + ph->p_memsz;
+			first = false;
+		}
+		if (mp->memory_limit <= mp->memory_start)
+			mp->memory_start = mp->memory_limit = mp->file_offset = 0;
+	}
 	p->map_keys[p->nmaps] = key;
+	p->map_img[p->nmaps] = img;
 	p->map_ht[s] = (uint32_t)p->nmaps + 1;
-	return ++p->nmaps;
+	return (uint32_t)++p->nmaps;
 }
 
-/* Functions, locations and mappings: one function and one location per model function. */
-static int build_funcs(struct pp *p)
+/* The id of the function (@name, @sys, @file), made if new; 0 out of memory. */
+static uint64_t func_id(struct pp *p, const char *name, const char *sys, const char *file)
+{
+	int64_t ni = str_id(&p->st, name), si = str_id(&p->st, sys), fi = str_id(&p->st, file);
+	pb_function *nf;
+	size_t s;
+
+	if (ni < 0 || si < 0 || fi < 0)
+		return 0;
+	if ((p->nfuncs + 1) * 2 > p->fhtcap) {
+		size_t cap = p->fhtcap ? p->fhtcap * 2 : 4096;
+		uint32_t *ht = calloc(cap, sizeof(*ht));
+
+		if (!ht)
+			return 0;
+		for (size_t i = 0; i < p->nfuncs; i++) {
+			const pb_function *f = &p->funcs[i];
+
+			for (s = util_mix64((uint64_t)f->name * 31 ^ (uint64_t)f->system_name << 21 ^
+					    (uint64_t)f->filename << 42) & (cap - 1);
+			     ht[s]; s = (s + 1) & (cap - 1))
+				;
+			ht[s] = (uint32_t)i + 1;
+		}
+		free(p->fht);
+		p->fht = ht;
+		p->fhtcap = cap;
+	}
+	for (s = util_mix64((uint64_t)ni * 31 ^ (uint64_t)si << 21 ^ (uint64_t)fi << 42) &
+		 (p->fhtcap - 1);
+	     p->fht[s]; s = (s + 1) & (p->fhtcap - 1)) {
+		const pb_function *f = &p->funcs[p->fht[s] - 1];
+
+		if (f->name == ni && f->system_name == si && f->filename == fi)
+			return f->id;
+	}
+	nf = util_grow(p->funcs, &p->funcs_cap, p->nfuncs + 1, sizeof(*nf));
+	if (!nf)
+		return 0;
+	p->funcs = nf;
+	perftools__profiles__function__init(&p->funcs[p->nfuncs]);
+	p->funcs[p->nfuncs].id = p->nfuncs + 1;
+	p->funcs[p->nfuncs].name = ni;
+	p->funcs[p->nfuncs].system_name = si;
+	p->funcs[p->nfuncs].filename = fi;
+	p->fht[s] = (uint32_t)++p->nfuncs;
+	return p->nfuncs;
+}
+
+/* One more Line of the location being built: function (@name, @sys, @file) at @line. */
+static int line_add(struct pp *p, const char *name, const char *sys, const char *file,
+		    uint32_t line)
+{
+	uint64_t fid = func_id(p, name, sys, file ? file : "");
+	pb_line *nl;
+
+	if (!fid)
+		return -ENOMEM;
+	nl = util_grow(p->lines, &p->lines_cap, p->nlines + 1, sizeof(*nl));
+	if (!nl)
+		return -ENOMEM;
+	p->lines = nl;
+	perftools__profiles__line__init(&p->lines[p->nlines]);
+	p->lines[p->nlines].function_id = fid;
+	p->lines[p->nlines].line = line;
+	p->nlines++;
+	return 0;
+}
+
+/* A DWARF name as printed: demangled, and escaped (it comes from a hostile file). */
+static char *dwarf_name(const char *raw)
+{
+	char *d = report_demangle(raw);
+	const char *s = d ? d : raw;
+	size_t len = strlen(s), cap = 4 * len + 4;
+	char *esc = malloc(cap);
+
+	if (esc)
+		util_escape(s, len, esc, cap);
+	free(d);
+	return esc;
+}
+
+/* Location @k (id k + 1) of the report's table: its mapping, address and lines. */
+static int build_loc(struct pp *p, size_t k)
 {
 	struct report_model *m = p->r->m;
-	size_t n = m->nfuncs > 1 ? m->nfuncs - 1 : 0;
+	const struct tools_rep_loc *l = &p->r->bypc.loc[k];
+	const struct report_func *fn = &m->funcs[l->func];
+	struct report_dwarf_frame fr[REPORT_DWARF_DEPTH_MAX + 1];
+	pb_location *loc = &p->locs[k];
+	size_t n = 0;
+	uint32_t mi = 0;
 
-	p->funcs = calloc(n + 1, sizeof(*p->funcs));
-	p->func_ptrs = calloc(n + 1, sizeof(*p->func_ptrs));
+	perftools__profiles__location__init(loc);
+	loc->id = k + 1;
+	loc->address = l->addr + l->ret;
+	if (l->img) {
+		mi = mapping_get(p, (uintptr_t)l->img, l->img, l->img->path);
+	} else if (fn->kind == REPORT_F_KERNEL || (fn->kind == REPORT_F_NOSYM && !fn->img)) {
+		const char *mod = fn->module_img ? fn->module_img : "[kernel.kallsyms]";
+		int64_t key = str_id(&p->st, mod);
+
+		/* Kernel functions of one module share a mapping: keyed by its name. */
+		if (key < 0)
+			return -ENOMEM;
+		mi = mapping_get(p, (uintptr_t)key, NULL, mod);
+	}
+	if (!mi && (l->img || fn->kind == REPORT_F_KERNEL))
+		return -ENOMEM;
+	p->loc_map[k] = mi;
+	p->line_at[k] = p->nlines;
+	if (l->img && fn->kind == REPORT_F_USER)
+		n = report_model__lines(m, l->img, l->addr, fr, REPORT_DWARF_DEPTH_MAX + 1);
+	if (n > REPORT_DWARF_DEPTH_MAX + 1)
+		n = REPORT_DWARF_DEPTH_MAX + 1; /* the innermost ones, as --inline */
+	if (n) {
+		/* pprof then never looks for the file's symbols itself */
+		p->maps[mi - 1].has_filenames = true;
+		p->maps[mi - 1].has_line_numbers = true;
+		p->maps[mi - 1].has_inline_frames = true;
+	}
+	for (size_t j = 0; j + 1 < n; j++) {
+		char *name = fr[j].name ? dwarf_name(fr[j].name) : NULL;
+		int e;
+
+		if (fr[j].name && !name)
+			return -ENOMEM;
+		e = line_add(p, name ? name : "?", fr[j].name ? fr[j].name : "", fr[j].file,
+			     fr[j].line);
+		free(name);
+		if (e < 0)
+			return e;
+	}
+	/* The out-of-line function keeps the report's name (its ELF symbol, demangled). */
+	return line_add(p, report_model__func_plain_name(m, l->func),
+			fn->name && fn->kind != REPORT_F_COMM ? fn->name : "",
+			n ? fr[n - 1].file : NULL, n ? fr[n - 1].line : 0);
+}
+
+/* Whether the base name of @path is a shared library's, as pprof judges it. */
+static bool is_library(const char *path)
+{
+	const char *b = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	const char *so;
+
+	if (b[0] == '[')
+		return true;
+	for (so = strstr(b, ".so"); so; so = strstr(so + 1, ".so"))
+		if (so[3] == '\0' || ((so[3] == '.' || so[3] == '_') && so[4] >= '0' && so[4] <= '9'))
+			return true;
+	return false;
+}
+
+/* Locations and mappings, the main binary's mapping first. */
+static int build_locs(struct pp *p)
+{
+	const struct tools_rep_pcs *t = &p->r->bypc;
+	const struct tools_rep_pcsample *x;
+	size_t n = t->nloc, main_map = SIZE_MAX, off = 0, no = 0;
+	uint32_t *order;
+	int e;
+
 	p->locs = calloc(n + 1, sizeof(*p->locs));
 	p->loc_ptrs = calloc(n + 1, sizeof(*p->loc_ptrs));
-	p->lines = calloc(n + 1, sizeof(*p->lines));
-	p->line_ptrs = calloc(n + 1, sizeof(*p->line_ptrs));
+	p->line_at = calloc(n + 1, sizeof(*p->line_at));
+	p->loc_map = calloc(n + 1, sizeof(*p->loc_map));
 	p->maps = calloc(n + 1, sizeof(*p->maps));
 	p->map_ptrs = calloc(n + 1, sizeof(*p->map_ptrs));
 	p->map_keys = calloc(n + 1, sizeof(*p->map_keys));
+	p->map_img = calloc(n + 1, sizeof(*p->map_img));
+	p->map_w = calloc(n + 1, sizeof(*p->map_w));
+	p->map_stamp = calloc(n + 1, sizeof(*p->map_stamp));
 	for (p->map_htcap = 16; p->map_htcap < 2 * (n + 1); p->map_htcap *= 2)
 		;
 	p->map_ht = calloc(p->map_htcap, sizeof(*p->map_ht));
-	if (!p->funcs || !p->func_ptrs || !p->locs || !p->loc_ptrs || !p->lines || !p->line_ptrs ||
-	    !p->maps || !p->map_ptrs || !p->map_keys || !p->map_ht)
+	if (!p->locs || !p->loc_ptrs || !p->line_at || !p->loc_map || !p->maps || !p->map_ptrs ||
+	    !p->map_keys || !p->map_img || !p->map_w || !p->map_stamp || !p->map_ht)
 		return -ENOMEM;
-	for (size_t k = 0; k < n; k++) {
-		uint32_t f = (uint32_t)k + 1;
-		const struct report_func *fn = &m->funcs[f];
-		const char *name = report_model__func_plain_name(m, f);
-		int64_t ni = str_id(&p->st, name);
-		int64_t si = str_id(&p->st, fn->name && fn->kind != REPORT_F_COMM ? fn->name : name);
-		/* --srcline: the source file and line; else the image is the function's file */
-		int64_t fi = str_id(&p->st, fn->file && fn->line ? fn->file
-								   : tools_report_func_image(p->r, f));
-		uint64_t mid = 0;
+	for (size_t k = 0; k < n; k++)
+		if ((e = build_loc(p, k)) < 0)
+			return e;
+	p->line_ptrs = calloc(p->nlines + 1, sizeof(*p->line_ptrs));
+	p->func_ptrs = calloc(p->nfuncs + 1, sizeof(*p->func_ptrs));
+	if (!p->line_ptrs || !p->func_ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nlines; i++)
+		p->line_ptrs[i] = &p->lines[i];
+	for (size_t i = 0; i < p->nfuncs; i++)
+		p->func_ptrs[i] = &p->funcs[i];
+	/* The weight of the samples whose stacks pass through each mapping. */
+	while ((x = tools_pcs_next(t, &off))) {
+		no++;
+		for (uint32_t i = 0; i < x->n; i++) {
+			uint32_t mi = p->loc_map[x->locs[i] - 1];
 
-		if (ni < 0 || si < 0 || fi < 0)
-			return -ENOMEM;
-		if (fn->img) {
-			char bid[2 * MAPLOG_BUILD_ID_MAX + 1] = "";
-
-			for (size_t b = 0; b < fn->img->info.build_id_len && !fn->img->info_err; b++)
-				snprintf(bid + 2 * b, 3, "%02x", fn->img->info.build_id[b]);
-			mid = mapping_id(p, (uintptr_t)fn->img, fn->img->path, bid);
-		} else if (fn->kind == REPORT_F_KERNEL) {
-			const char *mod = fn->module_img ? fn->module_img : "[kernel.kallsyms]";
-			int64_t key = str_id(&p->st, mod);
-
-			/* Kernel functions of one module share a mapping: keyed by its name. */
-			if (key < 0)
-				return -ENOMEM;
-			mid = mapping_id(p, (uintptr_t)key, mod, "");
+			if (mi && p->map_stamp[mi - 1] != no) {
+				p->map_stamp[mi - 1] = no;
+				p->map_w[mi - 1] += x->w;
+			}
 		}
-		perftools__profiles__function__init(&p->funcs[k]);
-		p->funcs[k].id = f;
-		p->funcs[k].name = ni;
-		p->funcs[k].system_name = si;
-		p->funcs[k].filename = fi;
-		p->func_ptrs[k] = &p->funcs[k];
-		perftools__profiles__line__init(&p->lines[k]);
-		p->lines[k].function_id = f;
-		p->lines[k].line = fn->line;
-		p->line_ptrs[k] = &p->lines[k];
-		perftools__profiles__location__init(&p->locs[k]);
-		p->locs[k].id = f;
-		p->locs[k].mapping_id = mid;
-		p->locs[k].address = fn->addr;
-		p->locs[k].n_line = 1;
-		p->locs[k].line = &p->line_ptrs[k];
+	}
+	for (size_t i = 0; i < p->nmaps; i++) {
+		const struct report_image *img = p->map_img[i];
+
+		if (img && !img->kernel && p->map_w[i] && !is_library(img->path) &&
+		    (main_map == SIZE_MAX || p->map_w[i] > p->map_w[main_map]))
+			main_map = i;
+	}
+	/* Ids in order, the main binary's first. */
+	order = calloc(p->nmaps + 1, sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0, id = 2; i < p->nmaps; i++)
+		order[i] = i == main_map ? 1 : main_map == SIZE_MAX ? (uint32_t)i + 1 : (uint32_t)id++;
+	for (size_t i = 0; i < p->nmaps; i++) {
+		p->maps[i].id = order[i];
+		p->map_ptrs[order[i] - 1] = &p->maps[i];
+	}
+	for (size_t k = 0; k < n; k++) {
+		p->locs[k].mapping_id = p->loc_map[k] ? order[p->loc_map[k] - 1] : 0;
+		p->locs[k].n_line = (k + 1 < n ? p->line_at[k + 1] : p->nlines) - p->line_at[k];
+		p->locs[k].line = &p->line_ptrs[p->line_at[k]];
 		p->loc_ptrs[k] = &p->locs[k];
 	}
-	p->prof.n_function = n;
+	free(order);
+	p->prof.n_function = p->nfuncs;
 	p->prof.function = p->func_ptrs;
 	p->prof.n_location = n;
 	p->prof.location = p->loc_ptrs;
@@ -230,122 +442,162 @@ static int build_funcs(struct pp *p)
 	p->prof.mapping = p->map_ptrs;
 	return 0;
 }
-
-/*
- * One sample: the path from @node up to (not including) the process name, for value
- * @ev.  The process name above it is the label "comm", and a cgroup above that (the
- * callees_cg tree) the label "cgroup".
- */
-static int add_sample(struct pp *p, const struct tools_rep_tree *t, uint32_t node, size_t ev,
-		      size_t nev)
+/* Whether event @name counts CPU time in nanoseconds (a software clock). */
+static bool clock_event(const char *name)
 {
-	struct {
-		pb_sample s;
-		pb_label l[2];
-		pb_label *lp[2];
-	} *x;
-	size_t depth = 0, nl = 0;
-	uint32_t top = node, below = 0, cg = 0;
-	uint64_t *ids;
-	int64_t *vals;
-	const struct report_func *fn;
+	static const char *const clocks[] = { "cpu-clock", "task-clock" };
 
-	for (uint32_t y = node; y; y = t->n[y].parent) {
-		below = top;
-		top = y;
-		depth++;
+	for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
+		size_t n = strlen(clocks[i]);
+
+		if (strncmp(name, clocks[i], n) == 0 && (name[n] == '\0' || name[n] == ':'))
+			return true;
 	}
-	fn = &p->r->m->funcs[t->n[top].func];
-	if (fn->kind == REPORT_F_CGROUP && below != top &&
-	    p->r->m->funcs[t->n[below].func].kind == REPORT_F_COMM) {
-		cg = top; /* the root's child names the cgroup, its child the process: labels */
-		top = below;
-		depth -= 2;
-	} else if (fn->kind == REPORT_F_COMM) {
-		depth--; /* the root's child names the process: a label, not a frame */
-	} else {
-		top = 0;
-	}
-	x = calloc(1, sizeof(*x));
-	ids = calloc(depth ? depth : 1, sizeof(*ids));
-	vals = calloc(nev, sizeof(*vals));
-	if (!x || !ids || !vals) {
-		free(x);
-		free(ids);
-		free(vals);
+	return false;
+}
+
+/* One sample type (@type, @unit); its index, or -1 out of memory. */
+static int type_add(struct pp *p, const char *type, const char *unit)
+{
+	int64_t ti = str_id(&p->st, type), ui = str_id(&p->st, unit);
+
+	if (ti < 0 || ui < 0)
+		return -1;
+	perftools__profiles__value_type__init(&p->types[p->ntypes]);
+	p->types[p->ntypes].type = ti;
+	p->types[p->ntypes].unit = ui;
+	p->type_ptrs[p->ntypes] = &p->types[p->ntypes];
+	return (int)p->ntypes++;
+}
+
+/* The sample types of the selected events (see the notes above). */
+static int build_types(struct pp *p)
+{
+	struct tools_report *r = p->r;
+	size_t nsel = 0;
+	char name[PLOG_NAME_MAX + 8];
+
+	for (size_t i = 0; i < r->nev; i++)
+		nsel += r->ev[i].selected;
+	p->types = calloc(2 * nsel + 1, sizeof(*p->types));
+	p->type_ptrs = calloc(2 * nsel + 1, sizeof(*p->type_ptrs));
+	p->ev_type = calloc(r->nev + 1, sizeof(*p->ev_type));
+	p->ev_cpu = calloc(r->nev + 1, sizeof(*p->ev_cpu));
+	if (!p->types || !p->type_ptrs || !p->ev_type || !p->ev_cpu)
 		return -ENOMEM;
-	}
-	depth = 0;
-	for (uint32_t y = node; y && y != top; y = t->n[y].parent)
-		ids[depth++] = t->n[y].func;
-	vals[ev] = (int64_t)t->n[node].self;
-	perftools__profiles__sample__init(&x->s);
-	x->s.n_location_id = depth;
-	x->s.location_id = ids;
-	x->s.n_value = nev;
-	x->s.value = vals;
-	for (int k = 0; k < 2; k++) {
-		uint32_t at = k == 0 ? top : cg;
-		int64_t v;
+	for (size_t i = 0; i < r->nev; i++) {
+		const struct tools_rep_event *e = &r->ev[i];
 
-		if (!at)
+		p->ev_type[i] = -1;
+		if (!e->selected)
 			continue;
-		v = str_id(&p->st, tools_report_func_name(p->r, t->n[at].func));
-		if (v < 0) {
-			free(x);
-			free(ids);
-			free(vals);
+		p->ev_cpu[i] = clock_event(e->name) && e->period0 > 0;
+		snprintf(name, sizeof(name), "%s", e->name);
+		if ((p->ev_type[i] = type_add(p, nsel == 1 ? "samples" : name, "count")) < 0)
 			return -ENOMEM;
-		}
-		perftools__profiles__label__init(&x->l[nl]);
-		x->l[nl].key = k == 0 ? p->comm_key : p->cgroup_key;
-		x->l[nl].str = v;
-		x->lp[nl] = &x->l[nl];
-		nl++;
-	}
-	x->s.n_label = nl;
-	x->s.label = nl ? x->lp : NULL;
-	if (p->nsamples == p->samples_cap) {
-		size_t ncap = p->samples_cap ? 2 * p->samples_cap : 1024;
-		pb_sample **ns = realloc(p->samples, ncap * sizeof(*ns));
-
-		if (!ns) {
-			free(x);
-			free(ids);
-			free(vals);
+		snprintf(name, sizeof(name), "%s-cpu", e->name);
+		if (p->ev_cpu[i] && type_add(p, nsel == 1 ? "cpu" : name, "nanoseconds") < 0)
 			return -ENOMEM;
+		if (p->ntypes == (p->ev_cpu[i] ? 2u : 1u)) {
+			/* The first event's: one sample is one period of it. */
+			p->period_type = p->types[p->ntypes - 1];
+			p->prof.period_type = &p->period_type;
+			p->prof.period = p->ev_cpu[i] ? (int64_t)(e->period0 < 9e18 ? e->period0 + 0.5
+										 : 9e18)
+						      : 1;
+			if (p->ev_cpu[i])
+				p->prof.default_sample_type = p->types[p->ntypes - 1].type;
 		}
-		p->samples = ns;
-		p->samples_cap = ncap;
 	}
-	p->samples[p->nsamples++] = &x->s; /* x->s is first: freeing it frees x */
+	p->prof.n_sample_type = p->ntypes;
+	p->prof.sample_type = p->type_ptrs;
 	return 0;
 }
 
-/* Every path of event @ev's callees tree that ends in self samples. */
-static int build_samples(struct pp *p, const struct tools_rep_tree *t, size_t ev, size_t nev)
+/* Weights (TOOLS_REP_W_ONE a sample at the first period) as samples, rounded. */
+static int64_t w_samples(uint64_t w)
 {
-	uint32_t *stack;
-	size_t sp = 0;
-	int e = 0;
+	uint64_t n = w / TOOLS_REP_W_ONE + (w % TOOLS_REP_W_ONE >= TOOLS_REP_W_ONE / 2);
 
-	if (!t->n || !t->len)
-		return 0;
-	stack = malloc((t->len + 1) * sizeof(*stack));
-	if (!stack)
+	return n > INT64_MAX ? INT64_MAX : (int64_t)n;
+}
+
+/* Weights as nanoseconds of a clock event of first period @period0 ns (saturated). */
+static int64_t w_ns(uint64_t w, double period0)
+{
+	double ns = (double)w / TOOLS_REP_W_ONE * period0 + 0.5;
+
+	return ns >= 9.2e18 ? INT64_MAX : (int64_t)ns;
+}
+
+/* One sample per PC sample of the report: its locations, values and labels. */
+static int build_samples(struct pp *p)
+{
+	const struct tools_rep_pcs *t = &p->r->bypc;
+	const struct tools_rep_pcsample *x;
+	size_t off = 0;
+
+	p->samples = calloc(t->n + 1, sizeof(*p->samples));
+	if (!p->samples)
 		return -ENOMEM;
-	for (uint32_t c = t->n[0].child; c; c = t->n[c].sibling)
-		stack[sp++] = c;
-	while (sp && e == 0) {
-		uint32_t node = stack[--sp];
+	while ((x = tools_pcs_next(t, &off))) {
+		struct {
+			pb_sample s;
+			pb_label l[4];
+			pb_label *lp[4];
+		} *y;
+		uint64_t *ids;
+		int64_t *vals;
+		int at = x->ev < p->r->nev ? p->ev_type[x->ev] : -1;
+		size_t nl = 0;
 
-		for (uint32_t c = t->n[node].child; c; c = t->n[c].sibling)
-			stack[sp++] = c;
-		if (t->n[node].self)
-			e = add_sample(p, t, node, ev, nev);
+		if (at < 0)
+			continue; /* an event not selected (none is kept) */
+		y = calloc(1, sizeof(*y));
+		ids = calloc(x->n ? x->n : 1, sizeof(*ids));
+		vals = calloc(p->ntypes, sizeof(*vals));
+		if (!y || !ids || !vals) {
+			free(y);
+			free(ids);
+			free(vals);
+			return -ENOMEM;
+		}
+		perftools__profiles__sample__init(&y->s);
+		p->samples[p->nsamples++] = &y->s; /* y->s is first: freeing it frees y */
+		y->s.n_location_id = x->n;
+		y->s.location_id = ids;
+		y->s.n_value = p->ntypes;
+		y->s.value = vals;
+		for (uint32_t i = 0; i < x->n; i++)
+			ids[i] = x->locs[i]; /* leaf first, as pprof wants */
+		vals[at] = w_samples(x->w);
+		if (p->ev_cpu[x->ev])
+			vals[at + 1] = w_ns(x->w, p->r->ev[x->ev].period0);
+		for (int k = 0; k < 4; k++) {
+			pb_label *l = &y->l[nl];
+			int64_t v = 0;
+
+			perftools__profiles__label__init(l);
+			if (k == 0 || (k == 1 && x->cgroup)) {
+				v = str_id(&p->st, tools_report_func_name(p->r, k ? x->cgroup : x->comm));
+				if (v < 0)
+					return -ENOMEM;
+				l->key = k ? p->cgroup_key : p->comm_key;
+				l->str = v;
+			} else if (k >= 2) {
+				l->key = k == 2 ? p->pid_key : p->tid_key;
+				l->num = k == 2 ? x->pid : x->tid;
+			} else {
+				continue;
+			}
+			y->lp[nl++] = l;
+		}
+		y->s.n_label = nl;
+		y->s.label = y->lp;
 	}
-	free(stack);
-	return e;
+	p->prof.n_sample = p->nsamples;
+	p->prof.sample = p->samples;
+	return 0;
 }
 
 static void pp_free(struct pp *p)
@@ -358,16 +610,24 @@ static void pp_free(struct pp *p)
 	free(p->samples);
 	free(p->types);
 	free(p->type_ptrs);
+	free(p->ev_type);
+	free(p->ev_cpu);
 	free(p->funcs);
 	free(p->func_ptrs);
+	free(p->fht);
 	free(p->locs);
 	free(p->loc_ptrs);
 	free(p->lines);
 	free(p->line_ptrs);
+	free(p->line_at);
 	free(p->maps);
 	free(p->map_ptrs);
 	free(p->map_keys);
+	free(p->map_img);
+	free(p->map_w);
+	free(p->map_stamp);
 	free(p->map_ht);
+	free(p->loc_map);
 	strtab_free(&p->st);
 }
 
@@ -400,57 +660,19 @@ static int write_gzip(int fd, const uint8_t *buf, size_t len)
 int tools_report_write_pprof(struct tools_report *r, int fd)
 {
 	struct pp p = { .r = r };
-	size_t nev = 0, k = 0, len;
+	size_t len;
 	uint8_t *buf;
 	int e = 0;
 
 	perftools__profiles__profile__init(&p.prof);
-	for (size_t i = 0; i < r->nev; i++)
-		nev += r->ev[i].selected;
 	if (str_id(&p.st, "") != 0 || (p.comm_key = str_id(&p.st, "comm")) < 0 ||
-	    (p.cgroup_key = str_id(&p.st, "cgroup")) < 0) {
+	    (p.cgroup_key = str_id(&p.st, "cgroup")) < 0 || (p.pid_key = str_id(&p.st, "pid")) < 0 ||
+	    (p.tid_key = str_id(&p.st, "tid")) < 0) {
 		e = -ENOMEM;
 		goto out;
 	}
-	p.types = calloc(nev ? nev : 1, sizeof(*p.types));
-	p.type_ptrs = calloc(nev ? nev : 1, sizeof(*p.type_ptrs));
-	if (!p.types || !p.type_ptrs) {
-		e = -ENOMEM;
+	if ((e = build_types(&p)) < 0 || (e = build_locs(&p)) < 0 || (e = build_samples(&p)) < 0)
 		goto out;
-	}
-	e = build_funcs(&p);
-	for (size_t i = 0; i < r->nev && e == 0; i++) {
-		int64_t ti, ui;
-
-		if (!r->ev[i].selected)
-			continue;
-		ti = str_id(&p.st, r->ev[i].name);
-		ui = str_id(&p.st, "count");
-		if (ti < 0 || ui < 0) {
-			e = -ENOMEM;
-			break;
-		}
-		perftools__profiles__value_type__init(&p.types[k]);
-		p.types[k].type = ti;
-		p.types[k].unit = ui;
-		p.type_ptrs[k] = &p.types[k];
-		/* with each sample's cgroup when the report built that tree (--pprof does) */
-		e = build_samples(&p, r->ev[i].callees_cg.n ? &r->ev[i].callees_cg : &r->ev[i].callees,
-				  k, nev);
-		k++;
-	}
-	if (e < 0)
-		goto out;
-	p.prof.n_sample_type = nev;
-	p.prof.sample_type = p.type_ptrs;
-	p.prof.n_sample = p.nsamples;
-	p.prof.sample = p.samples;
-	if (nev) {
-		/* One sample is one period of the first event. */
-		p.period_type = p.types[0];
-		p.prof.period_type = &p.period_type;
-		p.prof.period = 1;
-	}
 	if (r->have_span) {
 		p.prof.time_nanos = r->span_lo;
 		/* A hostile log's times can be far apart: saturate, never overflow. */

@@ -699,7 +699,7 @@ int tools_report_main(int argc, char **argv)
 			goto out;
 		}
 		/* libdw maps code: loaded now, for the filter refuses that afterwards. */
-		if (r.o.inline_frames || r.o.srcline)
+		if (r.o.inline_frames || r.o.srcline || pprof) /* pprof: every PC's lines */
 			(void)report_dwarf_load();
 		if ((e = tools_confine(broker_fd)) < 0) {
 			log_error("report: --confine: %s", strerror(-e));
@@ -768,6 +768,7 @@ int tools_report_main(int argc, char **argv)
 	r.o.want_callers = graph;
 	r.o.want_callees = folded || flame || pprof || calltree || gprof;
 	r.o.want_cgroups = pprof; /* its samples' "cgroup" label */
+	r.o.want_pcs = pprof;	  /* a location per PC */
 	if (isatty(STDOUT_FILENO)) {
 		struct winsize ws;
 

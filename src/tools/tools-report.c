@@ -289,7 +289,6 @@ static void weights_finish(struct tools_report *r)
 		tree_finish(&e->callees);
 		tree_finish(&e->focus_callers);
 		tree_finish(&e->focus_callees);
-		tree_finish(&e->callees_cg);
 	}
 }
 
@@ -324,7 +323,6 @@ static int event_announce(struct tools_report *r, uint32_t pmcid, const char *na
 			/* Only the trees an output needs (an unbuilt tree has no nodes, n == NULL). */
 			if ((r->o.want_callers && tree_init(&e->callers) < 0) ||
 			    (r->o.want_callees && tree_init(&e->callees) < 0) ||
-			    (r->o.want_cgroups && tree_init(&e->callees_cg) < 0) ||
 			    (r->o.want_focus && (tree_init(&e->focus_callers) < 0 ||
 						 tree_init(&e->focus_callees) < 0)))
 				return -ENOMEM;
@@ -528,10 +526,11 @@ struct sc_ent {
 	uint32_t npc;	 /* the PCs (key) */
 	uint32_t n;	 /* frames: ids[n] (innermost first), 0: no frame kept */
 	uint32_t npf;	 /* PCs counted for a function: pf[npf] */
+	uint32_t nloc;	 /* want_pcs: the locations of the PCs counted: locs[nloc] */
 	uint32_t pcs_kernel;
 	/*
 	 * then: uint64_t pc[npc]; uint32_t ids[n + 2] (ids[n]: the process name, ids[n + 1]
-	 * its cgroup or 0); pf[npf]
+	 * its cgroup or 0); pf[npf]; locs[nloc]
 	 */
 };
 
@@ -545,9 +544,10 @@ static uint32_t *sc_ids(struct sc_ent *x)
 	return (uint32_t *)(sc_pcs(x) + x->npc);
 }
 
-static size_t sc_size(uint32_t npc, uint32_t n, uint32_t npf)
+static size_t sc_size(uint32_t npc, uint32_t n, uint32_t npf, uint32_t nloc)
 {
-	size_t b = sizeof(struct sc_ent) + npc * sizeof(uint64_t) + (n + 2 + npf) * sizeof(uint32_t);
+	size_t b = sizeof(struct sc_ent) + npc * sizeof(uint64_t) +
+		   (n + 2 + npf + nloc) * sizeof(uint32_t);
 
 	return (b + 7) & ~(size_t)7;
 }
@@ -594,8 +594,8 @@ static int sc_count(struct tools_report *r, struct sc_ent *x)
 	/* ids[n] is the process name: the outermost frame; above it its cgroup, if known */
 	if (r->o.want_callees && (err = tree_add(&e->callees, ids, n + 1, -1, w)) < 0)
 		return err;
-	if (r->o.want_cgroups &&
-	    (err = tree_add(&e->callees_cg, ids, n + 1 + (ids[n + 1] != 0), -1, w)) < 0)
+	if (r->o.want_pcs && (err = tools_pcs_add(&r->bypc, x->ev, x->pid, x->tid, ids[n], ids[n + 1],
+						   pf + x->npf, x->nloc, w)) < 0)
 		return err;
 	if (r->o.want_focus) {
 		size_t in = n, out = n;
@@ -631,7 +631,7 @@ static int sc_flush(struct tools_report *r)
 
 		if ((err = sc_count(r, x)) < 0)
 			return err;
-		off += sc_size(x->npc, x->n, x->npf);
+		off += sc_size(x->npc, x->n, x->npf, x->nloc);
 	}
 	if (sc->n)
 		memset(sc->ht, 0, sc->htcap * sizeof(*sc->ht));
@@ -677,6 +677,7 @@ static int sample_resolve(struct tools_report *r, const struct plog_record *c,
 {
 	size_t n = 0, k = 0, npf = 0, npc = c->u.callchain.npc;
 	uint32_t *ids = r->chain, f;
+	struct report_where wh;
 
 	*ret_kernel = 0;
 	if (!user_mode) {
@@ -686,6 +687,10 @@ static int sample_resolve(struct tools_report *r, const struct plog_record *c,
 			if (!r->o.user_only) {
 				(*ret_kernel)++;
 				ids[n++] = f = report_model__resolve(r->m, NULL, k ? pc - 1 : pc);
+				if (r->o.want_pcs && f &&
+				    (report_model__locate(r->m, NULL, k ? pc - 1 : pc, &wh) < 0 ||
+				     !(r->locs[npf] = tools_pcs_loc(&r->bypc, wh.img, wh.addr, f, k > 0))))
+					return -ENOMEM;
 				pf[npf++] = f;
 			}
 		}
@@ -695,19 +700,26 @@ static int sample_resolve(struct tools_report *r, const struct plog_record *c,
 		size_t first = k;
 
 		for (; k < npc; k++) {
-			uint64_t pc = c->u.callchain.pc[k];
+			uint64_t pc = c->u.callchain.pc[k], look = k == first ? pc : pc - 1;
 			size_t got;
 
 			if (!p) {
 				ids[n++] = f = r->m->unknown_func;
 				r->m->funcs[f].pcs++;
+				if (r->o.want_pcs &&
+				    !(r->locs[npf] = tools_pcs_loc(&r->bypc, NULL, look, f, k != first)))
+					return -ENOMEM;
 				pf[npf++] = f;
 				continue;
 			}
 			/* --inline: the functions inlined at the PC first (room: chain_cap) */
-			got = report_model__resolve_frames(r->m, p, k == first ? pc : pc - 1,
-							   ids + n, r->chain_cap - n - 1, &f);
+			got = report_model__resolve_frames(r->m, p, look, ids + n,
+							   r->chain_cap - n - 1, &f);
 			if (got == 0)
+				return -ENOMEM;
+			if (r->o.want_pcs &&
+			    (report_model__locate(r->m, p, look, &wh) < 0 ||
+			     !(r->locs[npf] = tools_pcs_loc(&r->bypc, wh.img, wh.addr, f, k != first))))
 				return -ENOMEM;
 			pf[npf++] = f;
 			n += got < r->chain_cap - n - 1 ? got : r->chain_cap - n - 1;
@@ -727,18 +739,19 @@ static struct sc_ent *sc_new(struct tools_report *r, const struct plog_record *c
 {
 	struct tools_rep_samples *sc = &r->sc;
 	uint32_t pf[PLOG_CALLCHAIN_DEPTH_MAX + 1], kernel, cf = 0, cg = 0;
-	size_t n, npf, need, s;
+	size_t n, npf, nloc, need, s;
 	struct sc_ent *x;
 
 	if (sample_resolve(r, c, p, user, pf, &n, &npf, &kernel) < 0)
 		return NULL;
-	if (n && (r->o.want_callees || r->o.want_cgroups) &&
+	if (n && (r->o.want_callees || r->o.want_pcs) &&
 	    !(cf = report_model__comm_func(r->m, p, c->u.callchain.pid, c->u.callchain.tid)))
 		return NULL;
 	if (n && r->o.want_cgroups && report_model__proc_cgroup(p) &&
 	    !(cg = report_model__cgroup_func(r->m, p)))
 		return NULL;
-	need = sc_size(c->u.callchain.npc, (uint32_t)n, (uint32_t)npf);
+	nloc = r->o.want_pcs ? npf : 0; /* a location per PC counted */
+	need = sc_size(c->u.callchain.npc, (uint32_t)n, (uint32_t)npf, (uint32_t)nloc);
 	if (sc->len + need > TOOLS_REP_SC_BYTES && sc_flush(r) < 0)
 		return NULL;
 	if (sc->len + need > sc->cap) {
@@ -785,12 +798,14 @@ static struct sc_ent *sc_new(struct tools_report *r, const struct plog_record *c
 	x->npc = c->u.callchain.npc;
 	x->n = (uint32_t)n;
 	x->npf = (uint32_t)npf;
+	x->nloc = (uint32_t)nloc;
 	x->pcs_kernel = kernel;
 	memcpy(sc_pcs(x), c->u.callchain.pc, x->npc * sizeof(uint64_t));
 	memcpy(sc_ids(x), r->chain, n * sizeof(uint32_t));
 	sc_ids(x)[n] = cf;
 	sc_ids(x)[n + 1] = cg;
 	memcpy(sc_ids(x) + n + 2, pf, npf * sizeof(uint32_t));
+	memcpy(sc_ids(x) + n + 2 + npf, r->locs, nloc * sizeof(uint32_t));
 	for (s = h & (sc->htcap - 1); sc->ht[s]; s = (s + 1) & (sc->htcap - 1))
 		;
 	sc->ht[s] = (uint32_t)(sc->len / 8 + 1);
@@ -1531,13 +1546,13 @@ void tools_report_free(struct tools_report *r)
 		tree_exit(&e->callees);
 		tree_exit(&e->focus_callers);
 		tree_exit(&e->focus_callees);
-		tree_exit(&e->callees_cg);
 	}
 	free(r->ev);
 	report_model__free(r->m);
 	r->m = NULL;
 	free(r->focus);
 	free(r->chain);
+	tools_pcs_free(&r->bypc);
 	free(r->sc.arena);
 	free(r->sc.ht);
 	free(r->stamp);

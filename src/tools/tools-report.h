@@ -8,6 +8,7 @@
  *   tools_report_print_*()     the outputs (tools-report-out.c)
  *   tools_report_func_name()   a function's printed name (demangled, or image+0xoffset)
  *   tools_report_parse_time()  a --since/--until argument (tools-report-time.c)
+ *   tools_pcs_*()              the samples by PC, for --pprof (tools-report-pcs.c)
  *   tools_report_format_time() wall-clock ns as UTC ISO-8601
  * IMPLEMENTATION NOTES
  *   The model (processes, images, symbols, functions) is the report module's
@@ -15,8 +16,8 @@
  *   are the model's, referred to by index.  A call tree is an array of nodes
  *   (first child / next sibling, found by a hash of (parent, function)); node 0 is
  *   the root.  The "callers" tree starts at the leaf function (pmcstat -G), the
- *   "callees" tree at the process name (folded stacks and flame graphs), and with
- *   --pprof "callees_cg" at the cgroup above it.  Samples alike are resolved once and
+ *   "callees" tree at the process name (folded stacks and flame graphs); --pprof
+ *   keeps the samples by PC instead (tools-report-pcs.c).  Samples alike are resolved once and
  *   counted together at a flush (tools-report.c, "Samples"; struct tools_rep_samples).
  */
 #ifndef HWPMCD_TOOLS_REPORT_H
@@ -73,14 +74,57 @@ struct tools_rep_event {
 	uint64_t *self, *total;
 	size_t ncounts;
 	struct tools_rep_tree callers, callees, focus_callers, focus_callees;
-	/* the callees tree with each sample's cgroup (REPORT_F_CGROUP) above its process
-	 * name when the log said one: pprof's "cgroup" label (want_cgroups) */
-	struct tools_rep_tree callees_cg;
 	uint64_t focus_samples;
 };
 
 /* A sample of an event's first period, in its counts while a log is read. */
 #define TOOLS_REP_W_ONE ((uint64_t)1 << 20)
+
+/*
+ * The samples by PC (tools-report-pcs.c), for --pprof: a location is a distinct
+ * code address of the kept samples; a PC sample the samples alike by their
+ * locations, process, thread, thread name and cgroup.
+ */
+struct tools_rep_loc {
+	struct report_image *img; /* the image it lies in, or NULL (kernel symbol file, JIT
+				     map, no mapping) */
+	uint64_t addr;		  /* the address looked up: the link address in img, else the
+				     PC (PC - 1 for a return address) */
+	uint32_t func;		  /* the out-of-line function there (the model's) */
+	uint32_t key_func;	  /* func for a PC in no image, else 0 (part of the key) */
+	bool ret;		  /* a return address: the PC is addr + 1 */
+};
+
+struct tools_rep_pcsample {
+	uint64_t hash;
+	uint64_t w; /* weighted as the report's counts (TOOLS_REP_W_ONE a sample) */
+	int32_t pid, tid;
+	uint32_t ev, comm, cgroup; /* the event's index; the thread's name and the cgroup
+				      (the model's functions; cgroup 0: none) */
+	uint32_t n;
+	uint32_t locs[]; /* location ids, leaf first */
+};
+
+struct tools_rep_pcs {
+	struct tools_rep_loc *loc; /* id k is loc[k - 1] */
+	size_t nloc, loccap;
+	uint32_t *lht; /* location id per slot */
+	size_t lhtcap;
+	uint8_t *arena; /* the PC samples, in the order first seen */
+	size_t len, cap;
+	uint32_t *sht; /* a PC sample's arena offset / 8 + 1 per slot */
+	size_t shtcap, n;
+};
+
+/* The id (>= 1) of the location of @addr in @img (@func its function), 0 out of memory. */
+uint32_t tools_pcs_loc(struct tools_rep_pcs *t, struct report_image *img, uint64_t addr,
+		       uint32_t func, bool ret);
+/* Add weight @w to the PC sample of these locations (leaf first) and labels.  0 or -errno. */
+int tools_pcs_add(struct tools_rep_pcs *t, uint32_t ev, int32_t pid, int32_t tid, uint32_t comm,
+		  uint32_t cg, const uint32_t *locs, uint32_t n, uint64_t w);
+/* The PC sample at *@off (start at 0), advancing it; NULL after the last. */
+const struct tools_rep_pcsample *tools_pcs_next(const struct tools_rep_pcs *t, size_t *off);
+void tools_pcs_free(struct tools_rep_pcs *t);
 
 /* A --since/--until time. */
 enum tools_rep_time_kind {
@@ -144,7 +188,8 @@ struct tools_rep_opts {
 	const char *focus; /* --callers/--callees FUNCTION */
 	bool want_callers, want_callees, want_focus;
 	bool want_focus_callers, want_focus_callees;
-	bool want_cgroups; /* --pprof: callees_cg, the callees tree under each cgroup */
+	bool want_cgroups; /* --pprof: each sample's cgroup (REPORT_F_CGROUP), a label */
+	bool want_pcs;	   /* --pprof: the samples by PC (pcs) */
 	bool verbose;	   /* -v: the header's every count and detail (else <= 100 columns) */
 };
 
@@ -230,8 +275,10 @@ struct tools_report {
 		uint64_t epoch;
 		uint64_t flushes;
 	} sc;
+	struct tools_rep_pcs bypc; /* want_pcs: the samples by PC */
 	/* scratch */
 	uint32_t *chain; /* a sample's functions: chain_cap entries */
+	uint32_t locs[PLOG_CALLCHAIN_DEPTH_MAX + 1]; /* want_pcs: a sample's locations */
 	size_t chain_cap;
 	uint32_t *stamp; /* per func: the last sample that counted it (totals) */
 	/* images whose base name another image of the model has: sorted, printed whole */

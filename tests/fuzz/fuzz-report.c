@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.o.focus = "main";
 	r.o.want_callers = r.o.want_callees = true;
 	r.o.want_focus_callers = r.o.want_focus_callees = true;
-	r.o.want_cgroups = true;
+	r.o.want_cgroups = r.o.want_pcs = true;
 	r.o.kallsyms = "/nonexistent"; /* no dependence on this machine's kernel */
 	r.o.jit_dir = "/nonexistent";  /* nor on its /tmp/perf-PID.map files */
 	r.o.no_debuginfod = true;      /* nor on a network */
@@ -86,8 +86,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 */
 			sum += r.ev[i].sampled;
 			if (r.ev[i].callees.n[0].count != r.ev[i].samples ||
-			    r.ev[i].callees_cg.n[0].count != r.ev[i].samples ||
 			    (!r.ev[i].varied && r.ev[i].samples != r.ev[i].sampled))
+				abort();
+		}
+		/* pprof's samples by PC weigh what the events do (unless saturated) */
+		for (size_t i = 0; i < r.nev; i++) {
+			const struct tools_rep_pcsample *x;
+			uint64_t w = 0;
+			size_t off = 0;
+
+			while ((x = tools_pcs_next(&r.bypc, &off)))
+				if (x->ev == i)
+					w = w + x->w < w ? UINT64_MAX : w + x->w;
+			if (r.ev[i].wsum != UINT64_MAX && w != r.ev[i].wsum)
 				abort();
 		}
 		if (sum != r.kept)

@@ -3,16 +3,23 @@
 """Read `hwpmc report`'s exports with their real consumers and compare them with
 `hwpmc report --json` of the same log and options.
 
-usage: check_exports.py REPORT_JSON [--srcline] [--pprof PROFILE] [--calltree FILE]
-                        [--gprof STDERR]
+usage: check_exports.py REPORT_JSON [--srcline] [--calltree FILE] [--gprof STDERR]
+                        [--json REPORT_JSON] [--pprof PROFILE [--list FUNC:SOURCE:TEXT]
+                        [--disasm FUNC]]
 
-For the first event of the JSON report:
-  --pprof: `go tool pprof -top` must list exactly the report's functions with
-    flat = self and cum = total, and `-traces` must hold stacks whose counts,
-    summed by leaf, are the report's self counts and sum to its samples; every
-    trace carries the comm label, and (a one-event report) the cgroup labels sum
-    per cgroup to the header's cgroups (none without cgroup marks).  Skipped (a
-    '#' line) without `go`.  With
+For the first event of the JSON report (--json: another one for the checks after it):
+  --pprof: the profile has a location per PC with its DWARF lines, inline frames
+    too, so the report to compare is one of --inline.  `go tool pprof -top
+    -functions` must list the report's functions summed by name (pprof's rows)
+    with flat = self and cum = total (where a name is one row of the report),
+    and `-traces` must hold stacks whose counts, summed by leaf, are the report's
+    self counts and sum to its samples; every trace carries the comm, pid and tid
+    labels, and (a one-event report) the cgroup labels sum per cgroup to the
+    header's cgroups (none without cgroup marks); `-raw` must show the sample types
+    samples/count and, for a clock event, cpu/nanoseconds = samples x period, and a
+    program's mapping first.  --list: `-list FUNC` prints SOURCE with TEXT in it;
+    --disasm: `-disasm FUNC` puts samples on more than one instruction, not all
+    on the first.  Skipped (a '#' line) without `go`.  With
     --srcline (before --pprof; the report ran with --srcline), `-top -lines` must
     list the report's "NAME FILE:LINE" rows (pprof's full path cut to its last
     component), and -traces's function names are the report's without lines.
@@ -56,26 +63,33 @@ def pprof(args, profile):
     return p.returncode, p.stdout, p.stderr
 
 
+CLOCKS = re.compile(r"^(cpu-clock|task-clock)(:.*)?$")
+
+
 def check_pprof(ev, profile, cgroups=None):
     if not shutil.which("go"):
         print("# go is not installed (scripts/bootstrap installs golang-go): pprof skipped")
         return
-    # -filefunctions: a function is its name and its file (the image), as in the
-    # report: two images' _start are two functions, not one.
-    want = Counter()
+    # A location per PC, its lines from DWARF: pprof's functions are names (and source
+    # files), so two images' functions of one name are one row of -top: the report's
+    # rows summed by name (cum compared where the name is one row of the report).
+    want_flat, want_cum, rows = Counter(), {}, Counter()
     for t in ev["top"]:
         if SRCLINE and LINE.match(t["function"]):
             key = t["function"]  # "NAME FILE:LINE": pprof -lines prints the same
         else:
-            key = t["function"] + (" " + t["image"] if t["image"] else "")
-        want[(key, t["self"], t["total"])] += 1
-    idx = ["-sample_index=0"]
+            key = t["function"]
+        want_flat[key] += t["self"]
+        want_cum[key] = t["total"]
+        rows[key] += 1
+    want_flat = +want_flat
+    idx = ["-sample_index=samples"]
 
-    rc, out, err = pprof(["-top", "-lines" if SRCLINE else "-filefunctions",
+    rc, out, err = pprof(["-top", "-lines" if SRCLINE else "-functions",
                           "-nodecount=1000000", "-nodefraction=0", "-edgefraction=0"] + idx,
                          profile)
     check(rc == 0, "go tool pprof -top reads the profile (%s)" % err.strip()[-200:])
-    got = Counter()
+    got_flat, got_cum = Counter(), {}
     row = re.compile(r"^\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.*)$")
     for line in out.splitlines():
         m = row.match(line)
@@ -84,22 +98,33 @@ def check_pprof(ev, profile, cgroups=None):
             lm = LINE.match(key) if SRCLINE else None
             if lm:
                 key = "%s %s:%s" % (lm.group(1), os.path.basename(lm.group(2)), lm.group(3))
-            got[(key, int(m.group(1)), int(m.group(2)))] += 1
+            got_flat[key] += int(m.group(1))
+            got_cum[key] = int(m.group(2))
+    got_flat = +got_flat
+    cum_bad = sorted(k for k in want_cum if rows[k] == 1 and k in got_cum and
+                     got_cum[k] != want_cum[k])
+    missing = sorted(k for k in want_cum if want_cum[k] and k not in got_cum)
     # pprof drops functions without samples anywhere; the report lists only sampled ones.
-    check(got == want, "-top: %d functions, flat and cum as the report's self and total%s"
-          % (sum(want.values()), "" if got == want else
-             " (only pprof: %s; only report: %s)" % (sorted(got - want)[:3], sorted(want - got)[:3])))
+    check(got_flat == want_flat and not cum_bad and not missing,
+          "-top: %d functions, flat and cum as the report's self and total%s"
+          % (len(want_cum), "" if got_flat == want_flat and not cum_bad and not missing else
+             " (only pprof: %s; only report: %s; cum differs: %s; missing: %s)" % (
+                 sorted((got_flat - want_flat).items())[:3],
+                 sorted((want_flat - got_flat).items())[:3],
+                 [(k, got_cum[k], want_cum[k]) for k in cum_bad[:3]], missing[:3])))
 
     rc, out, err = pprof(["-traces"] + idx, profile)
     check(rc == 0, "go tool pprof -traces reads the profile")
     by_leaf, total, traces, labelled, by_cgroup = Counter(), 0, 0, 0, Counter()
+    label = re.compile(r"^\s*([a-z]+):\s")
     for block in out.split("-----------+-------------------------------------------------------")[1:]:
         lines = [l for l in block.splitlines() if l.strip()]
         if not lines:
             continue
         traces += 1
-        labels = [l for l in lines if re.match(r"^\s*(comm|cgroup):\s", l)]
-        labelled += any(re.match(r"^\s*comm:\s", l) for l in labels)
+        labels = [l for l in lines if label.match(l)]
+        keys = {label.match(l).group(1) for l in labels}
+        labelled += {"comm", "pid", "tid"} <= keys
         cg = [l.split(":", 1)[1].strip() for l in labels if re.match(r"^\s*cgroup:\s", l)]
         frames = [l for l in lines if l not in labels]
         m = re.match(r"^\s*(\d+)\s+(.*)$", frames[0]) if frames else None
@@ -116,9 +141,11 @@ def check_pprof(ev, profile, cgroups=None):
             self_by[lm.group(1) if lm else t["function"]] += t["self"]
     check(total == ev["samples"], "-traces: %d traces, %d samples in all (the report: %d)"
           % (traces, total, ev["samples"]))
-    check(by_leaf == self_by, "-traces: summed by leaf, the report's self counts")
-    check(traces > 0 and labelled == traces, "-traces: every trace has its comm label (%d of %d)"
-          % (labelled, traces))
+    check(by_leaf == self_by, "-traces: summed by leaf, the report's self counts%s" % (
+        "" if by_leaf == self_by else " (only pprof: %s; only report: %s)" % (
+            sorted((by_leaf - self_by).items())[:3], sorted((self_by - by_leaf).items())[:3])))
+    check(traces > 0 and labelled == traces, "-traces: every trace has its comm, pid and tid "
+          "labels (%d of %d)" % (labelled, traces))
     if cgroups is not None:
         # The cgroup label: the samples of each cgroup the log said, as the report's
         # header counts them (samples of processes with no cgroup have no label).
@@ -126,6 +153,74 @@ def check_pprof(ev, profile, cgroups=None):
         check(by_cgroup == want_cg, "-traces: the cgroup labels count the report's samples per "
               "cgroup (%d cgroups)%s" % (len(want_cg), "" if by_cgroup == want_cg else
                                         ": pprof %s, report %s" % (dict(by_cgroup), dict(want_cg))))
+    check_raw(ev, profile)
+
+
+def check_raw(ev, profile):
+    """The sample types and values as `go tool pprof -raw` prints them: samples/count,
+    and cpu/nanoseconds for a clock event (samples times the period, each sample
+    rounded), and the main binary's mapping first (not the kernel's, not ld.so's)."""
+    rc, out, err = pprof(["-raw"], profile)
+    check(rc == 0, "go tool pprof -raw reads the profile")
+    lines = out.splitlines()
+    period = re.search(r"^Period: (\d+)$", out, re.M)
+    at = lines.index("Samples:") if "Samples:" in lines else -1
+    types = lines[at + 1].split() if at >= 0 else []
+    clock = bool(CLOCKS.match(ev["event"]))
+    # cpu time is the default type (pprof -raw marks it "[dflt]")
+    want_types = ["samples/count", "cpu/nanoseconds[dflt]"] if clock else ["samples/count"]
+    # a log that does not say its period has no cpu type
+    ok = types == want_types or (clock and types == ["samples/count"] and
+                                 re.search(r"^PeriodType: samples count$", out, re.M))
+    check(ok, "-raw: sample types %s (event %s)" % (types, ev["event"]))
+    if types == want_types and clock and period:
+        per = int(period.group(1))
+        n = cpu = nsamp = 0
+        for l in lines[at + 2:]:
+            m = re.match(r"^\s*(\d+)\s+(\d+):", l)
+            if not m:
+                if l and not l.startswith(" "):
+                    break
+                continue
+            n += 1
+            nsamp += int(m.group(1))
+            cpu += int(m.group(2))
+        # each sample's two values are rounded apart: within a period per sample
+        check(nsamp == ev["samples"] and abs(cpu - nsamp * per) <= n * per,
+              "-raw: %d samples, cpu %d ns against %d samples x %d ns (%d pprof samples)"
+              % (nsamp, cpu, ev["samples"], per, n))
+    maps = lines[lines.index("Mappings") + 1:] if "Mappings" in lines else []
+    first = maps[0].split()[2] if maps and len(maps[0].split()) > 2 else ""
+    base = os.path.basename(first)
+    check(not first.startswith("[") and not re.search(r"\.so($|[._][0-9])", base),
+          "-raw: the first mapping is a program's: %s" % first)
+
+
+def check_list(profile, func, source, text):
+    """`go tool pprof -list FUNC`: the source file's lines, holding TEXT, not the binary."""
+    rc, out, err = pprof(["-list", "^%s$" % func], profile)
+    check(rc == 0 and ("ROUTINE ======================== %s in " % func) in out and
+          source in out and text in out and "\x7fELF" not in out,
+          "-list %s: its source %s with '%s'%s" % (func, os.path.basename(source), text,
+                                                   "" if rc == 0 else ": " + err.strip()[-200:]))
+
+
+def check_disasm(profile, func):
+    """`go tool pprof -disasm FUNC`: the samples on the function's instructions, more
+    than one of them, not all on its first."""
+    rc, out, err = pprof(["-disasm", func, "-sample_index=samples"], profile)
+    rows, mine = [], False
+    for l in out.splitlines():
+        if l.startswith("ROUTINE "):
+            mine = l.split()[-1] == func
+        m = re.match(r"^\s*(\d+|\.)\s+(\d+|\.)\s+([0-9a-f]+):\s", l)
+        if m and mine:
+            rows.append((0 if m.group(1) == "." else int(m.group(1)), int(m.group(3), 16)))
+    hot = [a for flat, a in rows if flat > 0]
+    check(rc == 0 and len(hot) >= 2 and rows and sum(f for f, a in rows if a == rows[0][1]) <
+          sum(f for f, a in rows),
+          "-disasm %s: samples on %d of its %d instructions%s" % (
+              func, len(hot), len(rows), "" if rc == 0 else ": " + err.strip()[-200:]))
 
 
 def on_cycles(path):
@@ -271,13 +366,24 @@ def main():
     # the report's samples per cgroup (none: no cgroup label); one event's only
     cgroups = j["header"].get("cgroups", []) if len(j["events"]) == 1 else None
     args = sys.argv[2:]
+    profile = None
     while args:
         if args[0] == "--srcline":
             SRCLINE = True
             args = args[1:]
             continue
-        if args[0] == "--pprof":
+        if args[0] == "--json":  # the report for the next checks
+            j = json.load(open(args[1]))
+            ev = j["events"][0]
+            cgroups = j["header"].get("cgroups", []) if len(j["events"]) == 1 else None
+        elif args[0] == "--pprof":
             check_pprof(ev, args[1], cgroups)
+            profile = args[1]
+        elif args[0] == "--list":  # --list FUNC:SOURCE:TEXT, of the last --pprof
+            func, source, text = args[1].split(":", 2)
+            check_list(profile, func, source, text)
+        elif args[0] == "--disasm":  # --disasm FUNC, of the last --pprof
+            check_disasm(profile, args[1])
         elif args[0] == "--calltree":
             check_calltree(ev, args[1])
         elif args[0] == "--gprof":

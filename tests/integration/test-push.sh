@@ -190,7 +190,8 @@ for n in $(recv '" ".join(str(r["n"]) for r in rs if r["status"] == 200 and r["q
 	seen=
 	for f in "$state/profiles/pp/pp-$stamp.pmclog" "$state/profiles/pp/pp-$stamp"-[0-9]*.pmclog; do
 		[[ -e "$f" ]] || continue
-		"$hwpmc" report --json "$f" > "$tmp/r$n.json" 2> /dev/null || continue
+		# pprof carries DWARF inline frames: the report of --inline
+		"$hwpmc" report --json --inline "$f" > "$tmp/r$n.json" 2> /dev/null || continue
 		python3 "$src/tests/integration/check_exports.py" "$tmp/r$n.json" --pprof "$rdir/$n.pb.gz" \
 			> "$tmp/exp$n.out" 2>&1
 		[[ -z $seen ]] && { seen=$f; cp "$tmp/exp$n.out" "$tmp/exp$n.first"; }

@@ -110,8 +110,10 @@ hwpmc report --pprof "$tmp/fbsd.pb.gz" --calltree "$tmp/fbsd.cg" --gprof "$tmp/f
 	bad "--pprof --calltree --gprof: exit $rc: $(head -3 "$tmp/fbsd.said")"
 [[ $(head -c 2 "$tmp/fbsd.pb.gz" | od -An -tx1 | tr -d ' ') == 1f8b ]] && ok "--pprof: gzip" || bad "--pprof: not gzip"
 hwpmc report --json --limit 0 "$tmp/fbsd.pmclog" > "$tmp/fbsd-all.json" 2> /dev/null
-export_check "freebsd layout" "$tmp/fbsd-all.json" --pprof "$tmp/fbsd.pb.gz" --calltree "$tmp/fbsd.cg" \
-	--gprof "$tmp/fbsd.said"
+# pprof's locations carry their DWARF inline frames: compared with --inline's report
+hwpmc report --json --inline --limit 0 "$tmp/fbsd.pmclog" > "$tmp/fbsd-inl.json" 2> /dev/null
+export_check "freebsd layout" "$tmp/fbsd-all.json" --calltree "$tmp/fbsd.cg" --gprof "$tmp/fbsd.said" \
+	--json "$tmp/fbsd-inl.json" --pprof "$tmp/fbsd.pb.gz" --list "c_leaf:corpus.c:spin(n, sink)"
 
 # debuginfod: a stripped image whose debug file only a debuginfod server has (a local
 # one, started here on 127.0.0.1).  Its functions resolve through the server by build
@@ -297,7 +299,8 @@ done
 	bad "--cgroup: $cgs"
 # pprof: each sample's cgroup is a label (Pyroscope and pprof -tagfocus select by it).
 hwpmc report --pprof "$tmp/cg.pb.gz" "$tmp/cg.pmclog" 2> /dev/null
-export_check "cgroup marks pprof" "$tmp/cg.json" --pprof "$tmp/cg.pb.gz"
+hwpmc report --json --inline "$tmp/cg.pmclog" > "$tmp/cg-inl.json" 2> /dev/null
+export_check "cgroup marks pprof" "$tmp/cg-inl.json" --pprof "$tmp/cg.pb.gz"
 hwpmc report --cgroup a.slice "$tmp/cg.pmclog" > /dev/null 2> "$tmp/cg.err"
 rc=$?
 [[ $rc != 0 ]] && grep -q "is not a cgroup path" "$tmp/cg.err" && ok "--cgroup: a relative path is refused, said why" ||
@@ -326,8 +329,9 @@ got=$(awk '{ n += $NF } END { print n }' "$tmp/rates.folded")
 hwpmc report --json --limit 0 --event cpu-clock "$tmp/rates.pmclog" > "$tmp/rates-clock.json" 2> /dev/null
 hwpmc report --event cpu-clock --pprof "$tmp/rates.pb.gz" --calltree "$tmp/rates.cg" \
 	--gprof "$tmp/rates.gmon" "$tmp/rates.pmclog" 2> "$tmp/rates.said"
-export_check "weights" "$tmp/rates-clock.json" --pprof "$tmp/rates.pb.gz" --calltree "$tmp/rates.cg" \
-	--gprof "$tmp/rates.said"
+hwpmc report --json --inline --limit 0 --event cpu-clock "$tmp/rates.pmclog" > "$tmp/rates-inl.json" 2> /dev/null
+export_check "weights" "$tmp/rates-clock.json" --calltree "$tmp/rates.cg" --gprof "$tmp/rates.said" \
+	--json "$tmp/rates-inl.json" --pprof "$tmp/rates.pb.gz"
 # --callers/--callees of a name no sample has: a close name, or one that contains it.
 got=$(hwpmc report --callers c_lef --event cpu-clock "$tmp/rates.pmclog" 2> /dev/null | tail -1)
 [[ $got == "@ cpu-clock: no sample has 'c_lef' in its chain; did you mean 'c_leaf'?" ]] &&

@@ -153,8 +153,14 @@ for p in chain cxx; do
 	report --pprof "$tmp/$p.pb.gz" --calltree "$tmp/$p.cg" --gprof "$tmp/$p.gmon" "$lg" \
 		2> "$tmp/$p.said" || { bad "$p --pprof --calltree --gprof: $(head -3 "$tmp/$p.said")"; continue; }
 	"$hwpmc_bin" report --json --limit 0 "$lg" > "$tmp/$p-all.json" 2> /dev/null
+	# pprof has a location per PC with its DWARF lines and inline frames: --inline's report
+	"$hwpmc_bin" report --json --inline --limit 0 "$lg" > "$tmp/$p-inl.json" 2> /dev/null
+	# the chain's hot loop is spin() inlined in c_leaf: its source line, its instructions
+	more=()
+	[[ $p == chain ]] && more=(--list "spin:corpus.c:6364136223846793005ull" --disasm c_leaf)
 	python3 "$src/tests/integration/check_exports.py" "$tmp/$p-all.json" \
-		--pprof "$tmp/$p.pb.gz" --calltree "$tmp/$p.cg" --gprof "$tmp/$p.said" > "$tmp/exp.out" 2>&1; rc=$?
+		--calltree "$tmp/$p.cg" --gprof "$tmp/$p.said" \
+		--json "$tmp/$p-inl.json" --pprof "$tmp/$p.pb.gz" "${more[@]}" > "$tmp/exp.out" 2>&1; rc=$?
 	while IFS= read -r line; do
 		case $line in
 		"ok - "*) ok "$p: ${line#ok - }" ;;
