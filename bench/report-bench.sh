@@ -13,6 +13,8 @@
 #   - the DWARF modes on their own rows: source lines (perf --sort sym,srcline /
 #     hwpmc --top --srcline) and inline frames in the call graph (perf -g --children
 #     --inline / hwpmc --callgraph --inline); the demo is built -g
+#   - pprof: hwpmc --pprof (a location per PC with its DWARF lines, gzip) against
+#     `perf script`, the text a converter (perf_data_converter, not in Debian) reads
 #   - samples per wall second, and the ratio per mode, per sample: perf's
 #     seconds/sample over hwpmc's (> 1: hwpmc report is faster)
 #   - the start-up floor: hwpmc --version, perf --version and /bin/true (exec,
@@ -117,12 +119,12 @@ pr=(perf report -i "$tmp/perf.data" --stdio)
 "$hwpmc" report --top "$tmp/x.pmclog" > /dev/null 2>&1 || true
 "${pr[@]}" --no-children --sort sym > /dev/null 2>&1 || true
 sleep 1
-modes="top callgraph folded srcline inline"
+modes="top callgraph folded srcline inline pprof"
 for spec in "top|--top|--no-children --sort sym" "callgraph|--callgraph|-g --children" "folded|--folded|" \
 	"srcline|--top --srcline|--no-children --sort sym,srcline" \
-	"inline|--callgraph --inline|-g --children --inline"; do
+	"inline|--callgraph --inline|-g --children --inline" "pprof|--pprof /dev/null|"; do
 	IFS='|' read -r mode hopt popt <<< "$spec"
-	if [[ $mode == folded ]]; then
+	if [[ $mode == folded || $mode == pprof ]]; then
 		pcmd=(perf script -i "$tmp/perf.data") plabel="perf script"
 	else
 		# shellcheck disable=SC2206

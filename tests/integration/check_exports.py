@@ -19,7 +19,10 @@ For the first event of the JSON report (--json: another one for the checks after
     samples/count and, for a clock event, cpu/nanoseconds = samples x period, and a
     program's mapping first.  --list: `-list FUNC` prints SOURCE with TEXT in it;
     --disasm: `-disasm FUNC` puts samples on more than one instruction, not all
-    on the first.  Skipped (a '#' line) without `go`.  With
+    on the first.  The npm package pprof-format (HWPMC_NODE_MODULES, else
+    /var/lib/hwpmc-tests/node_modules) decodes it independently: references
+    resolve, values sum to the report's samples, every sample has its labels.
+    Skipped (a '#' line) without `go` (or node and pprof-format).  With
     --srcline (before --pprof; the report ran with --srcline), `-top -lines` must
     list the report's "NAME FILE:LINE" rows (pprof's full path cut to its last
     component), and -traces's function names are the report's without lines.
@@ -94,14 +97,15 @@ def check_pprof(ev, profile, cgroups=None):
     for line in out.splitlines():
         m = row.match(line)
         if m:
-            key = m.group(3).rstrip()
+            # pprof marks an inlined function's node " (inline)" or " (partial-inline)"
+            key = re.sub(r" \((partial-)?inline\)$", "", m.group(3).rstrip())
             lm = LINE.match(key) if SRCLINE else None
             if lm:
                 key = "%s %s:%s" % (lm.group(1), os.path.basename(lm.group(2)), lm.group(3))
             got_flat[key] += int(m.group(1))
-            got_cum[key] = int(m.group(2))
+            got_cum[key] = None if key in got_cum else int(m.group(2))  # one row: compared
     got_flat = +got_flat
-    cum_bad = sorted(k for k in want_cum if rows[k] == 1 and k in got_cum and
+    cum_bad = sorted(k for k in want_cum if rows[k] == 1 and got_cum.get(k) is not None and
                      got_cum[k] != want_cum[k])
     missing = sorted(k for k in want_cum if want_cum[k] and k not in got_cum)
     # pprof drops functions without samples anywhere; the report lists only sampled ones.
@@ -130,7 +134,7 @@ def check_pprof(ev, profile, cgroups=None):
         m = re.match(r"^\s*(\d+)\s+(.*)$", frames[0]) if frames else None
         if not m:
             continue
-        by_leaf[m.group(2)] += int(m.group(1))
+        by_leaf[re.sub(r" \((partial-)?inline\)$", "", m.group(2))] += int(m.group(1))
         total += int(m.group(1))
         if cg:
             by_cgroup[cg[0]] += int(m.group(1))
@@ -154,6 +158,7 @@ def check_pprof(ev, profile, cgroups=None):
               "cgroup (%d cgroups)%s" % (len(want_cg), "" if by_cgroup == want_cg else
                                         ": pprof %s, report %s" % (dict(by_cgroup), dict(want_cg))))
     check_raw(ev, profile)
+    check_pprof_format(ev, profile)
 
 
 def check_raw(ev, profile):
@@ -194,6 +199,34 @@ def check_raw(ev, profile):
     base = os.path.basename(first)
     check(not first.startswith("[") and not re.search(r"\.so($|[._][0-9])", base),
           "-raw: the first mapping is a program's: %s" % first)
+
+
+NODE_MODULES = os.environ.get("HWPMC_NODE_MODULES", "/var/lib/hwpmc-tests/node_modules")
+
+
+def check_pprof_format(ev, profile):
+    """The npm package pprof-format (an independent decoder) reads the profile, every
+    reference resolves, the samples sum to the report's and carry the labels."""
+    if not shutil.which("node") or not os.path.isdir(os.path.join(NODE_MODULES, "pprof-format")):
+        print("# node or the npm package pprof-format (%s; scripts/bootstrap fetches it) is "
+              "missing: the independent decoder skipped" % NODE_MODULES)
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = subprocess.run(["node", os.path.join(here, "check_pprof_format.js"), profile],
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, NODE_PATH=NODE_MODULES))
+    try:
+        got = json.loads(p.stdout)
+    except ValueError:
+        check(False, "pprof-format decodes the profile: %s" % p.stderr.strip()[-300:])
+        return
+    n = got["samples"]
+    check(got["nerrors"] == 0, "pprof-format decodes it, every reference resolves (%d locations, "
+          "%d with inline frames)%s" % (got["locations"], got["inlined"],
+                                        "" if not got["nerrors"] else ": %s" % got["errors"]))
+    check(got["sums"][:1] == [ev["samples"]] and got["labelled"] == {"comm": n, "pid": n, "tid": n},
+          "pprof-format: %s sum to %s (the report: %d samples), labels %s on %d samples" % (
+              got["types"], got["sums"], ev["samples"], got["labelled"], n))
 
 
 def check_list(profile, func, source, text):
