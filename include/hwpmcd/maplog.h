@@ -9,7 +9,8 @@
  *                       where its executable mappings are
  *   maplog__new(), __free(), __scan_kernel(), __scan_procs(), __replay(), __record(),
  *   __sample(), __find_map(), __stats(), maplog_open_mapped(), maplog_kernel_slide(),
- *   maplog_vdso_self(), maplog_vdso_v(), maplog_vdso_write()
+ *   maplog_vdso_self(), maplog_vdso_v(), maplog_vdso_write(), maplog_vdso_set_path(),
+ *   maplog_vdso_path()
  *
  * IMPLEMENTATION NOTES
  *   maplog turns what /proc shows at session start and the side-band records of
@@ -285,6 +286,17 @@ int maplog_vdso_v(uint64_t *ret_v);
  * a negative errno (-ENOENT: no vDSO, nothing written).
  */
 int maplog_vdso_write(int fd);
+
+/*
+ * maplog_vdso_set_path: name the vDSO in every MAP_IN written from now on by @path, a
+ * copy of this kernel's vDSO image that the caller saved there (pmclog-format.md
+ * 11.15), with the build id mark of @id (@idlen bytes, at most MAPLOG_BUILD_ID_MAX);
+ * NULL: "[vdso]", the default.  Process-wide: call it before any model writes
+ * (hwpmcd at start-up).  0 or -ENAMETOOLONG / -EINVAL.
+ */
+int maplog_vdso_set_path(const char *path, const uint8_t *id, size_t idlen);
+/* The vDSO's MAP_IN path ("[vdso]" unless set) and its build id (*@ret_idlen 0: none). */
+const char *maplog_vdso_path(const uint8_t **ret_id, size_t *ret_idlen);
 
 /*
  * maplog_kernel_slide: run-time _stext from @procfs/kallsyms minus the link-time

@@ -10,7 +10,8 @@
  *   session_remove(), session_json()           the list, and a session's status
  *   session_event(), session_tell_end(),       the worker's start and end: the replies
  *   daemon_sessions_check_stops()              and events that waited for them
- *   daemon_state_dir_check(), daemon_write_vdso_beside()   the state directory's files
+ *   daemon_state_dir_check(), daemon_write_vdso_beside(), daemon_vdso_publish()
+ *                          the state directory's files
  *   daemon_events_cache                        the events reply (freed by main at exit)
  *
  * IMPLEMENTATION NOTES
@@ -44,8 +45,10 @@
 
 #include "daemon-ctl.h"
 #include "daemon-int.h"
+#include "hwpmcd/common-open.h"
 #include "hwpmcd/common.h"
 #include "hwpmcd/files.h"
+#include "hwpmcd/maplog-elf.h"
 #include "hwpmcd/ctl-protocol.h"
 #include "hwpmcd/log.h"
 
@@ -339,6 +342,79 @@ void daemon_write_vdso_beside(const char *log)
 		if (r != -ENOENT)
 			log_warn_errno(r, "'%s': cannot save the vDSO image, ignoring", path);
 	}
+}
+
+/* Whether the regular file @path holds exactly the @size bytes at @img. */
+static bool file_holds(const char *path, const void *img, size_t size)
+{
+	uint64_t fsize;
+	int fd = util_open_read(path, UTIL_OPEN_REGULAR, &fsize);
+	uint8_t *buf;
+	bool same = false;
+
+	if (fd < 0)
+		return false;
+	buf = fsize == size ? malloc(size + 1) : NULL;
+	if (buf && read(fd, buf, size + 1) == (ssize_t)size)
+		same = memcmp(buf, img, size) == 0;
+	free(buf);
+	close(fd);
+	return same;
+}
+
+/*
+ * The vDSO for readers that open every MAP_IN's path as a file, as FreeBSD's
+ * pmcstat does (pmclog-format.md 11.15): this kernel's vDSO image saved as
+ * STATE/vdso/BUILDID/linux-vdso.so.1 (kept while it is the same; mode 0600 in the
+ * 0750 state directory: root's readers and an analyst's copy of the images open
+ * it, others read LOG.vdso, found by the build id the MAP_IN is marked with).
+ * Best effort: without a vDSO (valgrind), a build id or the state directory, the
+ * MAP_INs say "[vdso]" as before.
+ */
+void daemon_vdso_publish(void)
+{
+	char hex[2 * MAPLOG_BUILD_ID_MAX + 1], dir[sizeof(daemon_cfg.state_dir) + 64],
+		path[sizeof(dir) + 64], tmp[UTIL_TEMP_NAME_MAX], err[512];
+	static const char name[] = "linux-vdso.so.1";
+	struct maplog_elf_info in;
+	struct util_dir d;
+	const void *img;
+	size_t size;
+	int fd, r;
+
+	if (maplog_vdso_self(&img, &size) < 0 || maplog_elf_info_mem(img, size, &in) < 0 ||
+	    !in.build_id_len)
+		return;
+	for (size_t i = 0; i < in.build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", in.build_id[i]);
+	snprintf(dir, sizeof(dir), "%s/vdso", daemon_cfg.state_dir);
+	if (util_dir_ensure(daemon_cfg.state_dir, 0750, NULL, err, sizeof(err)) < 0 ||
+	    util_dir_ensure(dir, 0750, NULL, err, sizeof(err)) < 0 ||
+	    (snprintf(dir, sizeof(dir), "%s/vdso/%s", daemon_cfg.state_dir, hex),
+	     util_dir_ensure(dir, 0750, &d, err, sizeof(err))) < 0) {
+		log_warn("%s: the vDSO's MAP_INs say [vdso]", err);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!file_holds(path, img, size)) {
+		fd = util_file_create_temp(&d, name, 0, 0, tmp);
+		r = fd < 0 ? fd : util_write_all(fd, img, size, NULL);
+		if (fd >= 0 && close(fd) < 0 && r == 0)
+			r = -errno;
+		if (r == 0)
+			r = util_file_commit(&d, tmp, name);
+		if (r < 0) {
+			if (fd >= 0)
+				(void)util_file_remove(&d, tmp);
+			util_dir__close(&d);
+			log_warn_errno(r, "'%s': cannot save the vDSO image: its MAP_INs say [vdso]",
+				       path);
+			return;
+		}
+	}
+	util_dir__close(&d);
+	if ((r = maplog_vdso_set_path(path, in.build_id, in.build_id_len)) < 0)
+		log_warn_errno(r, "'%s': the vDSO's MAP_INs say [vdso]", path);
 }
 
 /*

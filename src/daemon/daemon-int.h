@@ -773,6 +773,12 @@ int daemon_state_dir_check(char *err, size_t errlen);
 /* daemon_write_vdso_beside: LOG.vdso beside a log of the state directory, best effort. */
 void daemon_write_vdso_beside(const char *log);
 /*
+ * daemon_vdso_publish: save this kernel's vDSO image as STATE/vdso/BUILDID/
+ * linux-vdso.so.1 and name every [vdso] MAP_IN by it (pmclog-format.md 11.15), at
+ * start-up; best effort (else the MAP_INs say "[vdso]").
+ */
+void daemon_vdso_publish(void);
+/*
  * session_admit: a new session of @p (a client's or a profile's) against the
  * daemon's limits: its filter's cgroups resolved, the session count, the ring
  * memory; the CPUs it will count on in @cpus.  0, or -errno with @err.

@@ -692,6 +692,8 @@ int main(int argc, char **argv)
 	if ((r = daemon_push_start(daemon_cfg.hwpmc)) < 0)
 		log_warn("push: cannot start its thread (%s): profiles' push_url is not served",
 			 strerror(-r));
+	/* The vDSO as a file for pmcstat, before any session writes a MAP_IN. */
+	daemon_vdso_publish();
 	/* The always-on profiles: a bad file is logged and left out, the rest run. */
 	(void)daemon_profiles_load();
 	wd_usec = watchdog_usec();

@@ -1068,6 +1068,23 @@ static int file_map_in(struct maplog *m, uint64_t time, int32_t pid, uint64_t pl
 	return m->ops->map_in(m->ctx, time, pid, pl, path);
 }
 
+/*
+ * The MAP_IN of a "[vdso]" mapping, pl_start @pl: named by the saved copy of the
+ * vDSO image and preceded by its build id when hwpmcd set one (pmclog-format.md
+ * 11.15), else "[vdso]".
+ */
+static int vdso_map_in(struct maplog *m, uint64_t time, int32_t pid, uint64_t pl)
+{
+	struct maplog_plcache c = { 0 };
+	const uint8_t *id;
+	size_t idlen;
+	const char *path = maplog_vdso_path(&id, &idlen);
+
+	c.build_id_len = (uint8_t)idlen;
+	memcpy(c.build_id, id, idlen);
+	return file_map_in(m, time, pid, pl, path, &c);
+}
+
 /* Strip " (deleted)" (11.6): the file is identified by device and inode anyway. */
 static void clean_path(const char *in, char *out, size_t outsize)
 {
@@ -1128,7 +1145,7 @@ static int note_mapping(struct maplog *m, uint64_t time, int32_t pid, uint64_t s
 		if (p->vdso_announced)
 			return 0;
 		p->vdso_announced = true;
-		r = m->ops->map_in(m->ctx, time, pid, start + m->vdso_v, "[vdso]");
+		r = vdso_map_in(m, time, pid, start + m->vdso_v);
 		if (r == 0)
 			m->stats.map_in++;
 		return r;
@@ -1196,13 +1213,13 @@ static int replay_ranges(struct maplog *m, uint64_t time, struct maplog_proc *p,
 			if (*vdso)
 				continue;
 			*vdso = true;
-			pl = x->start + m->vdso_v;
+			e = vdso_map_in(m, time, p->pid, x->start + m->vdso_v);
 		} else {
 			pl = compute_pl_start(m, p->pid, x->start, x->end, x->pgoff, x->path, x->dev,
 					      x->inode, &pc);
+			e = pc ? file_map_in(m, time, p->pid, pl, x->path, pc)
+			       : m->ops->map_in(m->ctx, time, p->pid, pl, x->path);
 		}
-		e = pc ? file_map_in(m, time, p->pid, pl, x->path, pc)
-		       : m->ops->map_in(m->ctx, time, p->pid, pl, x->path);
 		if (e < 0)
 			return e;
 		m->stats.map_in++;
@@ -1988,7 +2005,7 @@ static int publish(struct maplog *m, struct maplog_proc *p, uint64_t taken, uint
 			if (p->vdso_announced)
 				continue;
 			p->vdso_announced = true;
-			e = m->ops->map_in(m->ctx, at, p->pid, x->start + m->vdso_v, "[vdso]");
+			e = vdso_map_in(m, at, p->pid, x->start + m->vdso_v);
 		} else if (!is_announced_path(x->path)) {
 			m->stats.path_too_long++;
 			e = obj_add(p, x->dev, x->inode);

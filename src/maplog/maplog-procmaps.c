@@ -254,6 +254,35 @@ int maplog_vdso_v(uint64_t *ret_v)
 	return 0;
 }
 
+/* The vDSO's MAP_IN path and build id (maplog_vdso_set_path()); a MAP_IN takes 1023 bytes. */
+static char vdso_path[1024] = "[vdso]";
+static uint8_t vdso_id[MAPLOG_BUILD_ID_MAX];
+static size_t vdso_idlen;
+
+int maplog_vdso_set_path(const char *path, const uint8_t *id, size_t idlen)
+{
+	if (!path) {
+		snprintf(vdso_path, sizeof(vdso_path), "[vdso]");
+		vdso_idlen = 0;
+		return 0;
+	}
+	if (path[0] != '/' || idlen > sizeof(vdso_id))
+		return -EINVAL;
+	if (strlen(path) >= sizeof(vdso_path))
+		return -ENAMETOOLONG;
+	snprintf(vdso_path, sizeof(vdso_path), "%s", path);
+	memcpy(vdso_id, id, idlen);
+	vdso_idlen = idlen;
+	return 0;
+}
+
+const char *maplog_vdso_path(const uint8_t **ret_id, size_t *ret_idlen)
+{
+	*ret_id = vdso_id;
+	*ret_idlen = vdso_idlen;
+	return vdso_path;
+}
+
 int maplog_vdso_write(int fd)
 {
 	const void *img;

@@ -625,21 +625,12 @@ static void image_open_info(struct report_model *m, struct report_image *img)
 	close(fd);
 }
 
-/*
- * The file at @img's path is not the build the log names (or is missing): look for
- * that build by its id, as a debug file of the debug directory holds it (its program
- * headers and symbols are the image's).  0 with img->file and img->info set, or < 0.
- */
-static int image_by_id(struct report_model *m, struct report_image *img)
+/* Whether the file @path is the build @img wants: 0 with img->file and img->info set. */
+static int image_try_id(struct report_image *img, const char *path)
 {
-	char hex[2 * MAPLOG_BUILD_ID_MAX + 1], path[4096];
 	struct maplog_elf_info in;
 	int fd, r;
 
-	for (size_t i = 0; i < img->want_id_len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", img->want_id[i]);
-	snprintf(path, sizeof(path), "%s%s/.build-id/%.2s/%s.debug", m->o.symfs ? m->o.symfs : "",
-		 m->o.debugdir ? m->o.debugdir : "/usr/lib/debug", hex, hex + 2);
 	fd = report_open_regular(path, NULL);
 	if (fd < 0)
 		return fd;
@@ -655,6 +646,35 @@ static int image_by_id(struct report_model *m, struct report_image *img)
 		return -ENOMEM;
 	img->info = in;
 	return 0;
+}
+
+/*
+ * The file at @img's path is not the build the log names (or is missing): look for
+ * that build by its id, as a debug file of the debug directory holds it (its program
+ * headers and symbols are the image's), or as the vDSO image beside the log is it
+ * (a vDSO named by its saved copy, pmclog-format.md 11.15, reported where that copy
+ * is not).  0 with img->file and img->info set, or < 0.
+ */
+static int image_by_id(struct report_model *m, struct report_image *img)
+{
+	char hex[2 * MAPLOG_BUILD_ID_MAX + 1], path[4096];
+	int r;
+
+	for (size_t i = 0; i < img->want_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", img->want_id[i]);
+	snprintf(path, sizeof(path), "%s%s/.build-id/%.2s/%s.debug", m->o.symfs ? m->o.symfs : "",
+		 m->o.debugdir ? m->o.debugdir : "/usr/lib/debug", hex, hex + 2);
+	r = image_try_id(img, path);
+	if (r < 0 && r != -ENOMEM && !img->kernel) {
+		path[0] = '\0';
+		if (m->o.vdso)
+			snprintf(path, sizeof(path), "%s", m->o.vdso);
+		else if (m->o.log && strcmp(m->o.log, "-") != 0)
+			snprintf(path, sizeof(path), "%s.vdso", m->o.log);
+		if (path[0] && image_try_id(img, path) == 0)
+			return 0;
+	}
+	return r;
 }
 
 static struct report_image *image_get(struct report_model *m, const char *path, bool kernel,

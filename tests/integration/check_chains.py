@@ -82,13 +82,15 @@ WORKLOADS = {
               # checked one by one.
               "nomap_leaves": 0.005,
               "exec_window": r"bprm_execve|do_execveat_common.*|load_elf_binary|begin_new_exec",
-              "outside_code": r"(?:ld-linux-x86-64\.so\.2|libc\.so\.6|\[vdso\]|libhwpmc-corpus\.so):.*"
+              "outside_code": r"(?:ld-linux-x86-64\.so\.2|libc\.so\.6|\[vdso\]|linux-vdso\.so\.1"
+                              r"|libhwpmc-corpus\.so):.*"
                               r"|hwpmc-corpus-pie:(?:_start|_init|_fini|frame_dummy|"
                               r"(?:de)?register_tm_clones|__do_global_dtors_aux)"},
     "cxx": {"full": [suffixes("x_burn x_thrower x_mid x_outer main")]},
-    # The leaf is the vDSO's clock_gettime (through libc's): with the vDSO image
-    # beside the log (--alias '[vdso]=LOG.vdso') every frame must resolve, and
-    # every leaf in [vdso] must have a name.
+    # The leaf is the vDSO's clock_gettime (through libc's): with the vDSO image the
+    # MAP_IN names (hwpmcd's saved copy, pmclog-format.md 11.15; an earlier log's
+    # "[vdso]" with --alias '[vdso]=LOG.vdso') every frame must resolve, and every
+    # leaf in the vDSO must have a name.
     "vdso": {"full": [suffixes("v_mid v_outer main")], "named": True, "vdso_leaves": True},
     # Frame pointers; samples on ep_leaf's ret (after pop %rbp) are counted and
     # each must have the whole chain: the caller's rbp is the live register there.
@@ -99,7 +101,7 @@ WORKLOADS = {
 # Process start and exit: the loader, libc's and libstdc++'s start and exit code, the
 # vDSO (clock reads of start-up code), and the start and exit stubs of every program.
 START_EXIT_CODE = (r"(?:ld-linux-x86-64\.so\.2|libc\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1"
-                   r"|libm\.so\.6|\[vdso\]):.*"
+                   r"|libm\.so\.6|\[vdso\]|linux-vdso\.so\.1):.*"
                    r"|[^:]*:(?:_start|_init|_fini|frame_dummy|(?:de)?register_tm_clones"
                    r"|__do_global_dtors_aux|_dl_relocate_static_pie|__libc_start_main"
                    r"|__libc_start_call_main|_IO_.*|exit|__run_exit_handlers|_dl_.*)")
@@ -324,7 +326,8 @@ def main():
                 toks.append(name if name in CORPUS_NAMES else "~")
             line = " ".join(toks)
             leaf = next((m for m in maps.get(r["pid"], []) if m.holds(user[0])), None)
-            if spec.get("vdso_leaves") and leaf and leaf.path == "[vdso]":
+            if spec.get("vdso_leaves") and leaf and (leaf.path == "[vdso]" or
+                                                     leaf.path.endswith("/linux-vdso.so.1")):
                 name = lookup(leaf.file, user[0] - leaf.bias)
                 caller = (next((m for m in maps.get(r["pid"], []) if m.holds(user[1] - 1)), None)
                           if len(user) > 1 else None)

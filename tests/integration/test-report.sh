@@ -429,7 +429,9 @@ got=$(ctr_top)
 	ok "container: the host's file at the container's path is another build: not used ($got)" ||
 	bad "container: without help: $got"
 got=$(ctr_top --symfs "$ctr")
-[[ $got == "c_leaf 0 0" ]] && ok "container: --symfs ROOT: c_leaf" || bad "container: --symfs: $got"
+# (the vDSO's saved copy, pmclog-format.md 11.15, is not under ROOT: LOG.vdso has its id)
+[[ $got == "c_leaf 0 1" ]] && ok "container: --symfs ROOT: c_leaf (the vDSO by build id beside the log)" ||
+	bad "container: --symfs: $got"
 bid=$(readelf -n "$ctr$tmp/app/prog" | sed -n 's/.*Build ID: //p')
 mkdir -p "$tmp/ctrdbg/.build-id/${bid:0:2}"
 cp "$ctr$tmp/app/prog" "$tmp/ctrdbg/.build-id/${bid:0:2}/${bid:2}.debug"

@@ -95,15 +95,32 @@ if [[ -x "$corpus/hwpmc-corpus-cxx" ]]; then
 else
 	echo "# no C++ compiler: the exceptions workload was not built"
 fi
-# The vDSO: its image beside the log (LOG.vdso) names the leaf; unwound through its CFI.
-corpus vdso vdso hwpmc-corpus-pie complete --alias "[vdso]=$tmp/vdso.pmclog.vdso" -- \
-	"$corpus/hwpmc-corpus-pie" vdso "$secs"
+# The vDSO, unwound through its CFI: its MAP_INs name the copy hwpmcd saved at start-up
+# (STATE/vdso/BUILDID/linux-vdso.so.1, pmclog-format.md 11.15), which check_chains.py
+# opens as pmcstat would, with no alias; the report names the leaf from it, and from
+# LOG.vdso (by the build id the MAP_IN is marked with) where that copy is not.
+corpus vdso vdso hwpmc-corpus-pie complete -- "$corpus/hwpmc-corpus-pie" vdso "$secs"
 if [[ -z "${UNWIND_TEST_ONLY:-}" || " $UNWIND_TEST_ONLY " == *" vdso "* ]]; then
-	"$hwpmc" report --top "$tmp/vdso.pmclog" > "$tmp/vdso.top" 2> "$tmp/vdso.report.err"
-	vtop=$(awk '$NF == "[vdso]" && $3 > 0 {print $4 " " $3; exit}' "$tmp/vdso.top")
-	vunk=$(grep -v '^#' "$tmp/vdso.top" | grep -c '\[unknown\]')
-	[[ -n $vtop && $vunk == 0 ]] && ok "vdso: hwpmc report names the vDSO's function ($vtop samples in [vdso]) and no [unknown]" ||
-		bad "vdso: report: '$vtop' in [vdso], $vunk [unknown] lines: $(head -20 "$tmp/vdso.top"; cat "$tmp/vdso.report.err")"
+	vpath=$(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("type") == "map-in" and r.get("path", "").endswith("/linux-vdso.so.1"):
+        print(r["path"]); break' "$tmp/vdso.json")
+	vid=$(readelf -n "$tmp/vdso.pmclog.vdso" 2> /dev/null | sed -n 's/.*Build ID: //p')
+	[[ -n $vpath && $vpath == "$tmp/state/vdso/$vid/linux-vdso.so.1" ]] && cmp -s "$vpath" "$tmp/vdso.pmclog.vdso" &&
+		[[ $(stat -c %a "$vpath") == 600 ]] &&
+		ok "vdso: the MAP_IN names the saved vDSO image (state/vdso/$vid/linux-vdso.so.1, 0600, the bytes of LOG.vdso)" ||
+		bad "vdso: MAP_IN path '$vpath', want $tmp/state/vdso/$vid/linux-vdso.so.1 (LOG.vdso's build id '$vid')"
+	for where in state beside; do
+		[[ $where == beside ]] && mv "$vpath" "$vpath.away"
+		"$hwpmc" report --top "$tmp/vdso.pmclog" > "$tmp/vdso.top" 2> "$tmp/vdso.report.err"
+		[[ $where == beside ]] && mv "$vpath.away" "$vpath"
+		vtop=$(awk '$NF == "linux-vdso.so.1" && $3 > 0 && $4 !~ /[+]0x/ {print $4 " " $3; exit}' "$tmp/vdso.top")
+		vunk=$(grep -v '^#' "$tmp/vdso.top" | grep -c '\[unknown\]')
+		[[ -n $vtop && $vunk == 0 ]] && ok "vdso: hwpmc report names the vDSO's function from the image $([[ $where == state ]] && echo "the MAP_IN names" || echo "beside the log, by build id") ($vtop samples) and no [unknown]" ||
+			bad "vdso ($where): report: '$vtop' in linux-vdso.so.1, $vunk [unknown] lines: $(head -20 "$tmp/vdso.top"; cat "$tmp/vdso.report.err")"
+	done
 fi
 # Samples on a ret after pop %rbp, the caller found through rbp (corpus-fp.c).
 corpus epilogue epilogue hwpmc-corpus-pie complete -- "$corpus/hwpmc-corpus-pie" epilogue "$secs"

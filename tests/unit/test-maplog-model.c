@@ -407,6 +407,54 @@ START_TEST(test_build_id)
 }
 END_TEST
 
+/*
+ * The vDSO named by hwpmcd's saved copy (pmclog-format.md 11.15): its MAP_IN has the
+ * path set, after the build id mark, once per log; without a path set, "[vdso]".
+ */
+START_TEST(test_vdso_path)
+{
+	static const uint8_t id[4] = { 0xde, 0xad, 0xbe, 0xef };
+	struct maplog *m;
+	struct rec r;
+
+	ck_assert_int_eq(maplog_vdso_set_path("relative/linux-vdso.so.1", id, 4), -EINVAL);
+	ck_assert_int_eq(maplog_vdso_set_path("/s/vdso/deadbeef/linux-vdso.so.1", id, 4), 0);
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops_bid, NULL, &m), 0);
+	r = mmap_rec(NOPID, 0x7f000000b000, 0x0, 5, 0, "[vdso]");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	expect((const char *[]){ "build_id deadbeef",
+				 "map_in 999999999 0x7f000000b000 /s/vdso/deadbeef/linux-vdso.so.1" },
+	       2);
+	/* Another process: the id was said for the path. */
+	ncalls = 0;
+	r.pid = r.tid = NOPID + 7;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	expect((const char *[]){ "map_in 1000000006 0x7f000000b000 /s/vdso/deadbeef/linux-vdso.so.1" },
+	       1);
+	/* A new log says it again. */
+	ncalls = 0;
+	ck_assert_int_eq(maplog__replay(m, 20), 0);
+	{
+		int i = 0;
+
+		while (i < ncalls && strcmp(calls[i], "build_id deadbeef") != 0)
+			i++;
+		ck_assert_int_lt(i + 1, ncalls);
+		ck_assert_int_eq(strncmp(calls[i + 1], "map_in ", 7), 0);
+		ck_assert_ptr_nonnull(strstr(calls[i + 1], " /s/vdso/deadbeef/linux-vdso.so.1"));
+	}
+	maplog__free(m);
+	ck_assert_int_eq(maplog_vdso_set_path(NULL, NULL, 0), 0);
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops_bid, NULL, &m), 0);
+	r = mmap_rec(NOPID, 0x7f000000b000, 0x0, 5, 0, "[vdso]");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	expect((const char *[]){ "map_in 999999999 0x7f000000b000 [vdso]" }, 1);
+	maplog__free(m);
+}
+END_TEST
+
 /* A storm of short-lived processes: the model stays small, slots are reused. */
 START_TEST(test_storm_forgets)
 {
@@ -1488,6 +1536,7 @@ int main(void)
 	tcase_add_test(tc, test_lifecycle);
 	tcase_add_test(tc, test_real_mapping);
 	tcase_add_test(tc, test_build_id);
+	tcase_add_test(tc, test_vdso_path);
 	tcase_add_test(tc, test_kernel_maps);
 	tcase_add_test(tc, test_storm_forgets);
 	tcase_add_test(tc, test_ranges);
