@@ -25,6 +25,16 @@
  * more than the 90 system calls saved.
  */
 #define TOOLS_LOG_READ_CHUNK (64u << 10)
+/*
+ * Beyond this share of its samples lost (pmclog-format.md 11.14), a recording and a
+ * report warn, with TOOLS_LOSS_ADVICE: one rule and one advice for both.
+ */
+#define TOOLS_LOSS_WARN 0.01
+#define TOOLS_LOSS_ADVICE                                                                  \
+	"sample less (a lower -F, a profile's cpu_budget_percent), give each CPU a larger " \
+	"ring (--ring-pages), or take smaller samples (--call-graph fp, or dwarf,BYTES "    \
+	"with fewer than 65528 bytes)"
+
 /* What `hwpmc record` writes and `hwpmc report` reads when given no path. */
 #define TOOLS_DEFAULT_LOG "hwpmc.pmclog"
 

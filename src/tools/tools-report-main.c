@@ -798,6 +798,7 @@ int tools_report_main(int argc, char **argv)
 		}
 	}
 	tools_report_warn_loss(&r);
+	tools_report_warn_unknown(&r);
 	if ((flame && write_output(&r, OPT_FLAME, flame, mode) < 0) ||
 	    (pprof && write_output(&r, OPT_PPROF, pprof, mode) < 0) ||
 	    (calltree && write_output(&r, OPT_CALLTREE, calltree, mode) < 0) ||

@@ -26,6 +26,7 @@
 #include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
 #include "tools-flame.h"
+#include "tools-int.h"
 #include "tools-report.h"
 
 
@@ -296,17 +297,39 @@ double tools_report_lost_share(const struct tools_report *r)
 	return all ? (double)r->lost_samples / (double)all : 0;
 }
 
-#define LOSS_ADVICE                                                                              \
-	"more than 1% of the samples were lost: the shares lean towards what ran when the "      \
-	"rings had room; sample less (a lower -F, a profile's cpu_budget_percent), give each "   \
-	"CPU a larger ring (--ring-pages), or take smaller samples (--call-graph fp)"
+#define LOSS_ADVICE                                                                         \
+	"more than 1% of the samples were lost: the shares lean towards what ran when the " \
+	"rings had room; " TOOLS_LOSS_ADVICE
 
 void tools_report_warn_loss(const struct tools_report *r)
 {
-	if (tools_report_lost_share(r) > TOOLS_REP_LOSS_WARN)
+	if (tools_report_lost_share(r) > TOOLS_LOSS_WARN)
 		log_warn("%s: %.1f%% of the samples were lost (%" PRIu64 " of %" PRIu64 "); %s",
 			 r->nfiles > 1 ? "these logs" : r->file, 100.0 * tools_report_lost_share(r),
 			 r->lost_samples, r->samples + r->lost_samples, LOSS_ADVICE);
+}
+
+/*
+ * Samples with an [unknown] frame: a frame-pointer chain that ran into code built
+ * without frame pointers (record's default for a whole machine; most distributions'
+ * code), or JIT code that no perf-PID.map names.
+ */
+#define UNKNOWN_ADVICE                                                                     \
+	"frame-pointer chains (hwpmc record's default with -a) end so in code built "       \
+	"without frame pointers, as most distributions' is: record with -g (--call-graph " \
+	"dwarf) for complete stacks; JIT code that no perf-PID.map names is [unknown] "      \
+	"too (--jit-maps)"
+
+double tools_report_unknown_share(const struct tools_report *r)
+{
+	return r->kept ? (double)r->unknown_samples / (double)r->kept : 0;
+}
+
+void tools_report_warn_unknown(const struct tools_report *r)
+{
+	if (tools_report_unknown_share(r) > TOOLS_REP_UNKNOWN_WARN)
+		log_warn("%s: %.1f%% of the samples have an [unknown] frame; " UNKNOWN_ADVICE,
+			 r->nfiles > 1 ? "these logs" : r->file, 100.0 * tools_report_unknown_share(r));
 }
 
 static void print_header_lines(struct tools_report *r, FILE *out);
@@ -399,8 +422,11 @@ static void print_header_lines(struct tools_report *r, FILE *out)
 			100.0 * tools_report_lost_share(r));
 	else
 		print_samples_short(r, out);
-	if (tools_report_lost_share(r) > TOOLS_REP_LOSS_WARN)
+	if (tools_report_lost_share(r) > TOOLS_LOSS_WARN)
 		fprintf(out, "# warning: %s\n", LOSS_ADVICE);
+	if (tools_report_unknown_share(r) > TOOLS_REP_UNKNOWN_WARN)
+		fprintf(out, "# warning: %.1f%% of the samples have an [unknown] frame: %s\n",
+			100.0 * tools_report_unknown_share(r), UNKNOWN_ADVICE);
 	if (r->o.verbose)
 		fprintf(out,
 			"# processes: %" PRIu64 " sampled, %zu in the log%s; images: %zu, %zu of them "
@@ -1029,6 +1055,8 @@ int tools_report_print_json(struct tools_report *r, FILE *out,
 		/* what the lost marks said (pmclog-format.md 11.14), and their share */
 		json_object_set_new(hdr, "lost_samples", json_integer((json_int_t)r->lost_samples));
 		json_object_set_new(hdr, "lost_percent", json_real(100.0 * tools_report_lost_share(r)));
+		/* kept samples with an [unknown] frame (the header warns beyond 5%) */
+		json_object_set_new(hdr, "samples_unknown", json_integer((json_int_t)r->unknown_samples));
 
 		for (size_t i = 0; i < r->nfiles; i++)
 			if (r->files[i].read)

@@ -528,6 +528,7 @@ struct sc_ent {
 	uint32_t npf;	 /* PCs counted for a function: pf[npf] */
 	uint32_t nloc;	 /* want_pcs: the locations of the PCs counted: locs[nloc] */
 	uint32_t pcs_kernel;
+	uint32_t unknown; /* a frame of it is [unknown] (in no mapping) */
 	/*
 	 * then: uint64_t pc[npc]; uint32_t ids[n + 2] (ids[n]: the process name, ids[n + 1]
 	 * its cgroup or 0); pf[npf]; locs[nloc]
@@ -583,6 +584,7 @@ static int sc_count(struct tools_report *r, struct sc_ent *x)
 		r->m->funcs[pf[j]].pcs += x->hits - 1; /* the first at its resolution */
 	if (n == 0)
 		return 0;
+	r->unknown_samples += x->unknown ? x->hits : 0;
 	r->sample_no++;
 	if ((uint32_t)r->sample_no == 0)
 		r->sample_no++, memset(r->stamp, 0, r->stamp_cap * sizeof(*r->stamp));
@@ -800,6 +802,8 @@ static struct sc_ent *sc_new(struct tools_report *r, const struct plog_record *c
 	x->npf = (uint32_t)npf;
 	x->nloc = (uint32_t)nloc;
 	x->pcs_kernel = kernel;
+	for (size_t i = 0; i < n && !x->unknown; i++)
+		x->unknown = r->chain[i] == r->m->unknown_func;
 	memcpy(sc_pcs(x), c->u.callchain.pc, x->npc * sizeof(uint64_t));
 	memcpy(sc_ids(x), r->chain, n * sizeof(uint32_t));
 	sc_ids(x)[n] = cf;

@@ -261,6 +261,7 @@ struct tools_report {
 	size_t focus_cap;
 	/* sample counts */
 	uint64_t samples, kept, filtered, no_frames, sampled_pids;
+	uint64_t unknown_samples; /* kept samples with an [unknown] frame (counted) */
 	uint64_t pcs, pcs_kernel;
 	/*
 	 * Samples alike (tools-report.c "Samples"): each distinct one of an epoch (a run
@@ -321,12 +322,16 @@ void tools_report_usage(FILE *out);
 size_t tools_report_print_header(struct tools_report *r, FILE *out, unsigned cols);
 /* The columns a header line fits unless -v (tools_report_print_header()). */
 #define TOOLS_REP_HEADER_COLS 100
-/* Beyond this share of lost samples (pmclog-format.md 11.14) a report warns. */
-#define TOOLS_REP_LOSS_WARN 0.01
 /* The share of the samples taken that were lost: lost marks / (samples + lost). */
 double tools_report_lost_share(const struct tools_report *r);
-/* A warning with advice when more than TOOLS_REP_LOSS_WARN of the samples were lost. */
+/* A warning with advice when more than TOOLS_LOSS_WARN (tools-int.h) of the samples were lost. */
 void tools_report_warn_loss(const struct tools_report *r);
+/* Beyond this share of samples with an [unknown] frame a report says why that may be. */
+#define TOOLS_REP_UNKNOWN_WARN 0.05
+/* That share: kept samples with a frame in no mapping, counted. */
+double tools_report_unknown_share(const struct tools_report *r);
+/* The warning, on stderr, when the share is beyond TOOLS_REP_UNKNOWN_WARN. */
+void tools_report_warn_unknown(const struct tools_report *r);
 /* One line naming the files read and the reported samples' span (for --folded, on stderr). */
 void tools_report_print_coverage(struct tools_report *r, FILE *out);
 void tools_report_print_top(struct tools_report *r, FILE *out,

@@ -548,6 +548,15 @@ want="$(sed -n 's/^samples //p' "$tmp/remap.want") [$(sed -n 's/^resolved //p' "
 got=$(field "$tmp/remap.json" "j['events'][0]['samples'], [t['self'] for t in j['events'][0]['top'] if t['function'] == 'c_leaf'], j['header']['pcs_unknown']")
 [[ $got == "$want" ]] && ok "one chain in no mapping, mapped, unmapped: resolved by the mappings of its time ($got)" ||
 	bad "remapped chain: got $got, want $want; $(head -3 "$tmp/err")"
+# Beyond 5% of samples with an [unknown] frame the report says why that may be (frame
+# pointers, JIT code) and what to do, on stderr and in the header; the JSON counts them.
+nunk=$(( $(sed -n 's/^samples //p' "$tmp/remap.want") - $(sed -n 's/^resolved //p' "$tmp/remap.want") ))
+got=$(field "$tmp/remap.json" "j['header']['samples_unknown']")
+hwpmc report --top "$tmp/remap.pmclog" > "$tmp/remap.top" 2> /dev/null
+[[ $got == "$nunk" ]] && grep "^hwpmc: warning: .*remap.pmclog: 66.7% of the samples have an \[unknown\] frame; frame-pointer chains .*record with -g (--call-graph dwarf).*--jit-maps" "$tmp/err" > /dev/null &&
+	grep "^# warning: 66.7% of the samples have an \[unknown\] frame: frame-pointer chains" "$tmp/remap.top" > /dev/null &&
+	ok "[unknown] frames in 66.7% of the samples: said with the advice to use -g, on stderr and in the header; JSON samples_unknown $got" ||
+	bad "[unknown] warning: samples_unknown $got (want $nunk), stderr: $(head -2 "$tmp/err"), header: $(grep -m1 warning "$tmp/remap.top")"
 
 # --gprof: two images of one base name get NAME.gmon and NAME.2.gmon, each its own
 # samples (gprof reads them: self samples as "seconds" at 1/s).

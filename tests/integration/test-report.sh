@@ -53,6 +53,15 @@ got=$(sed -n '/^@ /,$p' "$tmp/graph.txt" | grep -v '^@\|^$' | head -5 | awk '{ p
 lead=$(sed -n '/^@ /,$p' "$tmp/graph.txt" | grep -v '^@\|^$' | sed -n 2p | sed 's/[^ ].*//' | wc -c)
 [[ $lead -gt 1 ]] && ok "--callgraph: callers are indented" || bad "--callgraph: no indentation"
 
+# The default call graph of a command is dwarf (bench/callgraph-default-bench.sh): the
+# same chain recorded with no -g is complete, and no warning about [unknown] frames.
+rec "$tmp/dflt.pmclog" -F 999 -- "$corpus/hwpmc-corpus-pie" chain 1
+report --callgraph --comm $comm "$tmp/dflt.pmclog" > "$tmp/dflt.txt" 2> "$tmp/dflt.err"
+got=$(sed -n '/^@ /,$p' "$tmp/dflt.txt" | grep -v '^@\|^$' | head -5 | awk '{ print $3 }' | tr '\n' ' ')
+[[ "$got" == "c_leaf c_inner c_middle c_outer main " ]] && ! grep "warning.*\[unknown\] frame" "$tmp/dflt.err" "$tmp/dflt.txt" > /dev/null &&
+	ok "record with no -g: a command's stacks are unwound (dwarf): c_leaf < c_inner < c_middle < c_outer < main" ||
+	bad "record with no -g: '$got' $(grep -h "warning.*\[unknown\] frame" "$tmp/dflt.err" "$tmp/dflt.txt" | head -2)"
+
 report --json --comm $comm "$chain" > "$tmp/chain.json"
 reported=$(field "$tmp/chain.json" "j['header']['reported']")
 want=$(python3 -c "
