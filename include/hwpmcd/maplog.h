@@ -127,6 +127,8 @@ struct maplog_stats {
 	uint64_t scan_refused;	 /* processes in scope that ops->may_scan kept out of the log */
 	uint64_t path_too_long;	 /* MAP_IN skipped: path of 1024 bytes or more */
 	uint64_t anon_exec;	 /* executable anonymous/JIT/memfd mappings: no MAP_IN */
+	uint64_t remapped;	 /* MAP_INs of a file's second placement (remapped code) */
+	uint64_t remap_overlap;	 /* ... not written: it would meet another object's ranges */
 	uint64_t tracked;	 /* processes in the model now (exited ones are forgotten) */
 	uint64_t unvouched;	 /* gated: samples whose process the model could not vouch for */
 	uint64_t path_bytes;	 /* interned paths now (compacted: about the live ones) */

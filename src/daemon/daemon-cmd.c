@@ -238,6 +238,8 @@ json_t *session_json(struct session *s)
 						    json_integer((json_int_t)ws->records[t]));
 		json_object_set_new(st, "elf_fallback", json_integer((json_int_t)ms->elf_fallback));
 		json_object_set_new(st, "anon_exec", json_integer((json_int_t)ms->anon_exec));
+		json_object_set_new(st, "remapped", json_integer((json_int_t)ms->remapped));
+		json_object_set_new(st, "remap_overlap", json_integer((json_int_t)ms->remap_overlap));
 		json_object_set_new(st, "path_too_long",
 				    json_integer((json_int_t)ms->path_too_long));
 		json_object_set_new(st, "scan_refused", json_integer((json_int_t)ms->scan_refused));

@@ -54,9 +54,17 @@
  */
 #define X86_64_LINK_STEXT 0xffffffff81000000ull
 
+/*
+ * An object of a process with a MAP_IN in the log, at pl_start @pl (0: not known, as
+ * for a path too long or a file that could not be read); @extra: a placement beyond
+ * its first, a mapping of the file elsewhere that the first does not explain (see
+ * remap_live()).
+ */
 struct maplog_obj {
 	uint64_t dev;
 	uint64_t inode;
+	uint64_t pl;
+	bool extra;
 };
 
 #define SLOT_EMPTY 0
@@ -106,6 +114,9 @@ struct maplog_plcache {
 	uint64_t dev, inode, pgoff;
 	uint64_t k; /* addr - pl_start */
 	bool used;
+	/* the executable sections as linked, and V: a reader's range is exec + pl - v */
+	bool has_exec;
+	uint64_t exec_lo, exec_hi, v;
 	uint8_t build_id_len; /* 0: none */
 	uint8_t build_id[MAPLOG_BUILD_ID_MAX];
 };
@@ -435,7 +446,8 @@ static bool obj_known(const struct maplog_proc *p, uint64_t dev, uint64_t inode)
 	return false;
 }
 
-static int obj_add(struct maplog_proc *p, uint64_t dev, uint64_t inode)
+static int obj_add_at(struct maplog_proc *p, uint64_t dev, uint64_t inode, uint64_t pl,
+		      bool extra)
 {
 	if (p->nobjs == p->capobjs) {
 		size_t ncap = p->capobjs ? 2 * p->capobjs : 16;
@@ -448,8 +460,25 @@ static int obj_add(struct maplog_proc *p, uint64_t dev, uint64_t inode)
 	}
 	p->objs[p->nobjs].dev = dev;
 	p->objs[p->nobjs].inode = inode;
+	p->objs[p->nobjs].pl = pl;
+	p->objs[p->nobjs].extra = extra;
 	p->nobjs++;
 	return 0;
+}
+
+static int obj_add(struct maplog_proc *p, uint64_t dev, uint64_t inode)
+{
+	return obj_add_at(p, dev, inode, 0, false);
+}
+
+/* The entry of the object's placement at @pl, or NULL. */
+static struct maplog_obj *obj_placed(struct maplog_proc *p, uint64_t dev, uint64_t inode,
+				     uint64_t pl)
+{
+	for (size_t i = 0; i < p->nobjs; i++)
+		if (p->objs[i].dev == dev && p->objs[i].inode == inode && p->objs[i].pl == pl)
+			return &p->objs[i];
+	return NULL;
 }
 
 static size_t str_hash(const char *path)
@@ -1016,22 +1045,27 @@ static uint64_t compute_pl_start(struct maplog *m, int32_t pid, uint64_t start, 
 	fd = maplog_open_mapped(pid, start, end, path, dev, inode, NULL);
 	if (fd >= 0) {
 		r = maplog_elf_pl_start(fd, start, pgoff, m->pagesize, true, &pl, &bias);
-		/* The build id only if the log wants it: one more read of the headers. */
-		if (r == 0 && m->ops->build_id && maplog_elf_info_fd(fd, &info) == 0 &&
-		    info.build_id_len <= MAPLOG_BUILD_ID_MAX) {
-			c->build_id_len = (uint8_t)info.build_id_len;
-			memcpy(c->build_id, info.build_id, info.build_id_len);
-		} else {
-			c->build_id_len = 0;
+		/* The build id and the executable sections: one more read of the headers. */
+		c->build_id_len = 0;
+		c->has_exec = false;
+		if (r == 0 && maplog_elf_info_fd(fd, &info) == 0) {
+			if (m->ops->build_id && info.build_id_len <= MAPLOG_BUILD_ID_MAX) {
+				c->build_id_len = (uint8_t)info.build_id_len;
+				memcpy(c->build_id, info.build_id, info.build_id_len);
+			}
+			c->has_exec = info.has_exec_section && info.exec_start < info.exec_end;
+			c->exec_lo = info.exec_start;
+			c->exec_hi = info.exec_end;
+			c->v = pl - bias;
 		}
 		close(fd);
 	}
 	if (r < 0) {
 		/*
 		 * Without the file: the start of this, the object's first executable
-		 * mapping, which is what the rule gives whenever p_align is the page size.
+		 * mapping, which is what the rule gives whenever p_align is the page size
+		 * (the callers that write it count it: stats.elf_fallback).
 		 */
-		m->stats.elf_fallback++;
 		return start;
 	}
 	c->used = true;
@@ -1083,6 +1117,162 @@ static int vdso_map_in(struct maplog *m, uint64_t time, int32_t pid, uint64_t pl
 	c.build_id_len = (uint8_t)idlen;
 	memcpy(c.build_id, id, idlen);
 	return file_map_in(m, time, pid, pl, path, &c);
+}
+
+/*
+ * Remapped code.  A file can be mapped executable a second time elsewhere, at a file
+ * offset its own layout puts at another address: node maps the builtins embedded in
+ * /usr/bin/node again inside V8's code range.  pl_start by the rule (11.5) of such a
+ * mapping differs from the object's first, so it is a placement of its own: a MAP_IN
+ * at its pl_start, after which a reader holds the image's executable sections placed
+ * there, most of which the mapping does not map (JIT code lies around it).  Those
+ * parts, the placement's ghost, get MAP_OUTs (a reader removes, trims or splits
+ * ranges there), so that only what the file maps there resolves into it.  A
+ * placement whose range would meet another object with a MAP_IN is not written
+ * (stats.remap_overlap): readers would lose that object's ranges.
+ */
+
+/* The range a reader gives the object of @c placed at @pl: its executable sections. */
+static bool reader_range(const struct maplog_plcache *c, uint64_t pl, uint64_t *ret_lo,
+			 uint64_t *ret_hi)
+{
+	if (!c || !c->has_exec)
+		return false;
+	*ret_lo = c->exec_lo + pl - c->v;
+	*ret_hi = c->exec_hi + pl - c->v;
+	return *ret_lo < *ret_hi;
+}
+
+/* pl_start of range @y of @p by the rule (without the file: its start). */
+static uint64_t range_pl(struct maplog *m, const struct maplog_proc *p, const struct maplog_map *y,
+			 const struct maplog_plcache **ret_c)
+{
+	return compute_pl_start(m, p->pid, y->start, y->end, y->pgoff, y->path, y->dev, y->inode,
+				ret_c);
+}
+
+/*
+ * Whether a range of @r (@n) with a MAP_IN meets [lo, hi), other than those of the
+ * placement at @pl of object (@dev, @inode) itself (another placement of the same
+ * file counts: its ranges must not be cut either).
+ */
+static bool others_meet(struct maplog *m, const struct maplog_proc *p, const struct maplog_map *r,
+			size_t n, uint64_t dev, uint64_t inode, uint64_t pl, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct maplog_map *y = &r[i];
+		const struct maplog_plcache *c;
+
+		if (!has_map_in(y->path) || y->start >= hi || lo >= y->end)
+			continue;
+		if (y->dev == dev && y->inode == inode && strcmp(y->path, "[vdso]") != 0 &&
+		    range_pl(m, p, y, &c) == pl && c)
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The MAP_OUTs of the ghost of the placement at @pl of object (@dev, @inode): what
+ * its reader range [lo, hi) holds that none of its ranges in @r (@n, sorted by start)
+ * with that pl_start maps.
+ */
+static int trim_ghost(struct maplog *m, uint64_t time, const struct maplog_proc *p,
+		      const struct maplog_map *r, size_t n, uint64_t dev, uint64_t inode,
+		      uint64_t pl, uint64_t lo, uint64_t hi)
+{
+	uint64_t cur = lo;
+	int e;
+
+	for (size_t i = 0; i < n && cur < hi; i++) {
+		const struct maplog_map *y = &r[i];
+		const struct maplog_plcache *c;
+
+		if (y->dev != dev || y->inode != inode || y->end <= cur || y->start >= hi ||
+		    strcmp(y->path, "[vdso]") == 0 || range_pl(m, p, y, &c) != pl || !c)
+			continue;
+		if (y->start > cur) {
+			if ((e = m->ops->map_out(m->ctx, time, p->pid, cur, y->start)) < 0)
+				return e;
+			m->stats.map_out++;
+		}
+		cur = y->end;
+	}
+	if (cur < hi) {
+		if ((e = m->ops->map_out(m->ctx, time, p->pid, cur, hi)) < 0)
+			return e;
+		m->stats.map_out++;
+	}
+	return 0;
+}
+
+/*
+ * Range @x of @p, of an object with a MAP_IN in this log, written as a placement of
+ * its own if its pl_start is not that of one of @earlier (@nearlier: the object's
+ * ranges written before in this pass): MAP_IN and ghost (@r, @n: the ranges being
+ * written, sorted by start).  1 if written, 0 if not, or -errno.
+ */
+static int place_more(struct maplog *m, uint64_t time, struct maplog_proc *p,
+		      const struct maplog_map *x, const struct maplog_map *const *earlier,
+		      size_t nearlier, const struct maplog_map *r, size_t n)
+{
+	const struct maplog_plcache *c, *c2;
+	uint64_t pl, lo, hi;
+	int e;
+
+	if (strcmp(x->path, "[vdso]") == 0 || !is_announced_path(x->path))
+		return 0;
+	pl = range_pl(m, p, x, &c);
+	if (!reader_range(c, pl, &lo, &hi))
+		return 0;
+	for (size_t i = 0; i < nearlier; i++)
+		if (range_pl(m, p, earlier[i], &c2) == pl)
+			return 0; /* a placement written in this pass */
+	if (others_meet(m, p, r, n, x->dev, x->inode, pl, lo, hi)) {
+		m->stats.remap_overlap++;
+		return 0;
+	}
+	if ((e = file_map_in(m, time, p->pid, pl, x->path, c)) < 0)
+		return e;
+	m->stats.map_in++;
+	m->stats.remapped++;
+	e = trim_ghost(m, time, p, r, n, x->dev, x->inode, pl, lo, hi);
+	return e < 0 ? e : 1;
+}
+
+/*
+ * A new range of an object @p has a MAP_IN of: a placement of its own if the object's
+ * first does not explain it (and again if it adds to one such, whose ghost then
+ * shrinks).  0 or -errno.
+ */
+static int remap_live(struct maplog *m, uint64_t time, struct maplog_proc *p,
+		      const struct maplog_map *x)
+{
+	const struct maplog_plcache *c;
+	struct maplog_obj *o;
+	uint64_t pl, lo, hi;
+	int e;
+
+	if (!is_announced_path(x->path))
+		return 0;
+	pl = range_pl(m, p, x, &c);
+	if (!reader_range(c, pl, &lo, &hi))
+		return 0;
+	o = obj_placed(p, x->dev, x->inode, pl);
+	if (o && !o->extra)
+		return 0; /* the object's first placement: explained */
+	if (others_meet(m, p, p->maps, p->nmaps, x->dev, x->inode, pl, lo, hi)) {
+		m->stats.remap_overlap++;
+		return 0;
+	}
+	if ((e = file_map_in(m, time, p->pid, pl, x->path, c)) < 0)
+		return e;
+	m->stats.map_in++;
+	m->stats.remapped++;
+	if ((e = trim_ghost(m, time, p, p->maps, p->nmaps, x->dev, x->inode, pl, lo, hi)) < 0)
+		return e;
+	return o ? 0 : obj_add_at(p, x->dev, x->inode, pl, true);
 }
 
 /* Strip " (deleted)" (11.6): the file is identified by device and inode anyway. */
@@ -1155,8 +1345,12 @@ static int note_mapping(struct maplog *m, uint64_t time, int32_t pid, uint64_t s
 		m->stats.anon_exec++;
 		return 0;
 	}
-	if (obj_known(p, dev, inode))
-		return 0;
+	if (obj_known(p, dev, inode)) {
+		struct maplog_map x = { .start = start, .end = end, .pgoff = pgoff, .dev = dev,
+					.inode = inode, .path = path, .pid = pid, .time = time };
+
+		return remap_live(m, time, p, &x);
+	}
 	if (!is_announced_path(path)) {
 		m->stats.path_too_long++;
 		return obj_add(p, dev, inode);
@@ -1166,7 +1360,8 @@ static int note_mapping(struct maplog *m, uint64_t time, int32_t pid, uint64_t s
 	if (r < 0)
 		return r;
 	m->stats.map_in++;
-	return obj_add(p, dev, inode);
+	m->stats.elf_fallback += !pc;
+	return obj_add_at(p, dev, inode, pc ? pl : 0, false);
 }
 
 /* replay(): the order of a process's ranges by object, then address. */
@@ -1201,14 +1396,23 @@ static int replay_ranges(struct maplog *m, uint64_t time, struct maplog_proc *p,
 	/* A process without mappings has no refs array at all (qsort must not see NULL). */
 	if (k > 1)
 		qsort(refs, k, sizeof(*refs), replay_cmp);
-	for (size_t i = 0; i < k; i++) {
+	for (size_t i = 0, first = 0; i < k; i++) {
 		const struct maplog_map *x = refs[i].m;
 		const struct maplog_plcache *pc = NULL;
-		uint64_t pl;
+		uint64_t pl, lo, hi;
 
-		if (i && refs[i - 1].m->dev == x->dev && refs[i - 1].m->inode == x->inode &&
-		    refs[i - 1].m->path == x->path)
+		if (i && same_obj(refs[i - 1].m, x)) {
+			/* Another placement of the object (remapped code), if it is one. */
+			const struct maplog_map *earlier[64];
+			size_t ne = 0;
+
+			for (size_t j = first; j < i && ne < 64; j++)
+				earlier[ne++] = refs[j].m;
+			if ((e = place_more(m, time, p, x, earlier, ne, r, n)) < 0)
+				return e;
 			continue;
+		}
+		first = i;
 		if (strcmp(x->path, "[vdso]") == 0) {
 			if (*vdso)
 				continue;
@@ -1219,6 +1423,14 @@ static int replay_ranges(struct maplog *m, uint64_t time, struct maplog_proc *p,
 					      x->inode, &pc);
 			e = pc ? file_map_in(m, time, p->pid, pl, x->path, pc)
 			       : m->ops->map_in(m->ctx, time, p->pid, pl, x->path);
+			m->stats.elf_fallback += !pc;
+			/*
+			 * Every range of the process is known here: the first placement's
+			 * ghost too (remapped code at a lower address than the file's own).
+			 */
+			if (e == 0 && reader_range(pc, pl, &lo, &hi) &&
+			    !others_meet(m, p, r, n, x->dev, x->inode, pl, lo, hi))
+				e = trim_ghost(m, time, p, r, n, x->dev, x->inode, pl, lo, hi);
 		}
 		if (e < 0)
 			return e;
@@ -1963,6 +2175,18 @@ static int record_gated(struct maplog *m, const struct rec *rec)
 	}
 }
 
+/* Gated: whether range @x of a shown object is a placement of it the log lacks. */
+static bool unplaced(struct maplog *m, struct maplog_proc *p, const struct maplog_map *x)
+{
+	const struct maplog_plcache *c;
+	uint64_t pl, lo, hi;
+
+	if (strcmp(x->path, "[vdso]") == 0 || !is_announced_path(x->path))
+		return false;
+	pl = range_pl(m, p, x, &c);
+	return reader_range(c, pl, &lo, &hi) && !obj_placed(p, x->dev, x->inode, pl);
+}
+
 /*
  * Gated: write what the log may show of @p as of @taken, at @at: the MAP_IN of
  * each object not shown yet, at its lowest range mapped by then (a range mapped
@@ -1989,17 +2213,37 @@ static int publish(struct maplog *m, struct maplog_proc *p, uint64_t taken, uint
 			continue;
 		if (x->time > taken)
 			later = true;
-		else if (!shown_obj(p, x))
+		else if (!shown_obj(p, x) || unplaced(m, p, x))
 			refs[k++].m = x;
 	}
 	if (k > 1)
 		qsort(refs, k, sizeof(*refs), replay_cmp);
-	for (size_t i = 0; i < k && e == 0; i++) {
+	for (size_t i = 0, first = 0; i < k && e == 0; i++) {
 		const struct maplog_map *x = refs[i].m;
+		bool same = i && same_obj(refs[i - 1].m, x);
 		uint64_t pl;
 
-		if (i && refs[i - 1].m->dev == x->dev && refs[i - 1].m->inode == x->inode &&
-		    refs[i - 1].m->path == x->path)
+		if (!same)
+			first = i;
+		if ((same || obj_known(p, x->dev, x->inode)) && strcmp(x->path, "[vdso]") != 0) {
+			/* Another placement of a file (remapped code), if it is one. */
+			const struct maplog_map *earlier[64];
+			const struct maplog_plcache *c;
+			size_t ne = 0;
+
+			if (!is_announced_path(x->path))
+				continue;
+			pl = range_pl(m, p, x, &c);
+			if (c && obj_placed(p, x->dev, x->inode, pl))
+				continue;
+			for (size_t j = first; j < i && ne < 64; j++)
+				earlier[ne++] = refs[j].m;
+			e = place_more(m, at, p, x, earlier, ne, p->maps, p->nmaps);
+			if (e > 0)
+				e = obj_add_at(p, x->dev, x->inode, pl, true);
+			continue;
+		}
+		if (same)
 			continue;
 		if (strcmp(x->path, "[vdso]") == 0) {
 			if (p->vdso_announced)
@@ -2016,8 +2260,9 @@ static int publish(struct maplog *m, struct maplog_proc *p, uint64_t taken, uint
 			pl = compute_pl_start(m, p->pid, x->start, x->end, x->pgoff, x->path, x->dev,
 					      x->inode, &pc);
 			e = file_map_in(m, at, p->pid, pl, x->path, pc);
+			m->stats.elf_fallback += !pc;
 			if (e == 0)
-				e = obj_add(p, x->dev, x->inode);
+				e = obj_add_at(p, x->dev, x->inode, pc ? pl : 0, false);
 		}
 		if (e == 0)
 			m->stats.map_in++;
@@ -2165,7 +2410,9 @@ int maplog__record(struct maplog *m, const struct rec *rec)
 			if (parent) {
 				p->vdso_announced = parent->vdso_announced; /* PROCFORK copies it */
 				for (size_t i = 0; i < parent->nobjs; i++) {
-					r = obj_add(p, parent->objs[i].dev, parent->objs[i].inode);
+					const struct maplog_obj *o = &parent->objs[i];
+
+					r = obj_add_at(p, o->dev, o->inode, o->pl, o->extra);
 					if (r < 0)
 						return r;
 				}

@@ -330,10 +330,11 @@ bool unwind_image_bias(const struct unwind_image *img, const struct maplog_map *
 {
 	const struct unwind_load *seg = NULL;
 
-	if (img->e_type == ET_EXEC) {
-		*ret_bias = 0;
-		return true;
-	}
+	/*
+	 * An ET_EXEC is loaded at its link address (bias 0), which the rule below gives
+	 * too; but its code can be mapped a second time elsewhere (remapped code, as node
+	 * maps its builtins), and that mapping has a bias of its own.
+	 */
 	/*
 	 * The mapping starts at the page that holds the start of some PT_LOAD's file
 	 * bytes, or inside them; p_vaddr - p_offset is a multiple of the page size,
@@ -360,8 +361,10 @@ bool unwind_image_bias(const struct unwind_image *img, const struct maplog_map *
 				seg = l;
 		}
 	}
-	if (!seg)
-		return false;
+	if (!seg) {
+		*ret_bias = 0;
+		return img->e_type == ET_EXEC;
+	}
 	*ret_bias = m->start - m->pgoff - (seg->vaddr - seg->offset);
 	return true;
 }

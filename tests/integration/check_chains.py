@@ -97,6 +97,9 @@ WORKLOADS = {
     "epilogue": {"full": [suffixes("ep_leaf ep_outer main")], "ret_leaf": "ep_leaf"},
     # 10.6 KB of frames between main and the leaf: complete with the default snapshot.
     "bigframe": {"full": [suffixes("bf_leaf bf_mid bf_outer main")]},
+    # r_leaf runs from a second mapping of the program's file (as node's builtins): its
+    # own MAP_IN places it, and MAP_OUTs leave the rest of that placement unmapped.
+    "remap": {"full": [suffixes("r_leaf r_outer main")]},
 }
 # Process start and exit: the loader, libc's and libstdc++'s start and exit code, the
 # vDSO (clock reads of start-up code), and the start and exit stubs of every program.

@@ -122,6 +122,21 @@ for l in open(sys.argv[1]):
 			bad "vdso ($where): report: '$vtop' in linux-vdso.so.1, $vunk [unknown] lines: $(head -20 "$tmp/vdso.top"; cat "$tmp/vdso.report.err")"
 	done
 fi
+# Code run from a second mapping of the program's file (node's builtins): its own MAP_IN
+# and the MAP_OUTs of the rest of that placement let check_chains.py (pmcstat's rules)
+# and the report name r_leaf there; none of its samples is [unknown].
+for kind in pie nopie static; do
+	corpus "remap-$kind" remap "hwpmc-corpus-$kind" complete -- "$corpus/hwpmc-corpus-$kind" remap "$secs"
+	if [[ -z "${UNWIND_TEST_ONLY:-}" || " $UNWIND_TEST_ONLY " == *" remap-$kind "* ]]; then
+		"$hwpmc" report --top "$tmp/remap-$kind.pmclog" > "$tmp/remap.top" 2> "$tmp/remap.err"
+		rl=$(awk '$4 == "r_leaf" {print $3; exit}' "$tmp/remap.top")
+		runk=$(grep -v '^#' "$tmp/remap.top" | grep -c '\[unknown\]')
+		nin=$(grep -c "\"type\":\"map-in\".*hwpmc-corpus-$kind\"" "$tmp/remap-$kind.json")
+		[[ -n $rl && $rl -gt 0 && $runk == 0 && $nin -ge 2 ]] &&
+			ok "remap-$kind: the report names r_leaf in the second mapping ($rl samples; $nin MAP_INs of the program) and no [unknown]" ||
+			bad "remap-$kind: r_leaf '$rl', $runk [unknown] lines, $nin MAP_INs of the program: $(head -20 "$tmp/remap.top"; cat "$tmp/remap.err")"
+	fi
+done
 # Samples on a ret after pop %rbp, the caller found through rbp (corpus-fp.c).
 corpus epilogue epilogue hwpmc-corpus-pie complete -- "$corpus/hwpmc-corpus-pie" epilogue "$secs"
 # Frames of 5.5 and 5 KB (sqlite3's shell, bzip2): complete with the default snapshot.

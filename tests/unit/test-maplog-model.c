@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -452,6 +453,113 @@ START_TEST(test_vdso_path)
 	ck_assert_int_eq(maplog__record(m, &r), 0);
 	expect((const char *[]){ "map_in 999999999 0x7f000000b000 [vdso]" }, 1);
 	maplog__free(m);
+}
+END_TEST
+
+/*
+ * Remapped code (issue 33, item 5): a page of this program's text mapped a second
+ * time elsewhere, as node maps its builtins again, is a placement of its own: a
+ * MAP_IN at its pl_start and MAP_OUTs of the rest of the image's executable
+ * sections placed there; a third placement whose range would meet another object
+ * is not written; a new log (replay) writes both placements again.
+ */
+START_TEST(test_remap)
+{
+	struct maplog *m;
+	char self[4096], want[4200];
+	unsigned long long lo = 0, start = 0, off = 0, ino = 0;
+	unsigned maj = 0, min = 0;
+	struct maplog_elf_info info;
+	uint64_t pl1, pl2, lo2, hi2, v, page = (uint64_t)sysconf(_SC_PAGESIZE);
+	void *res, *a2, *a3;
+	struct rec r;
+	int fd, nin = 0, nout = 0;
+
+	self_exec_mapping(self, &lo, &start, &off, &maj, &min, &ino);
+	fd = open(self, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(maplog_elf_info_fd(fd, &info), 0);
+	ck_assert(info.has_exec_section);
+	ck_assert_int_eq(maplog_elf_pl_start(fd, start, off, page, true, &pl1, &v), 0);
+	v = pl1 - v; /* V = pl_start - bias */
+	/*
+	 * One page of the text, the one after the mapping's first, mapped again twice
+	 * elsewhere, 32 MiB apart in a reservation (the image's text is far smaller, so
+	 * neither placement's range reaches the other).
+	 */
+	res = mmap(NULL, (size_t)64 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		   -1, 0);
+	ck_assert(res != MAP_FAILED);
+	a2 = mmap((char *)res + (16 << 20), page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd,
+		  (off_t)(off + page));
+	a3 = mmap((char *)res + (48 << 20), page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd,
+		  (off_t)(off + page));
+	ck_assert(a2 != MAP_FAILED && a3 != MAP_FAILED);
+	close(fd);
+	pl2 = (uint64_t)(uintptr_t)a2 - (off + page - off) - (start - pl1);
+	lo2 = info.exec_start + pl2 - v;
+	hi2 = info.exec_end + pl2 - v;
+
+	ncalls = 0;
+	ck_assert_int_eq(maplog__new(&ops, NULL, &m), 0);
+	r = mmap_rec((uint32_t)getpid(), start, off, 5, ino, self);
+	r.u.mmap.dev_major = maj;
+	r.u.mmap.dev_minor = min;
+	r.u.mmap.len = page;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_int_eq(ncalls, 1);
+	snprintf(want, sizeof(want), "map_in %d 0x%" PRIx64 " %s", getpid(), pl1, self);
+	ck_assert_str_eq(calls[0], want);
+	/* The second placement: its MAP_IN, then its ghost on both sides of the page. */
+	ncalls = 0;
+	r.u.mmap.addr = (uint64_t)(uintptr_t)a2;
+	r.u.mmap.pgoff = off + page;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	snprintf(want, sizeof(want), "map_in %d 0x%" PRIx64 " %s", getpid(), pl2, self);
+	ck_assert_int_ge(ncalls, 2);
+	ck_assert_str_eq(calls[0], want);
+	if (lo2 < (uint64_t)(uintptr_t)a2) {
+		snprintf(want, sizeof(want), "map_out %d 0x%" PRIx64 " 0x%" PRIx64, getpid(), lo2,
+			 (uint64_t)(uintptr_t)a2);
+		ck_assert_str_eq(calls[1], want);
+	}
+	snprintf(want, sizeof(want), "map_out %d 0x%" PRIx64 " 0x%" PRIx64, getpid(),
+		 (uint64_t)(uintptr_t)a2 + page, hi2);
+	ck_assert_str_eq(calls[ncalls - 1], want);
+	ck_assert_uint_eq(maplog__stats(m)->remapped, 1);
+	/* A range of that placement again: written again, its ghost from all its ranges. */
+	nin = ncalls;
+	ncalls = 0;
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_int_eq(ncalls, nin);
+	snprintf(want, sizeof(want), "map_in %d 0x%" PRIx64 " %s", getpid(), pl2, self);
+	ck_assert_str_eq(calls[0], want);
+	nin = 0;
+	/* A third placement whose range would cover another object's mapping: not written. */
+	r = mmap_rec((uint32_t)getpid(), (uint64_t)(uintptr_t)a3 + page, 0, 5, 4242,
+		     "/nonexistent/other.so");
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ncalls = 0;
+	r = mmap_rec((uint32_t)getpid(), (uint64_t)(uintptr_t)a3, off + page, 5, ino, self);
+	r.u.mmap.dev_major = maj;
+	r.u.mmap.dev_minor = min;
+	r.u.mmap.len = page;
+	/* (its range reaches past the page: the text goes on past link address off + 2 pages + d) */
+	ck_assert_uint_gt(info.exec_end, off + 2 * page + (start - off + v - pl1));
+	ck_assert_int_eq(maplog__record(m, &r), 0);
+	ck_assert_int_eq(ncalls, 0);
+	ck_assert_uint_eq(maplog__stats(m)->remap_overlap, 1);
+	/* A new log: the object's placements again, the first and the second. */
+	ncalls = 0;
+	ck_assert_int_eq(maplog__replay(m, 20), 0);
+	for (int i = 0; i < ncalls; i++) {
+		nin += strncmp(calls[i], "map_in ", 7) == 0 && strstr(calls[i], self) != NULL;
+		nout += strncmp(calls[i], "map_out ", 8) == 0;
+	}
+	ck_assert_int_eq(nin, 2);
+	ck_assert_int_ge(nout, 1);
+	maplog__free(m);
+	munmap(res, (size_t)64 << 20);
 }
 END_TEST
 
@@ -1537,6 +1645,7 @@ int main(void)
 	tcase_add_test(tc, test_real_mapping);
 	tcase_add_test(tc, test_build_id);
 	tcase_add_test(tc, test_vdso_path);
+	tcase_add_test(tc, test_remap);
 	tcase_add_test(tc, test_kernel_maps);
 	tcase_add_test(tc, test_storm_forgets);
 	tcase_add_test(tc, test_ranges);

@@ -18,6 +18,9 @@
  *   bigframe   main -> bf_outer (5.5 KB frame) -> bf_mid (5 KB frame) -> bf_leaf: a
  *              stack deeper than 8 KiB, as sqlite3's shell (5.5 KB) and bzip2 (5 KB)
  *              have; complete with the default snapshot
+ *   remap      main -> r_outer -> r_leaf run from a second mapping of the program's
+ *              file, in the middle of a 64 MiB reservation (as node maps its embedded
+ *              builtins again inside V8's code range)
  *
  * IMPLEMENTATION NOTES
  *   Built -O2 -fomit-frame-pointer -fno-optimize-sibling-calls: frame pointers
@@ -29,11 +32,13 @@
  *   read between rounds of about a millisecond.  The static build (-DCORPUS_STATIC)
  *   has no shlib and dlopen modes.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -227,6 +232,54 @@ NOINL static int storm_loop(const char *self, int n)
 	return failed != 0;
 }
 
+/* Code that runs anywhere: its argument, registers and immediates only. */
+NOINL static uint64_t r_leaf(uint64_t n)
+{
+	uint64_t x = n;
+
+	for (uint64_t i = 0; i < n; i++)
+		x ^= x * 6364136223846793005ull + i;
+	return x;
+}
+NOINL static int r_outer(double seconds)
+{
+	uintptr_t at = (uintptr_t)r_leaf, page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = 0;
+	unsigned long long s, e, off = 0;
+	char line[4200], perms[8];
+	uint64_t (*copy)(uint64_t);
+	FILE *f = fopen("/proc/self/maps", "re");
+	double end;
+	void *res, *m;
+	int fd;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %7s %llx", &s, &e, perms, &off) == 4 && s <= at && at < e) {
+			lo = (uintptr_t)s;
+			break;
+		}
+	if (f)
+		fclose(f);
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	res = mmap(NULL, (size_t)64 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!lo || fd < 0 || res == MAP_FAILED) {
+		fprintf(stderr, "hwpmc-corpus: remap: no mapping of r_leaf, no file or no room\n");
+		return 1;
+	}
+	/* The two pages from r_leaf's, 32 MiB into the reservation. */
+	m = mmap((char *)res + (32 << 20), 2 * page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED,
+		 fd, (off_t)(off + ((at & ~(page - 1)) - lo)));
+	close(fd);
+	if (m == MAP_FAILED) {
+		fprintf(stderr, "hwpmc-corpus: remap: mmap failed\n");
+		return 1;
+	}
+	copy = (uint64_t (*)(uint64_t))((char *)m + (at & (page - 1)));
+	end = now() + seconds;
+	while (now() < end)
+		sink += copy(ROUND);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "chain";
@@ -270,11 +323,14 @@ int main(int argc, char **argv)
 		ep_outer(seconds, &sink);
 	} else if (strcmp(mode, "bigframe") == 0) {
 		bf_outer(seconds);
+	} else if (strcmp(mode, "remap") == 0) {
+		return r_outer(seconds);
 	} else if (strcmp(mode, "storm") == 0) {
 		return storm_loop(argv[0], argc > 2 ? atoi(argv[2]) : 1000);
 	} else {
 		fprintf(stderr,
-			"usage: %s chain|shlib|dlopen|threads|signal|recursion|vdso|epilogue|bigframe|storm\n"
+			"usage: %s chain|shlib|dlopen|threads|signal|recursion|vdso|epilogue|bigframe|remap|\n"
+			"       storm\n"
 			"       [SECONDS|N]\n",
 			argv[0]);
 		return 2;
