@@ -84,6 +84,8 @@ struct unwind_stats {
 	uint64_t samples;		       /* unwind_ctx__unwind() calls that got a result */
 	uint64_t outcomes[UNWIND_OUTCOME_MAX]; /* samples by outcome */
 	uint64_t fp_steps;		       /* frame-pointer fallbacks taken */
+	/* of leaves without unwind info: [RSP] taken (no frame), or neither return address */
+	uint64_t fp_frameless, fp_refused;
 	uint64_t epilogue_regs; /* registers read live: popped by an epilogue, slot under SP */
 	uint64_t own_tables;		       /* search tables built from .eh_frame (no hdr) */
 	uint64_t elf_opened;		       /* images opened and parsed */

@@ -204,6 +204,8 @@ json_t *session_json(struct session *s)
 			json_object_set_new(u, unwind_outcome_name((enum unwind_outcome)i),
 					    json_integer(UL(unwind[i])));
 		json_object_set_new(u, "fp_steps", json_integer(UL(fp_steps)));
+		json_object_set_new(u, "fp_frameless", json_integer(UL(fp_frameless)));
+		json_object_set_new(u, "fp_refused", json_integer(UL(fp_refused)));
 		json_object_set_new(u, "epilogue_regs", json_integer(UL(epilogue_regs)));
 		json_object_set_new(u, "own_tables", json_integer(UL(own_tables)));
 		json_object_set_new(u, "elf_opened", json_integer(UL(elf_opened)));

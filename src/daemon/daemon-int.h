@@ -230,6 +230,7 @@ struct session_stats {
 	uint64_t unwound; /* samples given to the unwinder */
 	uint64_t unwind[UNWIND_OUTCOME_MAX];
 	uint64_t fp_steps, epilogue_regs, own_tables, elf_opened, elf_evicted, elf_bytes, elf_too_big;
+	uint64_t fp_frameless, fp_refused;
 	uint64_t elf_reads, elf_dropped;
 	/* the in-kernel filter: samples it let through and dropped (all CPUs) */
 	uint64_t filt_kept, filt_dropped;

@@ -370,6 +370,8 @@ static void publish_unwind(struct session *s)
 	for (int i = 0; i < UNWIND_OUTCOME_MAX; i++)
 		__atomic_store_n(&s->stats.unwind[i], us->outcomes[i], __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.fp_steps, us->fp_steps, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stats.fp_frameless, us->fp_frameless, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stats.fp_refused, us->fp_refused, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.epilogue_regs, us->epilogue_regs, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.own_tables, us->own_tables, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->stats.elf_opened, us->elf_opened, __ATOMIC_RELAXED);

@@ -364,12 +364,13 @@ static void print_summary(FILE *out, json_t *st, const char *file, const char *k
 			" error, %" JSON_INTEGER_FORMAT " no-regs, %" JSON_INTEGER_FORMAT
 			" depth, %" JSON_INTEGER_FORMAT " no-stack, %" JSON_INTEGER_FORMAT
 			" below-sp (%" JSON_INTEGER_FORMAT " fp steps, %" JSON_INTEGER_FORMAT
+			" frameless leaves, %" JSON_INTEGER_FORMAT
 			" epilogue registers, %" JSON_INTEGER_FORMAT " ELF images, %" JSON_INTEGER_FORMAT
 			" tables built from .eh_frame)\n",
 			jint(u, "complete", NULL), jint(u, "truncated", NULL), jint(u, "no-info", NULL),
 			jint(u, "no-map", NULL), jint(u, "replaced", NULL), jint(u, "error", NULL),
 			jint(u, "no-regs", NULL), jint(u, "depth", NULL), jint(u, "no-stack", NULL),
-			jint(u, "below-sp", NULL), jint(u, "fp_steps", NULL),
+			jint(u, "below-sp", NULL), jint(u, "fp_steps", NULL), jint(u, "fp_frameless", NULL),
 			jint(u, "epilogue_regs", NULL), jint(u, "elf_opened", NULL),
 			jint(u, "own_tables", NULL));
 		if (jint(u, "elf_too_big", NULL) > 0)

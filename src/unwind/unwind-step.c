@@ -31,7 +31,10 @@
  *   stops the step and flags the walk, and the walk does the fallback itself:
  *   a sigreturn trampoline without CFI (musl's) is stepped through the ucontext
  *   at SP, any other PC without info by one frame-pointer step whose saved RBP
- *   and return address must lie in the snapshot (counted in fp_steps).  The
+ *   and return address must lie in the snapshot (counted in fp_steps); from the
+ *   leaf only if the call before that return address can reach the leaf, else by
+ *   [RSP] (a leaf without a frame: fp_frameless) or not at all (fp_refused), so
+ *   that no edge is printed that the binary cannot make (leaf_frame_check()).  The
  *   cursor is then restarted on the recovered registers; the first lookup for a
  *   return address reached that way uses PC - 1, as libunwind does for callers.
  *   .debug_frame is not used: dwarf_find_debug_frame is not exported by this
@@ -761,6 +764,107 @@ static bool stub_cfa(struct walk *w, uint64_t ip, uint64_t sp, uint64_t *ret_cfa
 	return false;
 }
 
+/* The call instruction that ends at a return address (call_before()). */
+enum call_kind {
+	CALL_NONE = 0, /* no call ends there, or its bytes cannot be read */
+	CALL_DIRECT,   /* call rel32: its target is known */
+	CALL_INDIRECT  /* call through a register or memory (FF /2): any target */
+};
+
+/*
+ * What call ends just before @ret, read from the code (a file's mapping; JIT code
+ * has no bytes here: CALL_NONE).  CALL_DIRECT sets *@ret_target.
+ */
+static enum call_kind call_before(struct walk *w, uint64_t ret, uint64_t *ret_target)
+{
+	struct probe p = { .w = w, .addr = ret - 8, .ok = ret >= 8 };
+	uint8_t b[8];
+	bool failed = w->failed;
+	enum unwind_outcome fail = w->fail;
+
+	for (int i = 0; i < 8; i++)
+		b[i] = probe_u8(&p);
+	/* a probe, not a step: its failure is no outcome */
+	w->failed = failed;
+	w->fail = fail;
+	if (!p.ok)
+		return CALL_NONE;
+	if (b[3] == 0xe8) { /* e8 rel32 */
+		int32_t rel;
+
+		memcpy(&rel, b + 4, 4);
+		*ret_target = ret + (uint64_t)(int64_t)rel;
+		return CALL_DIRECT;
+	}
+	/*
+	 * ff /2 ending at ret: an optional REX prefix, ff, a ModRM with reg 2, then
+	 * what the ModRM asks for (a SIB byte, an 8- or 32-bit displacement).
+	 */
+	for (int len = 2; len <= 8; len++) {
+		int at = 8 - len, k = at;
+		uint8_t modrm, mod, rm;
+		int need;
+
+		if ((b[k] & 0xf0) == 0x40 && k + 1 < 8)
+			k++; /* REX */
+		if (b[k] != 0xff || k + 1 >= 8)
+			continue;
+		modrm = b[k + 1];
+		mod = modrm >> 6;
+		rm = modrm & 7;
+		if (((modrm >> 3) & 7) != 2)
+			continue;
+		need = 2; /* ff, ModRM */
+		if (mod != 3 && rm == 4)
+			need++; /* SIB */
+		if (mod == 1)
+			need += 1;
+		else if (mod == 2 || (mod == 0 && rm == 5))
+			need += 4;
+		else if (mod == 0 && rm == 4 && k + 2 < 8 && (b[k + 2] & 7) == 5)
+			need += 4; /* SIB with no base: disp32 */
+		if (k - at + need == len)
+			return CALL_INDIRECT;
+	}
+	return CALL_NONE;
+}
+
+/*
+ * The leaf frame has no unwind table and its caller is found by frame pointer: but a
+ * leaf that keeps no frame (JIT code, hand-written assembly) leaves RBP its caller's,
+ * and [RBP + 8] is then the return address into the caller's caller: the caller
+ * would be skipped, an edge the binary cannot make.  [RSP] is then the return
+ * address.  So the step by RBP is taken only if the call before its return address
+ * can reach the leaf: an indirect call, or a direct one whose target is at or
+ * below the leaf's PC and no farther from it than the target of a call before
+ * [RSP] (the leaf's own entry, when the leaf keeps no frame).  Otherwise [RSP] is
+ * taken if a call that can reach the leaf precedes it, else the walk ends.
+ * Returns 1 with *@ret_ra set to [RSP] (the frameless case), 0 for the step by
+ * RBP, -1 to end the walk.
+ */
+static int leaf_frame_check(struct walk *w, uint64_t ip, uint64_t sp, uint64_t ra_bp,
+			    uint64_t *ret_ra)
+{
+	uint64_t t_bp = 0, t_sp = 0, ra_sp = 0;
+	enum call_kind k_bp = call_before(w, ra_bp, &t_bp), k_sp = CALL_NONE;
+	bool sp_ok, bp_ok;
+
+	if (snap_read(w, sp, &ra_sp) && ra_sp != 0 && ra_sp != ra_bp)
+		k_sp = call_before(w, ra_sp, &t_sp);
+	sp_ok = k_sp == CALL_INDIRECT || (k_sp == CALL_DIRECT && t_sp <= ip);
+	bp_ok = k_bp == CALL_INDIRECT ||
+		(k_bp == CALL_DIRECT && t_bp <= ip && !(k_sp == CALL_DIRECT && sp_ok && t_bp < t_sp));
+	if (k_bp == CALL_NONE && k_sp == CALL_NONE)
+		return 0; /* no code to judge by (JIT): as before */
+	if (bp_ok)
+		return 0;
+	if (sp_ok) {
+		*ret_ra = ra_sp;
+		return 1;
+	}
+	return -1;
+}
+
 /*
  * The frame at the cursor has no unwind table.  Recover its caller's registers
  * into w->reg from the snapshot and restart the cursor there: through the
@@ -769,7 +873,8 @@ static bool stub_cfa(struct walk *w, uint64_t ip, uint64_t sp, uint64_t *ret_cfa
  * UNWIND_COMPLETE).
  * Returns UNWIND_OUTCOME_MAX on success, else the outcome that ends the walk.
  */
-static enum unwind_outcome fallback_step(struct walk *w, unw_addr_space_t as, unw_cursor_t *c)
+static enum unwind_outcome fallback_step(struct walk *w, unw_addr_space_t as, unw_cursor_t *c,
+					 bool leaf)
 {
 	uint64_t ip = cursor_reg(c, UNW_REG_IP), sp = cursor_reg(c, UNW_X86_64_RSP);
 	uint64_t bp = cursor_reg(c, UNW_X86_64_RBP), saved_bp, ret, cfa;
@@ -803,6 +908,8 @@ static enum unwind_outcome fallback_step(struct walk *w, unw_addr_space_t as, un
 		w->adjust = true;
 		w->adjust_ip = ret;
 	} else {
+		int lf = 0;
+
 		/* A frame pointer must point into this frame's part of the snapshot. */
 		if (bp & 7 || bp < sp)
 			return UNWIND_NO_INFO;
@@ -810,6 +917,22 @@ static enum unwind_outcome fallback_step(struct walk *w, unw_addr_space_t as, un
 			return past_full_snapshot(w, bp) ? UNWIND_TRUNCATED : UNWIND_NO_INFO;
 		if (ret == 0)
 			return UNWIND_NO_INFO;
+		if (leaf && (lf = leaf_frame_check(w, ip, sp, ret, &ret)) < 0) {
+			w->u->stats.fp_refused++;
+			return UNWIND_NO_INFO; /* neither return address can follow the leaf */
+		}
+		if (lf > 0) {
+			/* A leaf without a frame: its caller's registers are all live. */
+			for (unsigned int i = 0; i < NREGS; i++)
+				regs[i] = cursor_reg(c, (int)i);
+			regs[UNW_X86_64_RSP] = sp + 8;
+			regs[UNW_X86_64_RIP] = ret;
+			w->adjust = true;
+			w->adjust_ip = ret;
+			w->u->stats.fp_frameless++;
+			memcpy(w->reg, regs, sizeof(regs));
+			return unw_init_remote(c, as, w) < 0 ? UNWIND_ERROR : UNWIND_OUTCOME_MAX;
+		}
 		memset(regs, 0, sizeof(regs));
 		/* Callee-saved registers the function may not have touched: best effort. */
 		regs[UNW_X86_64_RBX] = cursor_reg(c, UNW_X86_64_RBX);
@@ -921,7 +1044,7 @@ static enum unwind_outcome walk_run(struct walk *w, unw_addr_space_t as, uint64_
 		if (adjusting)
 			w->adjust = false;
 		if (r < 0 && w->want_fallback && !w->failed) {
-			enum unwind_outcome o = fallback_step(w, as, &c);
+			enum unwind_outcome o = fallback_step(w, as, &c, first);
 
 			if (o != UNWIND_OUTCOME_MAX)
 				return o;

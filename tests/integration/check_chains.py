@@ -100,6 +100,9 @@ WORKLOADS = {
     # r_leaf runs from a second mapping of the program's file (as node's builtins): its
     # own MAP_IN places it, and MAP_OUTs leave the rest of that placement unmapped.
     "remap": {"full": [suffixes("r_leaf r_outer main")]},
+    # fl_caller and fl_leaf have no CFI and fl_leaf no frame: the frame-pointer step
+    # from fl_leaf must not skip fl_caller (its RBP is fl_caller's).
+    "frameless": {"full": [suffixes("fl_leaf fl_caller fl_outer main")]},
 }
 # Process start and exit: the loader, libc's and libstdc++'s start and exit code, the
 # vDSO (clock reads of start-up code), and the start and exit stubs of every program.

@@ -137,6 +137,11 @@ for kind in pie nopie static; do
 			bad "remap-$kind: r_leaf '$rl', $runk [unknown] lines, $nin MAP_INs of the program: $(head -20 "$tmp/remap.top"; cat "$tmp/remap.err")"
 	fi
 done
+# A leaf without CFI and without a frame, under a caller without CFI that keeps one
+# (corpus-fp.c): the frame-pointer step from the leaf would return into the caller's
+# caller; the step is taken only where the call before the return address can reach
+# the leaf, else by [RSP] (the daemon counts those).
+corpus frameless frameless hwpmc-corpus-pie complete -- "$corpus/hwpmc-corpus-pie" frameless "$secs"
 # Samples on a ret after pop %rbp, the caller found through rbp (corpus-fp.c).
 corpus epilogue epilogue hwpmc-corpus-pie complete -- "$corpus/hwpmc-corpus-pie" epilogue "$secs"
 # Frames of 5.5 and 5 KB (sqlite3's shell, bzip2): complete with the default snapshot.

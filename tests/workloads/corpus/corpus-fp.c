@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * corpus-fp.c: the corpus's "epilogue" workload, built WITH frame pointers.
+ * corpus-fp.c: the corpus's "epilogue" and "frameless" workloads, built WITH frame
+ * pointers.
  *
  * PUBLIC INTERFACES
  *   ep_outer()   main -> ep_outer -> ep_leaf, called about a million times a round
+ *   fl_outer()   main -> fl_outer -> fl_caller -> fl_leaf, the last two in assembly
+ *                without CFI (as JIT code and V8's builtins are): fl_caller keeps a
+ *                frame, fl_leaf does not, so in fl_leaf RBP is fl_caller's and
+ *                [RBP + 8] returns into fl_outer; a frame-pointer step from the leaf
+ *                would skip fl_caller (issue 33, item 8)
  *
  * IMPLEMENTATION NOTES
  *   Both functions keep a frame pointer (-fno-omit-frame-pointer for this file
@@ -21,6 +27,34 @@
 
 uint64_t ep_leaf(uint64_t x);
 void ep_outer(double seconds, volatile uint64_t *sink);
+uint64_t fl_caller(uint64_t n);
+uint64_t fl_leaf(uint64_t n);
+void fl_outer(double seconds, volatile uint64_t *sink);
+
+/* No .cfi_* directives: no FDE covers these two. */
+__asm__(".text\n"
+	".globl fl_caller\n"
+	".type fl_caller, @function\n"
+	"fl_caller:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	call fl_leaf\n"
+	"	add $1, %rax\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size fl_caller, .-fl_caller\n"
+	".globl fl_leaf\n"
+	".type fl_leaf, @function\n"
+	"fl_leaf:\n"
+	"	mov %rdi, %rcx\n"
+	"	movabs $0x5851f42d4c957f2d, %rdx\n"
+	"	xor %eax, %eax\n"
+	"1:	imul %rdx, %rax\n"
+	"	add %rcx, %rax\n"
+	"	dec %rcx\n"
+	"	jnz 1b\n"
+	"	ret\n"
+	".size fl_leaf, .-fl_leaf\n");
 
 /*
  * ep_leaf(x) = x * 6364136223846793005 + 1442695040888963407, with the frame and
@@ -53,6 +87,15 @@ static double ep_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+NOINL void fl_outer(double seconds, volatile uint64_t *sink)
+{
+	double end = ep_now() + seconds;
+
+	while (ep_now() < end)
+		for (int i = 0; i < 1000; i++)
+			*sink += fl_caller(1000);
 }
 
 NOINL void ep_outer(double seconds, volatile uint64_t *sink)

@@ -18,6 +18,8 @@
  *   bigframe   main -> bf_outer (5.5 KB frame) -> bf_mid (5 KB frame) -> bf_leaf: a
  *              stack deeper than 8 KiB, as sqlite3's shell (5.5 KB) and bzip2 (5 KB)
  *              have; complete with the default snapshot
+ *   frameless  main -> fl_outer -> fl_caller -> fl_leaf, the last two without CFI and
+ *              fl_leaf without a frame (corpus-fp.c)
  *   remap      main -> r_outer -> r_leaf run from a second mapping of the program's
  *              file, in the middle of a 64 MiB reservation (as node maps its embedded
  *              builtins again inside V8's code range)
@@ -53,6 +55,7 @@
 
 uint64_t lib_mid(uint64_t n);
 void ep_outer(double seconds, volatile uint64_t *sink);
+void fl_outer(double seconds, volatile uint64_t *sink);
 
 static volatile uint64_t sink;
 static volatile sig_atomic_t in_handler;
@@ -325,12 +328,14 @@ int main(int argc, char **argv)
 		bf_outer(seconds);
 	} else if (strcmp(mode, "remap") == 0) {
 		return r_outer(seconds);
+	} else if (strcmp(mode, "frameless") == 0) {
+		fl_outer(seconds, &sink);
 	} else if (strcmp(mode, "storm") == 0) {
 		return storm_loop(argv[0], argc > 2 ? atoi(argv[2]) : 1000);
 	} else {
 		fprintf(stderr,
 			"usage: %s chain|shlib|dlopen|threads|signal|recursion|vdso|epilogue|bigframe|remap|\n"
-			"       storm\n"
+			"       frameless|storm\n"
 			"       [SECONDS|N]\n",
 			argv[0]);
 		return 2;
