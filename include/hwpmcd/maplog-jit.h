@@ -93,6 +93,23 @@ struct maplog_jit_copied {
  */
 int maplog_jit_copy(int in, int out, uint64_t room, struct maplog_jit_copied *ret);
 
+/* When a map's bytes below @size were there: the wall clock @ns (CLOCK_REALTIME). */
+struct maplog_jit_growth {
+	uint64_t size;
+	int64_t ns;
+};
+
+/*
+ * maplog_jit_copy_timed: maplog_jit_copy(), and for each line written the time it
+ * appeared onto @tout (-1: none), one decimal wall-clock ns per line: that of the
+ * first of @grow (@ngrow, by size) whose size reaches the line's end, else now.
+ * The times' bytes count in @room and in ret->written as the lines' do (what a
+ * process makes its recorder write is bounded alike).  A failed write of the times
+ * stops them alone.
+ */
+int maplog_jit_copy_timed(int in, int out, int tout, const struct maplog_jit_growth *grow,
+			  size_t ngrow, uint64_t room, struct maplog_jit_copied *ret);
+
 /* The longest line of a map that is kept (perf's own maps' names are far shorter). */
 #define MAPLOG_JIT_LINE_MAX 4096
 

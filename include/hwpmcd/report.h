@@ -172,6 +172,7 @@ struct report_cgroup {
 #define REPORT_CGROUPS_MAX 65536
 
 struct report_proc;   /* a process of the model (opaque) */
+struct report_jithist; /* a JIT map's entries by time (private) */
 struct report_thread; /* a thread's name (private) */
 struct report_pcc;    /* an entry of the PC cache (private) */
 
@@ -282,6 +283,16 @@ struct report_model {
 	char jit_dir_used[1100];
 	uint64_t pcs_jit;	     /* PCs named by a JIT map (report_model__finish()) */
 	uint64_t jit_maps, jit_refused, jit_bad_lines;
+	/*
+	 * JIT maps with the times their lines appeared (perf-PID.map.times): the time of
+	 * the sample being resolved (report_model__set_time(); 0: unknown), the PCs
+	 * named by it among entries that covered them at different times (jit_timed),
+	 * and the maps with times (jit_hists, a list kept for the names).
+	 */
+	int64_t now_ns;
+	uint64_t jit_timed, jit_timed_maps;
+	bool pcc_skip; /* the last resolution depends on the time: not cached */
+	struct report_jithist *jit_hists;
 	/* the range trees' spare nodes (report-model.c) and their priority source */
 	struct report_rnode *rfree;
 	size_t nrfree;
@@ -361,6 +372,13 @@ int report_model__locate(struct report_model *m, struct report_proc *p, uint64_t
  */
 size_t report_model__lines(struct report_model *m, struct report_image *img, uint64_t link,
 			   struct report_dwarf_frame *out, size_t max);
+
+/*
+ * report_model__set_time: the wall-clock time (ns) of the sample whose PCs are
+ * resolved next, for JIT code whose addresses the JIT reused (a map's entries by
+ * time, perf-PID.map.times); 0: unknown (the last entry covering a PC names it).
+ */
+void report_model__set_time(struct report_model *m, int64_t ns);
 
 /*
  * report_model__comm_func: the REPORT_F_COMM function naming thread @tid of

@@ -12,7 +12,7 @@
  *   altogether (docs/security.md, "Under systemd").  It asks the daemon for each
  *   file over a socket pair (common-open.h), and the daemon, root, opens only:
  *     (a) FILE itself and its side files by their exact names: FILE.kallsyms,
- *         FILE.vdso and FILE.jit/perf-PID.map;
+ *         FILE.vdso, FILE.jit/perf-PID.map and FILE.jit/perf-PID.map.times;
  *     (b) the images FILE names: the paths of its MAP_IN and PROCEXEC records
  *         (read once here with the pmclog reader; a kernel image named without a
  *         directory as /boot/kernel/NAME, where the report looks for it);
@@ -197,7 +197,10 @@ static bool perf_map_name(const char *n)
 {
 	size_t len = strlen(n), d = 0;
 
-	if (len < 10 || strncmp(n, "perf-", 5) != 0 || strcmp(n + len - 4, ".map") != 0)
+	/* perf-PID.map, or the times of its lines beside it (perf-PID.map.times) */
+	if (len > 6 && strcmp(n + len - 6, ".times") == 0)
+		len -= 6;
+	if (len < 10 || strncmp(n, "perf-", 5) != 0 || strncmp(n + len - 4, ".map", 4) != 0)
 		return false;
 	for (const char *c = n + 5; c < n + len - 4; c++, d++)
 		if (*c < '0' || *c > '9')

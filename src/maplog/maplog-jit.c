@@ -25,8 +25,17 @@
 #define JIT_USERS_MAX 64 /* uids whose bytes one directory counts; more get none */
 #define JIT_ANCESTRY_MAX 64 /* parents followed to find a target */
 
+/*
+ * When a map's lines appeared: at each poll whose fstat found it larger, its size
+ * and the wall clock (the bytes below @size were there by @ns).  At most
+ * JIT_GROWTH_MAX points, every other one dropped when full (the times coarsen).
+ */
+#define JIT_GROWTH_MAX 4096
+
 /* A process with a map: kept open (fd >= 0), or one not to try again (fd -1). */
 struct jit_ent {
+	struct maplog_jit_growth *grow;
+	size_t ngrow;
 	pid_t pid;
 	uid_t uid; /* its owner's (the effective uid /proc/PID shows): whose quota it spends */
 	uint64_t start; /* its start time (/proc/PID/stat field 22): the process, not the pid */
@@ -102,13 +111,22 @@ int maplog_jit__new(const struct util_dir *dir, const struct maplog_jit_opts *o,
 	return 0;
 }
 
+static void ent_forget(struct jit_ent *e)
+{
+	free(e->grow);
+	e->grow = NULL;
+	e->ngrow = 0;
+}
+
 void maplog_jit__free(struct maplog_jit *j)
 {
 	if (!j)
 		return;
-	for (size_t i = 0; i < j->n; i++)
+	for (size_t i = 0; i < j->n; i++) {
 		if (j->v[i].fd >= 0)
 			close(j->v[i].fd);
+		ent_forget(&j->v[i]);
+	}
 	free(j->v);
 	free(j->targets);
 	free(j->neg.v);
@@ -251,6 +269,33 @@ static int ent_add(struct maplog_jit *j, pid_t pid, uid_t uid, uint64_t start, i
 	return 0;
 }
 
+/* Note how large @e's map is now, if it grew (struct jit_growth). */
+static void ent_grew(struct jit_ent *e)
+{
+	struct timespec ts;
+	struct stat st;
+
+	if (e->fd < 0 || fstat(e->fd, &st) < 0 || st.st_size <= 0 ||
+	    (e->ngrow && (uint64_t)st.st_size <= e->grow[e->ngrow - 1].size))
+		return;
+	if (!e->grow && !(e->grow = calloc(JIT_GROWTH_MAX, sizeof(*e->grow))))
+		return;
+	if (e->ngrow == JIT_GROWTH_MAX) {
+		/* Full: every other point goes, the last stays. */
+		size_t k = 0;
+
+		for (size_t i = 1; i < e->ngrow; i += 2)
+			e->grow[k++] = e->grow[i];
+		e->ngrow = k;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	e->grow[e->ngrow].size = (uint64_t)st.st_size;
+	e->grow[e->ngrow].ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	e->ngrow++;
+}
+
+
+
 /*
  * Open the map of process @pid (start time @start) if it has one we may keep:
  * the fd, -1 (none now: try again later), or -2 (one not to take: remembered).
@@ -321,6 +366,14 @@ static void map_save(struct maplog_jit *j, struct jit_ent *e)
 /* The copy of one map: its well-formed lines, buffered, within @room bytes. */
 struct jit_copy {
 	int out;
+	/* with the times of the lines (tout >= 0): when the source had each line's end */
+	int tout;
+	const struct maplog_jit_growth *grow;
+	size_t ngrow, gi;
+	int64_t now_ns;
+	uint64_t at; /* the source offset just past the byte being copied */
+	char tbuf[8192];
+	size_t tlen;
 	uint64_t room, written, read, bad;
 	bool full; /* a line did not fit in room */
 	int err;
@@ -338,6 +391,17 @@ static void copy_flush(struct jit_copy *c)
 	if (c->blen && !c->err && (r = util_write_all(c->out, c->buf, c->blen, NULL)) < 0)
 		c->err = -r;
 	c->blen = 0;
+	if (c->tlen && c->tout >= 0 && util_write_all(c->tout, c->tbuf, c->tlen, NULL) < 0)
+		c->tout = -1; /* the times are only a help: the map goes on */
+	c->tlen = 0;
+}
+
+/* The wall clock by which the source held the line that ends at c->at. */
+static int64_t copy_time(struct jit_copy *c)
+{
+	while (c->gi < c->ngrow && c->grow[c->gi].size < c->at)
+		c->gi++;
+	return c->gi < c->ngrow ? c->grow[c->gi].ns : c->now_ns;
 }
 
 /* The line gathered so far is whole: kept (with a '\n') if it is one. */
@@ -348,11 +412,18 @@ static void copy_line(struct jit_copy *c)
 
 	if (c->overlong || !maplog_jit_parse_line(c->line, c->len, &start, &size, &name)) {
 		c->bad += c->len || c->overlong;
-	} else if (c->written + c->len + 1 > c->room) {
-		c->full = true;
+	} else if (c->written + c->len + 1 + (c->tout >= 0 ? 21 : 0) > c->room) {
+		c->full = true; /* a line and its time count against the room alike */
 	} else {
-		if (c->blen + c->len + 1 > sizeof(c->buf))
+		if (c->blen + c->len + 1 > sizeof(c->buf) || c->tlen + 24 > sizeof(c->tbuf))
 			copy_flush(c);
+		if (c->tout >= 0) {
+			size_t t = (size_t)snprintf(c->tbuf + c->tlen, sizeof(c->tbuf) - c->tlen,
+						    "%lld\n", (long long)copy_time(c));
+
+			c->tlen += t;
+			c->written += t;
+		}
 		memcpy(c->buf + c->blen, c->line, c->len);
 		c->buf[c->blen + c->len] = '\n';
 		c->blen += c->len + 1;
@@ -365,6 +436,7 @@ static void copy_line(struct jit_copy *c)
 static void copy_bytes(struct jit_copy *c, const char *p, size_t n)
 {
 	for (size_t i = 0; i < n && !c->full; i++) {
+		c->at++;
 		if (p[i] == '\n')
 			copy_line(c);
 		else if (c->len < MAPLOG_JIT_LINE_MAX)
@@ -376,7 +448,14 @@ static void copy_bytes(struct jit_copy *c, const char *p, size_t n)
 
 int maplog_jit_copy(int in, int out, uint64_t room, struct maplog_jit_copied *ret)
 {
+	return maplog_jit_copy_timed(in, out, -1, NULL, 0, room, ret);
+}
+
+int maplog_jit_copy_timed(int in, int out, int tout, const struct maplog_jit_growth *grow,
+			  size_t ngrow, uint64_t room, struct maplog_jit_copied *ret)
+{
 	struct jit_copy *c = malloc(sizeof(*c));
+	struct timespec ts;
 	uint64_t limit = 2 * room + (1u << 20);
 	off_t off = 0;
 	int r;
@@ -385,6 +464,14 @@ int maplog_jit_copy(int in, int out, uint64_t room, struct maplog_jit_copied *re
 		return -ENOMEM;
 	memset(ret, 0, sizeof(*ret));
 	c->out = out;
+	c->tout = tout;
+	c->grow = grow;
+	c->ngrow = grow ? ngrow : 0;
+	c->gi = 0;
+	c->at = 0;
+	c->tlen = 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c->now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	c->room = room;
 	c->written = c->read = c->bad = 0;
 	c->full = c->overlong = false;
@@ -410,6 +497,7 @@ int maplog_jit_copy(int in, int out, uint64_t room, struct maplog_jit_copied *re
 			c->len = 0;
 			c->overlong = false;
 		}
+		c->at = (uint64_t)d;
 		for (off = d; off < h && !c->full && c->read < limit;) {
 			char chunk[65536];
 			size_t want = (uint64_t)(h - off) < sizeof(chunk) ? (size_t)(h - off) : sizeof(chunk);
@@ -455,7 +543,7 @@ static void map_copy(struct maplog_jit *j, struct jit_ent *e, bool keep)
 	struct maplog_jit_copied cp;
 	char name[64];
 	uint64_t *used = user_bytes(j, e->uid), room;
-	int out, r;
+	int out, tout, r;
 
 	if (e->fd < 0)
 		return;
@@ -479,7 +567,17 @@ static void map_copy(struct maplog_jit *j, struct jit_ent *e, bool keep)
 		j->st.last_error = -out;
 		goto done;
 	}
-	r = maplog_jit_copy(e->fd, out, room, &cp);
+	/*
+	 * Beside it, when each line appeared (perf-PID.map.times, line for line: a
+	 * report names a sample by the entry current at its time); the times are a
+	 * help, the map is complete without them.
+	 */
+	snprintf(name, sizeof(name), "perf-%d.map.times", (int)e->pid);
+	tout = util_file_append(&j->dir, name, 0);
+	r = maplog_jit_copy_timed(e->fd, out, tout, e->grow,
+				  e->ngrow, room, &cp);
+	if (tout >= 0)
+		close(tout);
 	close(out);
 	if (r < 0) {
 		j->st.errors++;
@@ -531,10 +629,12 @@ static int poll_walk(struct maplog_jit *j, bool full)
 		uint64_t start;
 
 		if (proc_stat(j->v[i].pid, &start, NULL) && start == j->v[i].start) {
+			ent_grew(&j->v[i]); /* when its lines appeared */
 			i++;
 			continue;
 		}
 		map_save(j, &j->v[i]);
+		ent_forget(&j->v[i]);
 		j->v[i] = j->v[--j->n];
 	}
 	d = opendir("/proc");
@@ -576,6 +676,8 @@ static int poll_walk(struct maplog_jit *j, bool full)
 		r = ent_add(j, pid, uid, start, fd < 0 ? -1 : fd);
 		if (r < 0 && fd >= 0)
 			close(fd);
+		if (r == 0)
+			ent_grew(&j->v[j->n - 1]);
 	}
 	closedir(d);
 	/* The pids not seen in this walk are gone: the new table forgets them. */
@@ -589,8 +691,10 @@ int maplog_jit__finish(struct maplog_jit *j)
 {
 	int r = poll_walk(j, true);
 
-	for (size_t i = 0; i < j->n; i++)
+	for (size_t i = 0; i < j->n; i++) {
 		map_save(j, &j->v[i]);
+		ent_forget(&j->v[i]);
+	}
 	j->n = 0;
 	return r;
 }

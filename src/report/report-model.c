@@ -37,6 +37,7 @@
 #include "hwpmcd/common-open.h"
 #include "hwpmcd/common.h"
 #include "hwpmcd/log.h"
+#include "hwpmcd/maplog-jit.h"
 #include "hwpmcd/report.h"
 
 #define REPORT_FALLBACK_SPAN (256ull << 20)
@@ -122,7 +123,31 @@ struct report_jit {
 	int32_t pid;
 	bool used;
 	struct report_symtab *t; /* NULL: none, or not readable */
+	struct report_jithist *h; /* its entries by time (perf-PID.map.times), or NULL */
 };
+
+/*
+ * A JIT map with the times its lines appeared (perf-PID.map.times, written line for
+ * line by the recorder: maplog-jit.h): every entry, sorted by start (then line), so
+ * that a PC that two entries covered (code space the JIT reused) is named by the one
+ * that was current at the sample's time.  Kept for the model's life (functions
+ * borrow the names).
+ */
+struct report_jithist {
+	struct jh_ent {
+		uint64_t start, end;
+		int64_t ns;
+		uint32_t line;
+		const char *name; /* in pool */
+	} *e;
+	uint64_t *maxend; /* the largest end of e[0..i] */
+	size_t n;
+	char *pool; /* the map's bytes, lines cut at their newlines */
+	struct report_jithist *next;
+};
+
+/* The longest walk back over entries that may cover a PC (a hostile map's overlaps). */
+#define REPORT_JITHIST_SCAN 4096
 
 /* --inline/--srcline: what DWARF said of one (image, link address). */
 struct report_dwc {
@@ -1182,6 +1207,150 @@ static void jit_dir_decide(struct report_model *m)
 	}
 }
 
+/* The whole of the regular file @path of the reporting user or root, NUL-terminated. */
+static int read_own_file(const char *path, char **ret_buf, size_t *ret_len)
+{
+	uint64_t size;
+	struct stat st;
+	char *buf;
+	size_t len = 0;
+	int fd = util_open_read(path, UTIL_OPEN_REGULAR, &size);
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || (st.st_uid != getuid() && st.st_uid != 0) ||
+	    size > ((uint64_t)1 << 30)) {
+		close(fd);
+		return -EPERM;
+	}
+	buf = malloc((size_t)size + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (len < size) {
+		ssize_t n = read(fd, buf + len, (size_t)size - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static int jh_cmp(const void *a, const void *b)
+{
+	const struct jh_ent *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/*
+ * The entries of map @path with the times of perf-PID.map.times beside it, or NULL
+ * (no times, not the reporting user's or root's, or not line for line: the map
+ * names PCs as before).
+ */
+static struct report_jithist *jithist_load(struct report_model *m, const char *path)
+{
+	char tpath[1300], *tbuf = NULL, *tp, *lp;
+	struct report_jithist *h = calloc(1, sizeof(*h));
+	size_t mlen, tlen, cap = 0;
+
+	if (!h || snprintf(tpath, sizeof(tpath), "%s.times", path) >= (int)sizeof(tpath) ||
+	    read_own_file(tpath, &tbuf, &tlen) < 0 || read_own_file(path, &h->pool, &mlen) < 0)
+		goto fail;
+	tp = tbuf;
+	for (lp = h->pool; lp < h->pool + mlen;) {
+		char *eol = memchr(lp, '\n', (size_t)(h->pool + mlen - lp)), *tend;
+		uint64_t start, size;
+		size_t name;
+		long long ns;
+		struct jh_ent *ne;
+
+		if (!eol)
+			eol = h->pool + mlen;
+		*eol = '\0';
+		if (maplog_jit_parse_line(lp, (size_t)(eol - lp), &start, &size, &name)) {
+			/* its time: the next line of the times file, or the map is not theirs */
+			errno = 0;
+			ns = strtoll(tp, &tend, 10);
+			if (tend == tp || *tend != '\n' || errno || h->n >= UINT32_MAX)
+				goto fail;
+			tp = tend + 1;
+			ne = util_grow(h->e, &cap, h->n + 1, sizeof(*ne));
+			if (!ne)
+				goto fail;
+			h->e = ne;
+			h->e[h->n] = (struct jh_ent){ .start = start, .end = start + size, .ns = ns,
+						      .line = (uint32_t)h->n, .name = lp + name };
+			h->n++;
+		}
+		lp = eol + 1;
+	}
+	if (tp != tbuf + tlen || !h->n || !(h->maxend = malloc(h->n * sizeof(*h->maxend))))
+		goto fail;
+	qsort(h->e, h->n, sizeof(*h->e), jh_cmp);
+	for (size_t i = 0; i < h->n; i++)
+		h->maxend[i] = i && h->maxend[i - 1] > h->e[i].end ? h->maxend[i - 1] : h->e[i].end;
+	free(tbuf);
+	h->next = m->jit_hists;
+	m->jit_hists = h;
+	m->jit_timed_maps++;
+	return h;
+fail:
+	free(tbuf);
+	if (h) {
+		free(h->e);
+		free(h->pool);
+		free(h);
+	}
+	return NULL;
+}
+
+/*
+ * The name of the entry of @h current at @ns for @pc: of those covering it, the
+ * latest that had appeared by then (later in the map among those of one time), or,
+ * if none had, the first to appear.  NULL if no entry covers it.  *@ret_timed: more
+ * than one covered it (the answer depends on the time).
+ */
+static const char *jithist_lookup(const struct report_jithist *h, uint64_t pc, int64_t ns,
+				  bool *ret_timed)
+{
+	const struct jh_ent *best = NULL, *first = NULL;
+	size_t lo = 0, hi = h->n, steps = 0, found = 0;
+
+	*ret_timed = false;
+	while (lo < hi) { /* the first entry starting above pc */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->e[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && h->maxend[i] > pc && steps < REPORT_JITHIST_SCAN; steps++) {
+		const struct jh_ent *x = &h->e[i];
+
+		if (x->end <= pc)
+			continue;
+		found++;
+		if (x->ns <= ns && (!best || x->ns > best->ns || (x->ns == best->ns && x->line > best->line)))
+			best = x;
+		if (!first || x->ns < first->ns || (x->ns == first->ns && x->line < first->line))
+			first = x;
+	}
+	*ret_timed = found > 1;
+	return best ? best->name : first ? first->name : NULL;
+}
+
 /* The JIT map of @pid (read at the first PC that needs it), or NULL. */
 static const struct report_symtab *jit_table(struct report_model *m, int32_t pid)
 {
@@ -1228,8 +1397,26 @@ static const struct report_symtab *jit_table(struct report_model *m, int32_t pid
 	} else if (r == 0) {
 		m->jit_maps++;
 		m->jit_bad_lines += bad;
+		m->jits[i].h = jithist_load(m, path);
 	}
 	return m->jits[i].t;
+}
+
+/* The times of @pid's JIT map (after jit_table() read it), or NULL. */
+static const struct report_jithist *jit_hist(const struct report_model *m, int32_t pid)
+{
+	if (!m->jitscap)
+		return NULL;
+	for (size_t i = util_mix64((uint64_t)(uint32_t)pid) & (m->jitscap - 1); m->jits[i].used;
+	     i = (i + 1) & (m->jitscap - 1))
+		if (m->jits[i].pid == pid)
+			return m->jits[i].h;
+	return NULL;
+}
+
+void report_model__set_time(struct report_model *m, int64_t ns)
+{
+	m->now_ns = ns;
 }
 
 /* Forget the JIT maps of the log read so far; their tables stay for the names. */
@@ -1265,8 +1452,19 @@ static uint32_t resolve_user(struct report_model *m, struct report_proc *p, uint
 	if (!rg) {
 		/* In no image: JIT code its perf-PID.map names? */
 		const struct report_symtab *jt = jit_table(m, p->pid);
-		const struct report_sym *s = jt ? report_symtab__lookup(jt, look) : NULL;
+		const struct report_jithist *h = jt && m->now_ns ? jit_hist(m, p->pid) : NULL;
+		const struct report_sym *s = jt && !h ? report_symtab__lookup(jt, look) : NULL;
+		bool timed;
+		const char *name = h ? jithist_lookup(h, look, m->now_ns, &timed) : NULL;
 
+		if (name) {
+			/* Code space reused: the entry of the sample's time, never cached. */
+			if (timed) {
+				m->pcc_skip = true;
+				m->jit_timed++;
+			}
+			return func_intern(m, REPORT_F_JIT, NULL, NULL, name, 0);
+		}
 		if (s)
 			return func_intern(m, REPORT_F_JIT, NULL, NULL, s->name, 0);
 	}
@@ -1297,7 +1495,14 @@ static uint32_t resolve_cached(struct report_model *m, struct report_proc *p, ui
 		f = c->func;
 		*ret_chain = c->chain;
 	} else {
+		m->pcc_skip = false;
 		f = p ? resolve_user(m, p, look, ret_chain) : resolve_kernel(m, look, ret_chain);
+		if (m->pcc_skip) {
+			/* named by the sample's time: not for the next sample of that PC */
+			if (f)
+				m->funcs[f].pcs++;
+			return f;
+		}
 		if (f && ++m->pcc_fills > 2 * m->pcc_size && m->pcc_size < REPORT_PCC_MAX) {
 			/* Many more misses than entries: four times the room, empty. */
 			struct report_pcc *n = calloc(m->pcc_size * 4, sizeof(*n));
@@ -2163,5 +2368,12 @@ void report_model__free(struct report_model *m)
 	for (size_t i = 0; i < m->njit_old; i++)
 		report_symtab__free(m->jit_old[i]);
 	free(m->jit_old);
+	for (struct report_jithist *h = m->jit_hists, *nh; h; h = nh) {
+		nh = h->next;
+		free(h->e);
+		free(h->maxend);
+		free(h->pool);
+		free(h);
+	}
 	free(m);
 }

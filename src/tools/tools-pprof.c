@@ -33,7 +33,8 @@
  *     with several events "EVENT"/"count" and "EVENT-cpu"/"nanoseconds" each.  The
  *     period type is the first event's cpu type (period: its first period in ns), or
  *     its count type with period 1.
- *   - Labels: "comm" (the thread's name), "pid" and "tid" (numbers) and "cgroup" (the
+ *   - Labels: "comm" (the thread's name), "pid" and "tid" (numbers; none for the idle
+ *     task, pid 0, as pprof drops a number label of 0) and "cgroup" (the
  *     process's cgroup when the log said one, pmclog-format.md 11.12), which pprof's
  *     -tagfocus and Pyroscope select by.
  *
@@ -584,7 +585,8 @@ static int build_samples(struct pp *p)
 					return -ENOMEM;
 				l->key = k ? p->cgroup_key : p->comm_key;
 				l->str = v;
-			} else if (k >= 2) {
+			} else if (k >= 2 && (k == 2 ? x->pid : x->tid) > 0) {
+				/* (pprof drops a number label of 0: the idle task has none) */
 				l->key = k == 2 ? p->pid_key : p->tid_key;
 				l->num = k == 2 ? x->pid : x->tid;
 			} else {

@@ -491,16 +491,19 @@ static void print_header_lines(struct tools_report *r, FILE *out)
 
 		add_count(more, sizeof(more), r->m->jit_refused, "not yours or root's");
 		add_count(more, sizeof(more), r->m->jit_bad_lines, "malformed lines skipped");
+		add_count(more, sizeof(more), r->m->jit_timed, "PCs of reused code named by time");
 		fprintf(out, "# JIT: %" PRIu64 " PCs named by %" PRIu64 " perf-PID.map files (%s)%s\n",
 			r->m->pcs_jit, r->m->jit_maps,
 			r->m->jit_dir_used[0] ? r->m->jit_dir_used : "none", more);
 	} else if (r->m->jit_maps || r->m->jit_refused || r->m->pcs_jit)
 		fprintf(out,
 			"# JIT: %" PRIu64 " PCs named by %" PRIu64 " perf-PID.map files (%s)%s%" PRIu64
-			" ignored (not yours or root's), %" PRIu64 " malformed lines skipped\n",
+			" ignored (not yours or root's), %" PRIu64 " malformed lines skipped; %" PRIu64
+			" with the times of their lines (perf-PID.map.times), %" PRIu64
+			" PCs of reused code named by the entry of their sample's time\n",
 			r->m->pcs_jit, r->m->jit_maps,
 			r->m->jit_dir_used[0] ? r->m->jit_dir_used : "none", "; ", r->m->jit_refused,
-			r->m->jit_bad_lines);
+			r->m->jit_bad_lines, r->m->jit_timed_maps, r->m->jit_timed);
 	if (r->m->ksyms_more)
 		fprintf(out, "# kernel symbols: %s and %zu more logs' .kallsyms%s%s\n",
 			r->m->ksyms_source, r->m->ksyms_more, r->m->ksyms_note[0] ? "; " : "",

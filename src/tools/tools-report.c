@@ -529,6 +529,7 @@ struct sc_ent {
 	uint32_t nloc;	 /* want_pcs: the locations of the PCs counted: locs[nloc] */
 	uint32_t pcs_kernel;
 	uint32_t unknown; /* a frame of it is [unknown] (in no mapping) */
+	uint32_t timed;	  /* a JIT PC of it was named by the sample's time: never reused */
 	/*
 	 * then: uint64_t pc[npc]; uint32_t ids[n + 2] (ids[n]: the process name, ids[n + 1]
 	 * its cgroup or 0); pf[npf]; locs[nloc]
@@ -656,7 +657,7 @@ static struct sc_ent *sc_find(struct tools_report *r, const struct plog_record *
 		const uint64_t *pc = sc_pcs(x);
 		uint32_t i = 0;
 
-		if (x->hash != h || x->epoch != sc->epoch || x->pid != c->u.callchain.pid ||
+		if (x->hash != h || x->epoch != sc->epoch || x->timed || x->pid != c->u.callchain.pid ||
 		    x->tid != c->u.callchain.tid || x->ev != ev || x->user != user ||
 		    x->npc != c->u.callchain.npc)
 			continue;
@@ -742,10 +743,12 @@ static struct sc_ent *sc_new(struct tools_report *r, const struct plog_record *c
 	struct tools_rep_samples *sc = &r->sc;
 	uint32_t pf[PLOG_CALLCHAIN_DEPTH_MAX + 1], kernel, cf = 0, cg = 0;
 	size_t n, npf, nloc, need, s;
+	uint64_t timed = r->m->jit_timed;
 	struct sc_ent *x;
 
 	if (sample_resolve(r, c, p, user, pf, &n, &npf, &kernel) < 0)
 		return NULL;
+	timed = r->m->jit_timed != timed;
 	if (n && (r->o.want_callees || r->o.want_pcs) &&
 	    !(cf = report_model__comm_func(r->m, p, c->u.callchain.pid, c->u.callchain.tid)))
 		return NULL;
@@ -802,6 +805,7 @@ static struct sc_ent *sc_new(struct tools_report *r, const struct plog_record *c
 	x->npf = (uint32_t)npf;
 	x->nloc = (uint32_t)nloc;
 	x->pcs_kernel = kernel;
+	x->timed = (uint32_t)timed;
 	for (size_t i = 0; i < n && !x->unknown; i++)
 		x->unknown = r->chain[i] == r->m->unknown_func;
 	memcpy(sc_pcs(x), c->u.callchain.pc, x->npc * sizeof(uint64_t));
@@ -861,6 +865,7 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 		event_set_period(e, 1e9 / r->file_rate_hz, true);
 	}
 	ev = (uint32_t)(e - r->ev);
+	report_model__set_time(r->m, ns); /* JIT code named by the entry of its time */
 	h = sc_hash(r->sc.epoch, c, ev, user_mode);
 	if ((x = sc_find(r, c, h, ev, user_mode)))
 		x->hits++;

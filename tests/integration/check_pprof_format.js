@@ -42,12 +42,15 @@ for (const l of p.location) {
 const types = p.sampleType.map((t) => `${str(t.type, 'type')}/${str(t.unit, 'unit')}`);
 const sums = types.map(() => 0);
 const labelled = { comm: 0, pid: 0, tid: 0 };
+let idle = 0;
 for (const s of p.sample) {
   for (const id of s.locationId)
     if (!locs.has(Number(id))) errors.push(`a sample: no location ${id}`);
   if (s.value.length !== types.length) errors.push(`a sample has ${s.value.length} values`);
   s.value.forEach((v, i) => { sums[i] += Number(v); });
   const keys = new Set(s.label.map((l) => str(l.key, 'label key')));
+  if (s.label.some((l) => str(l.key, 'label key') === 'comm' && str(l.str, 'label') === '[idle]'))
+    idle++;
   for (const k of Object.keys(labelled)) labelled[k] += keys.has(k) ? 1 : 0;
 }
 const first = p.mapping.length ? str(p.mapping[0].filename, 'mapping 0') : '';
@@ -59,6 +62,7 @@ console.log(JSON.stringify({
   samples: p.sample.length,
   sums,
   labelled,
+  idle,
   locations: p.location.length,
   inlined,
   first_mapping: first,

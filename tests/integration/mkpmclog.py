@@ -61,6 +61,10 @@ usage: mkpmclog.py freebsd BINARY OUT     a log in FreeBSD's own conventions: cp
                                           DIR/perf-4242.map names two functions (one
                                           with spaces), has a malformed and a cut-off
                                           line; 30 samples in each, 10 in no function
+       mkpmclog.py jitreuse DIR OUT       process 4243's JIT reused an address:
+                                          DIR/perf-4243.map has JS:oldFn and later
+                                          JS:newFn there (perf-4243.map.times); 25
+                                          samples before newFn appeared, 30 after
 Prints the expected counts as 'key value' lines on standard output.
 """
 import struct
@@ -532,6 +536,31 @@ def jit(d, out):
     print("samples 70")
 
 
+def jitreuse(d, out):
+    """A JIT that reused code space: perf-4243.map has two entries at one address, the
+    second appeared later (perf-4243.map.times, wall-clock ns line for line)."""
+    base, t0 = 0x7F0000000000, 1764750000 * 10**9  # INITIALIZE's wall clock, tsc 0
+    open("%s/perf-4243.map" % d, "w").write(
+        "%x 100 JS:oldFn /srv/a.js:1\n" % base + "%x 40 JS:other /srv/a.js:9\n" % (base + 0x800) +
+        "%x 100 JS:newFn /srv/b.js:2\n" % base)
+    open("%s/perf-4243.map.times" % d, "w").write(
+        "%d\n%d\n%d\n" % (t0 + 1000000, t0 + 1000000, t0 + 5000000))
+    b = [initialize(0x400), userdata(HWPMCD_RULE_FREEBSD), allocdyn(PMCID, b"cpu-clock"),
+         proc_create(4243, b"node")]
+    # before any entry appeared (the first to appear), between the two, after the second
+    for i in range(5):
+        b.append(callchain(4243, 4243, [base + 0x10], tsc=500000 + i))
+    for i in range(20):
+        b.append(callchain(4243, 4243, [base + 0x10], tsc=2000000 + i))
+    for i in range(30):
+        b.append(callchain(4243, 4243, [base + 0x10], tsc=8000000 + i))
+    for i in range(7):
+        b.append(callchain(4243, 4243, [base + 0x810], tsc=9000000 + i))
+    b.append(closelog())
+    open(out, "wb").write(b"".join(b))
+    print("old 25 new 30 other 7")
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "images":
         images(sys.argv[2], sys.argv[3:])
@@ -546,6 +575,9 @@ if __name__ == "__main__":
         sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "jit":
         jit(sys.argv[2], sys.argv[3])
+        sys.exit(0)
+    if len(sys.argv) == 4 and sys.argv[1] == "jitreuse":
+        jitreuse(sys.argv[2], sys.argv[3])
         sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "forks":
         forks(sys.argv[2], sys.argv[3])

@@ -318,7 +318,9 @@ got=$(cat "$tmp/twice.out")
 # to node::Start: counted per sample.
 if command -v node > /dev/null; then
 	jit=$tmp/jit.pmclog js_file=$(realpath "$src/tests/workloads/jit-hot.js")
+	t0=$(date +%s%N)
 	rec "$jit" -F 999 -- sh -c "cd '$tmp' && node --perf-basic-prof '$js_file' 2 & p=\$!; wait \$p; rm -f /tmp/perf-\$p.map; sleep 1"
+	t1=$(date +%s%N)
 	jpid=$("$hwpmc_bin" dump --json "$jit" | python3 -c "
 import json, sys
 for l in sys.stdin:
@@ -329,6 +331,24 @@ for l in sys.stdin:
 		grep -q "JIT maps: 1 processes' perf-PID.map saved in $tmp/jit.pmclog.jit/" "$jit.rec" &&
 		ok "record: node's perf-$jpid.map saved beside the log though it was removed from /tmp at node's exit" ||
 		bad "record: no saved JIT map for node ($jpid): $(ls "$tmp/jit.pmclog.jit" 2>&1 | head -2); $(tail -2 "$jit.rec")"
+	# Beside it, when each of its lines appeared (wall-clock ns, line for line, within
+	# the recording; a sample of reused code space is named by the entry of its time).
+	got=$(python3 - "$tmp/jit.pmclog.jit/perf-$jpid.map" "$t0" "$t1" << 'PY'
+import sys
+lines = [l for l in open(sys.argv[1]) if l.strip()]
+try:
+    times = [int(l) for l in open(sys.argv[1] + ".times")]
+except (OSError, ValueError) as e:
+    print("no times: %s" % e)
+    sys.exit()
+within = all(int(sys.argv[2]) <= t <= int(sys.argv[3]) for t in times)
+print("lines %d times %d sorted %s within %s" % (len(lines), len(times), times == sorted(times), within))
+PY
+)
+	n=$(wc -l < "$tmp/jit.pmclog.jit/perf-$jpid.map")
+	[[ $got == "lines $n times $n sorted True within True" && $n -gt 0 ]] &&
+		ok "record: perf-$jpid.map.times beside the map, a time per line, in order ($got)" ||
+		bad "record: JIT map times: $got"
 	report --json --limit 0 "$jit" > "$tmp/jit.json" 2> /dev/null
 	got=$(field "$tmp/jit.json" "j['header']['pcs_jit'], sorted(t['function'].split(' ')[0] for t in j['events'][0]['top'] if t['image'] == '[jit]' and 'hwpmcJit' in t['function'])[:2]")
 	[[ $got =~ ^[1-9][0-9]*\ .*hwpmcJit ]] &&

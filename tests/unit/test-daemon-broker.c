@@ -135,6 +135,7 @@ static void setup(void)
 	put_file(at("p.pmclog.kallsyms"), "ffffffff81000000 T _stext\n");
 	ck_assert_int_eq(mkdir(at("p.pmclog.jit"), 0755), 0);
 	put_file(at("p.pmclog.jit/perf-42.map"), "1000 10 f\n");
+	put_file(at("p.pmclog.jit/perf-42.map.times"), "1764750000000000000\n");
 	put_file(at("p.pmclog.jit/other.map"), "1000 10 f\n");
 }
 
@@ -194,6 +195,9 @@ START_TEST(test_policy)
 	ck_assert_str_eq(ask(b, at("p.pmclog.kallsyms")), "fd");
 	ck_assert_str_eq(ask(b, at("p.pmclog.vdso")), "ENOENT");
 	ck_assert_str_eq(ask(b, at("p.pmclog.jit/perf-42.map")), "fd");
+	ck_assert_str_eq(ask(b, at("p.pmclog.jit/perf-42.map.times")), "fd");
+	ck_assert_str_eq(ask(b, at("p.pmclog.jit/perf-42.times")), "EACCES");
+	ck_assert_str_eq(ask(b, at("p.pmclog.jit/perf-42.map.times.x")), "EACCES");
 	ck_assert_str_eq(ask(b, at("p.pmclog.jit/perf-43.map")), "ENOENT");
 	ck_assert_str_eq(ask(b, at("p.pmclog.jit/other.map")), "EACCES");
 	ck_assert_str_eq(ask(b, at("p.pmclog.x")), "EACCES");

@@ -189,7 +189,11 @@ START_TEST(test_sparse_and_quota)
 	reap(a);
 	reap(b);
 	unlink(saved);
+	snprintf(saved, sizeof(saved), "%s/perf-%d.map.times", outdir, (int)a);
+	unlink(saved);
 	snprintf(saved, sizeof(saved), "%s/perf-%d.map", outdir, (int)b);
+	unlink(saved);
+	snprintf(saved, sizeof(saved), "%s/perf-%d.map.times", outdir, (int)b);
 	unlink(saved);
 	close(dfd);
 	ck_assert_int_eq(rmdir(outdir), 0);
@@ -293,7 +297,8 @@ START_TEST(test_limits)
 {
 	struct maplog_jit *j = NULL;
 	struct maplog_jit_stats st;
-	struct maplog_jit_opts o = { .max_open = 1, .max_map_bytes = 20 };
+	/* room for one line and its time (20 bytes: "1764...\n", perf-PID.map.times) */
+	struct maplog_jit_opts o = { .max_open = 1, .max_map_bytes = 15 + 21 };
 	char m1[64], m2[64], saved[512];
 	int dfd = open_outdir();
 	pid_t t[2] = { spawn(), spawn() };
@@ -308,13 +313,13 @@ START_TEST(test_limits)
 	ck_assert_int_eq(maplog_jit__finish(j), 0);
 	maplog_jit__stats(j, &st);
 	/*
-	 * One kept (and cut at 20 bytes: whole lines only, so its first), one over the
-	 * limit: both counted, neither silent.
+	 * One kept (and cut at 36 bytes: whole lines and their times only, so its first),
+	 * one over the limit: both counted, neither silent.
 	 */
 	ck_assert_uint_eq(st.saved, 1);
 	ck_assert_uint_eq(st.over_open, 1);
 	ck_assert_uint_eq(st.truncated, 1);
-	ck_assert_uint_eq(st.bytes, 15);
+	ck_assert_uint_eq(st.bytes, 15 + 20);
 	for (int i = 0; i < 2; i++) {
 		snprintf(saved, sizeof(saved), "%s/perf-%d.map", outdir, (int)t[i]);
 		if (slurp(saved))
@@ -323,6 +328,8 @@ START_TEST(test_limits)
 	maplog_jit__free(j);
 	for (int i = 0; i < 2; i++) {
 		snprintf(saved, sizeof(saved), "%s/perf-%d.map", outdir, (int)t[i]);
+		unlink(saved);
+		snprintf(saved, sizeof(saved), "%s/perf-%d.map.times", outdir, (int)t[i]);
 		unlink(saved);
 		reap(t[i]);
 	}
@@ -360,7 +367,29 @@ START_TEST(test_snapshot)
 	snprintf(second, sizeof(second), "%s/perf-%d.map", outdir, (int)child);
 	ck_assert_str_eq(slurp(first), "1000 10 a\n");
 	ck_assert_str_eq(slurp(second), "1000 10 a\n2000 10 b\n");
-	ck_assert_uint_eq(st.bytes, 10 + 20);
+	/* each line's time (20 bytes) counts too; the second file's times follow the first's */
+	ck_assert_uint_eq(st.bytes, (10 + 20) + (20 + 2 * 20));
+	{
+		char tf[600], *t1, *t2;
+		long long a1, a2, b2;
+
+		/* (slurp() has one buffer: each read before the next) */
+		snprintf(tf, sizeof(tf), "%s.times", first);
+		t1 = slurp(tf);
+		ck_assert_ptr_nonnull(t1);
+		ck_assert_int_eq(sscanf(t1, "%lld\n", &a1), 1);
+		snprintf(tf, sizeof(tf), "%s.times", second);
+		t2 = slurp(tf);
+		ck_assert_ptr_nonnull(t2);
+		ck_assert_int_eq(sscanf(t2, "%lld\n%lld\n", &a2, &b2), 2);
+		/* line a: seen at the first poll, in both files; b: after it */
+		ck_assert_int_eq(a1, a2);
+		ck_assert_int_ge(b2, a2);
+		snprintf(tf, sizeof(tf), "%s.times", first);
+		unlink(tf);
+		snprintf(tf, sizeof(tf), "%s.times", second);
+		unlink(tf);
+	}
 	maplog_jit__free(j);
 	unlink(first);
 	unlink(second);
