@@ -11,6 +11,7 @@
  *   __poll() (call it about once a second) walks /proc: for each process in scope
  *   (a process seen without a map is looked at again 1, 2, 4, 8, then every 16
  *   polls later, so a walk of a busy machine is a readdir and a lookup for most;
+ *   a target of a recording, or its descendant, at every poll until it has one;
  *   __snapshot() and __finish() look at every process)
  *   (the target pids and their descendants, or every process) it looks for
  *   /tmp/perf-NSPID.map inside the process's own root (NSPID: its pid in its own

@@ -665,6 +665,13 @@ static int poll_walk(struct maplog_jit *j, bool full)
 		}
 		fd = map_open(j, pid, start, &uid);
 		if (fd == -1) {
+			/*
+			 * A target of a recording (or its descendant) without a map yet: at
+			 * every poll, for a short-lived JIT process writes its map at once and
+			 * may be gone before a later look (a 2 s node was missed so).
+			 */
+			if (j->ntargets)
+				gap = 1;
 			neg_put(&next, pid, j->polls + gap, gap);
 			continue;
 		}

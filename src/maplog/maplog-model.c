@@ -29,6 +29,7 @@
  *   defensively, and a process that exits in the middle of the scan is skipped.
  */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1048,6 +1049,19 @@ static uint64_t compute_pl_start(struct maplog *m, int32_t pid, uint64_t start, 
 		/* The build id and the executable sections: one more read of the headers. */
 		c->build_id_len = 0;
 		c->has_exec = false;
+		if (r == -EINVAL && maplog_elf_info_fd(fd, &info) == 0 && info.e_type == ET_EXEC) {
+			/*
+			 * A non-PIE executable runs where it was linked (bias 0, which the rule
+			 * checks), but its code can be mapped again elsewhere (node's builtins:
+			 * /usr/bin/node is ET_EXEC).  The file is the mapped one (its device
+			 * and inode), so that mapping's bias is taken as the rule gives it for
+			 * a position-independent object (the same V).
+			 */
+			info.e_type = ET_DYN;
+			r = maplog_elf_info_pl_start(&info, start, pgoff, m->pagesize, true, &pl,
+						     &bias);
+			info.e_type = ET_EXEC;
+		}
 		if (r == 0 && maplog_elf_info_fd(fd, &info) == 0) {
 			if (m->ops->build_id && info.build_id_len <= MAPLOG_BUILD_ID_MAX) {
 				c->build_id_len = (uint8_t)info.build_id_len;
