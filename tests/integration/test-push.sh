@@ -237,17 +237,20 @@ folded_same $(recv '" ".join(str(r["n"]) for r in rs if r["status"] == 200 and r
 	bad "folded: $same the same, $diff different"
 # ---- JIT maps of a profile, pushed ------------------------------------------------
 # The daemon keeps node's JIT map and copies it beside each file before that file is
-# pushed (FILE.jit/), so the server gets JavaScript names.  rej and dead go first, so
-# that the push thread has only pp's and fold's files to make, and fold rotates every
-# 10 s from now on: however slow a push is here (a busy machine, valgrind's daemon),
-# pp's queue of at most 8 files is ahead of a file of fold's, which is not dropped
-# before 8 more of fold's come (80 s), so the file with node's samples is pushed.
-rm "$pdir/rej.conf" "$pdir/dead.conf"
-sed -i 's/^rotate_seconds = 1$/rotate_seconds = 10/' "$pdir/fold.conf"
+# pushed (FILE.jit/), so the server gets JavaScript names.  rej, dead and pp go first
+# (pp's pprof reports read the DWARF of every image its files sampled: under ASan its
+# queue, with fold's 8 files of 10 s, outlasted node's file, which was dropped), so
+# that the push thread has only the files queued before and fold's to make, and fold
+# rotates every 20 s from now on: however slow a push is here (a busy machine,
+# valgrind's daemon, ASan), a file of fold's is not dropped before 8 more of fold's
+# come (160 s), so the file with node's samples is pushed.
+rm "$pdir/rej.conf" "$pdir/dead.conf" "$pdir/pp.conf"
+sed -i 's/^rotate_seconds = 1$/rotate_seconds = 20/' "$pdir/fold.conf"
 "$hwpmc" profiles reload > /dev/null 2>&1
-wait_for 60 '[[ "$(pjq dead "p")" == None && "$(pjq rej "p")" == None ]]' || bad "rej and dead still listed after reload"
-wait_for 60 '[[ "$(pjq fold "p and p[\"rotate_seconds\"] == 10 and p[\"state\"]")" == running ]]' ||
-	bad "fold did not run again with rotate_seconds = 10: $(pjq fold p)"
+wait_for 60 '[[ "$(pjq dead "p")" == None && "$(pjq rej "p")" == None && "$(pjq pp "p")" == None ]]' ||
+	bad "rej, dead and pp still listed after reload"
+wait_for 60 '[[ "$(pjq fold "p and p[\"rotate_seconds\"] == 20 and p[\"state\"]")" == running ]]' ||
+	bad "fold did not run again with rotate_seconds = 20: $(pjq fold p)"
 node_ok=
 if command -v node > /dev/null; then
 	(cd "$tmp" || exit; node --perf-basic-prof "$src/tests/workloads/jit-hot.js" 3 & p=$!; wait $p
@@ -256,9 +259,9 @@ if command -v node > /dev/null; then
 fi
 if [[ -n $node_ok ]]; then
 	wait_for 120 '[[ -e "$tmp/node.done" ]]' || bad "node did not end"
-	# The file of node's last samples is pushed after the next rotation (10 s), and
-	# the up to 8 files of pp's queued before it.
-	if wait_for 240 'grep -qs "JS:[^;]*hwpmcJit" "$rdir"/*.folded'; then
+	# The file of node's last samples is pushed after the next rotation (20 s), and
+	# the files queued before it.
+	if wait_for 360 'grep -qs "JS:[^;]*hwpmcJit" "$rdir"/*.folded'; then
 		n=$(grep -ls "JS:[^;]*hwpmcJit" "$rdir"/*.folded | wc -l)
 		ok "node's JavaScript functions reached the server by name ($n folded bodies)"
 		# Each is its file's report with the maps beside it: copied before the push.
