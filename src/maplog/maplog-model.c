@@ -1222,6 +1222,29 @@ static int trim_ghost(struct maplog *m, uint64_t time, const struct maplog_proc 
 }
 
 /*
+ * Write the placement at @pl (reader range [lo, hi)) of range @x's object: its MAP_IN
+ * and the MAP_OUTs of its ghost (@r, @n: @p's ranges, sorted by start); not if that
+ * range meets another object's ranges (counted).  1 if written, 0 if not, or -errno.
+ */
+static int place_write(struct maplog *m, uint64_t time, struct maplog_proc *p,
+		       const struct maplog_map *x, const struct maplog_plcache *c, uint64_t pl,
+		       uint64_t lo, uint64_t hi, const struct maplog_map *r, size_t n)
+{
+	int e;
+
+	if (others_meet(m, p, r, n, x->dev, x->inode, pl, lo, hi)) {
+		m->stats.remap_overlap++;
+		return 0;
+	}
+	if ((e = file_map_in(m, time, p->pid, pl, x->path, c)) < 0)
+		return e;
+	m->stats.map_in++;
+	m->stats.remapped++;
+	e = trim_ghost(m, time, p, r, n, x->dev, x->inode, pl, lo, hi);
+	return e < 0 ? e : 1;
+}
+
+/*
  * Range @x of @p, of an object with a MAP_IN in this log, written as a placement of
  * its own if its pl_start is not that of one of @earlier (@nearlier: the object's
  * ranges written before in this pass): MAP_IN and ghost (@r, @n: the ranges being
@@ -1233,7 +1256,6 @@ static int place_more(struct maplog *m, uint64_t time, struct maplog_proc *p,
 {
 	const struct maplog_plcache *c, *c2;
 	uint64_t pl, lo, hi;
-	int e;
 
 	if (strcmp(x->path, "[vdso]") == 0 || !is_announced_path(x->path))
 		return 0;
@@ -1243,16 +1265,7 @@ static int place_more(struct maplog *m, uint64_t time, struct maplog_proc *p,
 	for (size_t i = 0; i < nearlier; i++)
 		if (range_pl(m, p, earlier[i], &c2) == pl)
 			return 0; /* a placement written in this pass */
-	if (others_meet(m, p, r, n, x->dev, x->inode, pl, lo, hi)) {
-		m->stats.remap_overlap++;
-		return 0;
-	}
-	if ((e = file_map_in(m, time, p->pid, pl, x->path, c)) < 0)
-		return e;
-	m->stats.map_in++;
-	m->stats.remapped++;
-	e = trim_ghost(m, time, p, r, n, x->dev, x->inode, pl, lo, hi);
-	return e < 0 ? e : 1;
+	return place_write(m, time, p, x, c, pl, lo, hi, r, n);
 }
 
 /*
@@ -1276,15 +1289,7 @@ static int remap_live(struct maplog *m, uint64_t time, struct maplog_proc *p,
 	o = obj_placed(p, x->dev, x->inode, pl);
 	if (o && !o->extra)
 		return 0; /* the object's first placement: explained */
-	if (others_meet(m, p, p->maps, p->nmaps, x->dev, x->inode, pl, lo, hi)) {
-		m->stats.remap_overlap++;
-		return 0;
-	}
-	if ((e = file_map_in(m, time, p->pid, pl, x->path, c)) < 0)
-		return e;
-	m->stats.map_in++;
-	m->stats.remapped++;
-	if ((e = trim_ghost(m, time, p, p->maps, p->nmaps, x->dev, x->inode, pl, lo, hi)) < 0)
+	if ((e = place_write(m, time, p, x, c, pl, lo, hi, p->maps, p->nmaps)) <= 0)
 		return e;
 	return o ? 0 : obj_add_at(p, x->dev, x->inode, pl, true);
 }
