@@ -30,7 +30,7 @@
  * and the wall clock (the bytes below @size were there by @ns).  At most
  * JIT_GROWTH_MAX points, every other one dropped when full (the times coarsen).
  */
-#define JIT_GROWTH_MAX 4096
+#define JIT_GROWTH_MAX 1024 /* 16 KiB a map, at most max_open (256) of them */
 
 /* A process with a map: kept open (fd >= 0), or one not to try again (fd -1). */
 struct jit_ent {
