@@ -177,12 +177,16 @@ for f in sys.argv[2:]:
     logged.append(("head", ud[2]))
     # then the event's sampling mark (11.13: by frequency, following the rate marks,
     # at the file's rate), then rate pairs, between the build id runs of MAP_INs and
-    # the cgroup runs of processes (mark, length, words)
+    # the cgroup runs of processes (mark, length, words) and the lost marks that follow
+    # a DROPNOTIFY on a busy machine (11.14: mark, count)
     assert ud[3] == 0x48575305 and ud[5:8] == [0x102, ud[2], 0], (f, ud[3:8])
     i = 8
     while i < len(ud):
         if ud[i] in (0x48575303, 0x48575304):
             i += 2 + (ud[i + 1] + 3) // 4
+            continue
+        if ud[i] == 0x48575306:
+            i += 2
             continue
         assert ud[i] == 0x48575301, (f, i, hex(ud[i]))
         logged.append(("change", ud[i + 1]))
