@@ -614,8 +614,9 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 	static char a_report[] = "report", a_conf[] = "--confine", a_broker[] = "--broker-fd",
 		    a_3[] = "3", a_nodi[] = "--no-debuginfod", a_jit[] = "--jit-maps",
 		    a_pprof[] = "--pprof", a_folded[] = "--folded", a_fd1[] = "/dev/fd/1",
+		    a_nolines[] = "--pprof-no-lines",
 		    a_end[] = "--", a_push_broker[] = "--push-broker";
-	char path[sizeof(j->path)], jit[sizeof(j->path) + 8], *argv[14], *bargv[4];
+	char path[sizeof(j->path)], jit[sizeof(j->path) + 8], *argv[16], *bargv[4];
 	size_t na = 0;
 	static char e_path[] = "PATH=/usr/bin:/bin", e_lc[] = "LC_ALL=C";
 	char *envp[] = { e_path, e_lc, NULL };
@@ -652,6 +653,8 @@ static int make_profile(const struct push_job *j, struct buf *out, char *err, si
 	if (j->folded) {
 		argv[na++] = a_folded;
 	} else {
+		/* a push every rotation: functions by PC, no image's DWARF read each time */
+		argv[na++] = a_nolines;
 		argv[na++] = a_pprof;
 		argv[na++] = a_fd1;
 	}

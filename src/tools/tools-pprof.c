@@ -321,7 +321,7 @@ static int build_loc(struct pp *p, size_t k)
 		return -ENOMEM;
 	p->loc_map[k] = mi;
 	p->line_at[k] = p->nlines;
-	if (l->img && fn->kind == REPORT_F_USER)
+	if (l->img && fn->kind == REPORT_F_USER && !p->r->o.pprof_no_lines)
 		n = report_model__lines(m, l->img, l->addr, fr, REPORT_DWARF_DEPTH_MAX + 1);
 	if (n > REPORT_DWARF_DEPTH_MAX + 1)
 		n = REPORT_DWARF_DEPTH_MAX + 1; /* the innermost ones, as --inline */

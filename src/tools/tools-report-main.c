@@ -59,6 +59,8 @@ void tools_report_usage(FILE *out)
 		"                     Pyroscope, speedscope): a location per PC with its source\n"
 		"                     lines and inline frames (pprof -list, -disasm), samples\n"
 		"                     and cpu time, labels comm, pid, tid and cgroup\n"
+		"  --pprof-no-lines   no DWARF in it: each location names its function only\n"
+		"                     (what an always-on profile pushes: no image's DWARF read)\n"
 		"  --calltree FILE    write the callgrind format (KCachegrind, callgrind_annotate;\n"
 		"                     pmcstat -F): self costs and call edges per function\n"
 		"  --gprof DIR        write a gmon.out file per image into DIR (pmcstat -g), for\n"
@@ -288,6 +290,7 @@ enum {
 	OPT_FOLDED,
 	OPT_FLAME,
 	OPT_PPROF,
+	OPT_PPROF_NO_LINES,
 	OPT_CALLTREE,
 	OPT_GPROF,
 	OPT_MODE,
@@ -458,6 +461,7 @@ int tools_report_main(int argc, char **argv)
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "flame", required_argument, NULL, OPT_FLAME },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "pprof-no-lines", no_argument, NULL, OPT_PPROF_NO_LINES },
 		{ "calltree", required_argument, NULL, OPT_CALLTREE },
 		{ "gprof", required_argument, NULL, OPT_GPROF },
 		{ "mode", required_argument, NULL, OPT_MODE },
@@ -527,6 +531,9 @@ int tools_report_main(int argc, char **argv)
 			break;
 		case OPT_PPROF:
 			pprof = optarg;
+			break;
+		case OPT_PPROF_NO_LINES:
+			r.o.pprof_no_lines = true;
 			break;
 		case OPT_CALLTREE:
 			calltree = optarg;

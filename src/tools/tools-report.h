@@ -190,6 +190,7 @@ struct tools_rep_opts {
 	bool want_focus_callers, want_focus_callees;
 	bool want_cgroups; /* --pprof: each sample's cgroup (REPORT_F_CGROUP), a label */
 	bool want_pcs;	   /* --pprof: the samples by PC (pcs) */
+	bool pprof_no_lines; /* --pprof-no-lines: locations without DWARF lines */
 	bool verbose;	   /* -v: the header's every count and detail (else <= 100 columns) */
 };
 

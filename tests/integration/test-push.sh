@@ -190,8 +190,8 @@ for n in $(recv '" ".join(str(r["n"]) for r in rs if r["status"] == 200 and r["q
 	seen=
 	for f in "$state/profiles/pp/pp-$stamp.pmclog" "$state/profiles/pp/pp-$stamp"-[0-9]*.pmclog; do
 		[[ -e "$f" ]] || continue
-		# pprof carries DWARF inline frames: the report of --inline
-		"$hwpmc" report --json --inline "$f" > "$tmp/r$n.json" 2> /dev/null || continue
+		# a push's pprof has no DWARF lines (--pprof-no-lines): the plain report's functions
+		"$hwpmc" report --json "$f" > "$tmp/r$n.json" 2> /dev/null || continue
 		python3 "$src/tests/integration/check_exports.py" "$tmp/r$n.json" --pprof "$rdir/$n.pb.gz" \
 			> "$tmp/exp$n.out" 2>&1
 		[[ -z $seen ]] && { seen=$f; cp "$tmp/exp$n.out" "$tmp/exp$n.first"; }
@@ -238,9 +238,8 @@ folded_same $(recv '" ".join(str(r["n"]) for r in rs if r["status"] == 200 and r
 # ---- JIT maps of a profile, pushed ------------------------------------------------
 # The daemon keeps node's JIT map and copies it beside each file before that file is
 # pushed (FILE.jit/), so the server gets JavaScript names.  rej, dead and pp go first
-# (pp's pprof reports read the DWARF of every image its files sampled: under ASan its
-# queue, with fold's 8 files of 10 s, outlasted node's file, which was dropped), so
-# that the push thread has only the files queued before and fold's to make, and fold
+# (their queues would be ahead of fold's files), so that the push thread has only the
+# files queued before and fold's to make, and fold
 # rotates every 20 s from now on: however slow a push is here (a busy machine,
 # valgrind's daemon, ASan), a file of fold's is not dropped before 8 more of fold's
 # come (160 s), so the file with node's samples is pushed.
