@@ -36,7 +36,8 @@
  *   - Labels: "comm" (the thread's name), "pid" and "tid" (numbers; none for the idle
  *     task, pid 0, as pprof drops a number label of 0) and "cgroup" (the
  *     process's cgroup when the log said one, pmclog-format.md 11.12), which pprof's
- *     -tagfocus and Pyroscope select by.
+ *     -tagfocus and Pyroscope select by; with --sort cpu also "cpu" (a string, for
+ *     CPU 0 is a number pprof would drop).
  *
  *   Functions are interned by (name, system name, file); names are the report's
  *   (demangled, escaped), system names the raw symbols.  Strings are interned once;
@@ -46,6 +47,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,7 +157,7 @@ struct pp {
 	uint32_t *loc_map; /* per location: its mapping index + 1, 0: none */
 	pb_sample **samples;
 	size_t nsamples;
-	int64_t comm_key, cgroup_key, pid_key, tid_key;
+	int64_t comm_key, cgroup_key, pid_key, tid_key, cpu_key;
 };
 
 /* The mapping index + 1 of @key (an image's address, or a module name's string index). */
@@ -544,8 +546,8 @@ static int build_samples(struct pp *p)
 	while ((x = tools_pcs_next(t, &off))) {
 		struct {
 			pb_sample s;
-			pb_label l[4];
-			pb_label *lp[4];
+			pb_label l[5];
+			pb_label *lp[5];
 		} *y;
 		uint64_t *ids;
 		int64_t *vals;
@@ -574,12 +576,22 @@ static int build_samples(struct pp *p)
 		vals[at] = w_samples(x->w);
 		if (p->ev_cpu[x->ev])
 			vals[at + 1] = w_ns(x->w, p->r->ev[x->ev].period0);
-		for (int k = 0; k < 4; k++) {
+		for (int k = 0; k < 5; k++) {
 			pb_label *l = &y->l[nl];
 			int64_t v = 0;
+			char cpu[16];
 
 			perftools__profiles__label__init(l);
-			if (k == 0 || (k == 1 && x->cgroup)) {
+			if (k == 4 && x->cpu >= 0) {
+				/* a string: pprof drops a number label of 0, and CPU 0 is one */
+				snprintf(cpu, sizeof(cpu), "%" PRId32, x->cpu);
+				if ((v = str_id(&p->st, cpu)) < 0)
+					return -ENOMEM;
+				l->key = p->cpu_key;
+				l->str = v;
+			} else if (k == 4) {
+				continue;
+			} else if (k == 0 || (k == 1 && x->cgroup)) {
 				v = str_id(&p->st, tools_report_func_name(p->r, k ? x->cgroup : x->comm));
 				if (v < 0)
 					return -ENOMEM;
@@ -669,7 +681,8 @@ int tools_report_write_pprof(struct tools_report *r, int fd)
 	perftools__profiles__profile__init(&p.prof);
 	if (str_id(&p.st, "") != 0 || (p.comm_key = str_id(&p.st, "comm")) < 0 ||
 	    (p.cgroup_key = str_id(&p.st, "cgroup")) < 0 || (p.pid_key = str_id(&p.st, "pid")) < 0 ||
-	    (p.tid_key = str_id(&p.st, "tid")) < 0) {
+	    (p.tid_key = str_id(&p.st, "tid")) < 0 ||
+	    (r->o.sort.has[TOOLS_SORT_CPU] && (p.cpu_key = str_id(&p.st, "cpu")) < 0)) {
 		e = -ENOMEM;
 		goto out;
 	}

@@ -49,6 +49,9 @@ void tools_report_usage(FILE *out)
 		"  --top              functions by self samples, with self%%, total%% (anywhere\n"
 		"                     in the chain), samples and image, per event\n"
 		"  --callgraph        pmcstat -G style: leaf functions, their callers indented\n"
+		"  --children         top-down (perf --children, pprof -tree): from the\n"
+		"                     outermost frames, callers first, each function's total\n"
+		"                     (it and what it calls) and self, sorted by total"
 		"  --callers FUNC     who calls FUNC (by name, raw or demangled)\n"
 		"  --callees FUNC     what FUNC calls\n"
 		"  --folded           folded stacks 'comm;outer;...;leaf COUNT' (flamegraph.pl,\n"
@@ -69,6 +72,12 @@ void tools_report_usage(FILE *out)
 		"output\n"
 		"\n"
 		"Shaping:\n"
+		"  --sort KEYS        the top list (and --json) by these keys, in the order\n"
+		"                     given (perf --sort): comm (thread name), pid, tid, dso\n"
+		"                     (image), sym (the default), srcline (FILE:LINE from\n"
+		"                     DWARF, as --srcline), cpu, cgroup; e.g. comm,dso.\n"
+		"                     Total: samples with the row anywhere in the chain;\n"
+		"                     with cpu, --pprof labels each sample's cpu too"
 		"  --depth N          call graph depth (default 16, as pmcstat -z; 0: unlimited)\n"
 		"  --min-percent P    call graph entries under P%% of the samples are summed into\n"
 		"                     one line (default 0.5; 0 shows all)\n"
@@ -134,6 +143,8 @@ void tools_report_usage(FILE *out)
 		"Examples:\n"
 		"  hwpmc report demo.pmclog\n"
 		"  hwpmc report --callgraph --comm hwpmc-demo demo.pmclog\n"
+		"  hwpmc report --sort comm,dso demo.pmclog     # which process, which library\n"
+		"  hwpmc report --children --depth 6 demo.pmclog # top-down, from main\n"
 		"  hwpmc report --folded demo.pmclog | flamegraph.pl > demo.svg\n"
 		"  hwpmc report --flame demo.svg --since 1 --until 3 demo.pmclog\n"
 		"  hwpmc report --top --inline --srcline demo.pmclog\n"
@@ -319,7 +330,9 @@ enum {
 	OPT_RULE,
 	OPT_VDSO,
 	OPT_CONFINE,
-	OPT_BROKER_FD
+	OPT_BROKER_FD,
+	OPT_CHILDREN,
+	OPT_SORT
 };
 
 static void free_opts(struct tools_rep_opts *o)
@@ -456,6 +469,8 @@ int tools_report_main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "top", no_argument, NULL, OPT_TOP },
 		{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },
+		{ "children", no_argument, NULL, OPT_CHILDREN },
+		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "callers", required_argument, NULL, OPT_CALLERS },
 		{ "callees", required_argument, NULL, OPT_CALLEES },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
@@ -498,6 +513,8 @@ int tools_report_main(int argc, char **argv)
 	struct tools_report r;
 	struct tools_rep_print_opts po = { .depth = 16, .min_percent = 0.5 };
 	bool top = false, graph = false, folded = false, json = false, limit_set = false;
+	bool kids = false;
+	const char *sort = NULL;
 	size_t rows = 0; /* the terminal's, when standard output is one */
 	bool confined = false;
 	int broker_fd = -1;
@@ -516,6 +533,15 @@ int tools_report_main(int argc, char **argv)
 			break;
 		case OPT_CALLGRAPH:
 			graph = true;
+			break;
+		case OPT_CHILDREN:
+			kids = true;
+			break;
+		case OPT_SORT:
+			sort = optarg;
+			e = tools_sort_parse(optarg, &r.o.sort);
+			/* a key per source line: the model keeps a function per line (--srcline) */
+			r.o.srcline |= r.o.sort.has[TOOLS_SORT_SRCLINE];
 			break;
 		case OPT_CALLERS:
 			callers = optarg;
@@ -751,7 +777,9 @@ int tools_report_main(int argc, char **argv)
 		log_error("report: --until %s is before --since %s", r.o.until_arg, r.o.since_arg);
 		goto out;
 	}
-	if ((folded || json) && (top || graph || callers || callees || (folded && json))) {
+	/* --json carries the top list, the call graph and with --children that tree */
+	if ((folded || json) &&
+	    (top || graph || callers || callees || (folded && (json || kids)))) {
 		log_error(
 			"report: %s writes standard output alone; run the other outputs separately",
 			folded ? "--folded" : "--json");
@@ -762,9 +790,16 @@ int tools_report_main(int argc, char **argv)
 			  "have none of their own; drop --inline (--srcline works)");
 		goto out;
 	}
-	if (!graph && !folded && !json && !flame && !pprof && !calltree && !gprof && !callers &&
-	    !callees)
+	if (!graph && !kids && !folded && !json && !flame && !pprof && !calltree && !gprof &&
+	    !callers && !callees)
 		top = true;
+	if (sort && !top && !json && !pprof) {
+		log_error("report: --sort %s orders the top list (--top, --json; --pprof labels by "
+			  "cpu): add one of them",
+			  sort);
+		goto out;
+	}
+
 	if (json && !callers && !callees)
 		graph = true; /* the JSON carries the top list and the call graph */
 	r.paths = argv + optind;
@@ -775,7 +810,8 @@ int tools_report_main(int argc, char **argv)
 	r.o.want_focus_callees = callees != NULL;
 	r.o.want_callers = graph;
 	r.o.want_callees = folded || flame || pprof || calltree || gprof;
-	r.o.want_cgroups = pprof; /* its samples' "cgroup" label */
+	r.o.want_cgroups = pprof || r.o.sort.has[TOOLS_SORT_CGROUP]; /* pprof's "cgroup" label */
+	r.o.want_children = kids;
 	r.o.want_pcs = pprof;	  /* a location per PC */
 	if (isatty(STDOUT_FILENO)) {
 		struct winsize ws;
@@ -818,7 +854,7 @@ int tools_report_main(int argc, char **argv)
 		/* Standard output stays pure folded stacks: what they cover goes to stderr. */
 		if (e == 0)
 			tools_report_print_coverage(&r, stderr);
-	} else if (top || graph || callers || callees) {
+	} else if (top || graph || kids || callers || callees) {
 		size_t lines = tools_report_print_header(&r, stdout, po.width);
 
 		/*
@@ -837,6 +873,8 @@ int tools_report_main(int argc, char **argv)
 			tools_report_print_top(&r, stdout, &po);
 		if (graph)
 			tools_report_print_callgraph(&r, stdout, &po);
+		if (kids)
+			tools_report_print_children(&r, stdout, &po);
 		if (callers || callees)
 			tools_report_print_focus(&r, stdout, &po);
 	}

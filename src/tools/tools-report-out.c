@@ -625,6 +625,97 @@ static const char *shown_image(struct tools_report *r, uint32_t f,
 	return tools_report_func_image(r, f);
 }
 
+/* The keys --sort names, as "comm,dso". */
+static void sort_keys_text(const struct tools_report *r, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (size_t k = 0; k < r->o.sort.n && at < len; k++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", k ? "," : "",
+				       tools_sort_key_name(r->o.sort.key[k]));
+}
+
+/* A --sort value as the text outputs print it: an image as shown_image() does. */
+static const char *sort_shown(struct tools_report *r, const struct tools_rep_print_opts *po,
+			      int k, uint32_t v, char *buf, size_t len)
+{
+	if (k == TOOLS_SORT_DSO && v && v <= r->sortst.nnames)
+		return shown_image(r, r->sortst.names[v - 1].func, po);
+	return tools_sort_value(r, k, v, buf, len);
+}
+
+/* The top list by --sort's keys: a column per key (and the image after sym without dso). */
+static void print_top_sorted(struct tools_report *r, FILE *out,
+			     const struct tools_rep_print_opts *po, const struct tools_rep_event *e)
+{
+	const struct tools_rep_sort *so = &r->o.sort;
+	bool img = so->has[TOOLS_SORT_SYM] && !so->has[TOOLS_SORT_DSO];
+	int w[TOOLS_SORT_MAX] = { 0 };
+	size_t n = 0, shown;
+	char buf[32];
+	uint32_t *rows = tools_sort_rows(r, e, &n);
+
+	if (!rows) {
+		log_error("out of memory");
+		return;
+	}
+	shown = po->limit && po->limit < n ? po->limit : n;
+	/* each column as wide as its widest value shown (a name at most 40 on a terminal) */
+	for (size_t k = 0; k < so->n; k++) {
+		w[k] = (int)strlen(tools_sort_key_name(so->key[k]));
+		for (size_t j = 0; j < shown; j++) {
+			const char *v = sort_shown(r, po, so->key[k], e->rows.row[rows[j]].v[k], buf,
+						   sizeof(buf));
+			int l = (int)strlen(v);
+
+			w[k] = l > w[k] ? l : w[k];
+		}
+		if (po->width && w[k] > 40)
+			w[k] = 40;
+	}
+	fprintf(out, "#  self%%  total%%    samples");
+	for (size_t k = 0; k < so->n; k++)
+		fprintf(out, "  %-*s", k + 1 < so->n || img ? w[k] : 0,
+			tools_sort_key_name(so->key[k]));
+	fprintf(out, "%s\n", img ? "  image" : "");
+	for (size_t j = 0; j < shown; j++) {
+		const struct tools_rep_row *x = &e->rows.row[rows[j]];
+
+		fprintf(out, "%7.2f %7.2f %10" PRIu64, pct(x->self, e->samples),
+			pct(x->total, e->samples), x->self);
+		for (size_t k = 0; k < so->n; k++) {
+			const char *v = sort_shown(r, po, so->key[k], x->v[k], buf, sizeof(buf));
+			bool last = k + 1 == so->n && !img;
+			bool cut = po->width && !last && (int)strlen(v) > w[k];
+
+			if (cut)
+				fprintf(out, "  %.*s...", w[k] - 3, v);
+			else
+				fprintf(out, "  %-*s", last ? 0 : w[k], v);
+		}
+		if (img) {
+			uint32_t f = 0;
+
+			for (size_t k = 0; k < so->n && !f; k++)
+				f = tools_sort_value_func(r, so->key[k], x->v[k]);
+			fprintf(out, "  %s", f ? shown_image(r, f, po) : "?");
+		}
+		fputc('\n', out);
+	}
+	if (shown < n) {
+		uint64_t rest = 0;
+
+		for (size_t j = shown; j < n; j++)
+			rest += e->rows.row[rows[j]].self;
+		fprintf(out,
+			"# ... %zu more rows with %" PRIu64 " self samples (%.2f%%); "
+			"--limit 0 lists all\n",
+			n - shown, rest, pct(rest, e->samples));
+	}
+	free(rows);
+}
+
 void tools_report_print_top(struct tools_report *r, FILE *out,
 			    const struct tools_rep_print_opts *po)
 {
@@ -636,6 +727,19 @@ void tools_report_print_top(struct tools_report *r, FILE *out,
 
 		if (!e->selected)
 			continue;
+		if (r->o.sort.generic) {
+			char keys[128];
+
+			sort_keys_text(r, keys, sizeof(keys));
+			fprintf(out,
+				"\n# %s: %" PRIu64 " samples by %s; self: the sample's own %s, "
+				"total: %s\n",
+				e->name, e->samples, keys, r->o.sort.frames ? "frame" : "keys",
+				r->o.sort.frames ? "in its chain" : "the same (keys of the sample)");
+			if (e->samples)
+				print_top_sorted(r, out, po, e);
+			continue;
+		}
 		fprintf(out,
 			"\n# %s: %" PRIu64 " samples; self: in the function, total: in its chain\n",
 			e->name, e->samples);
@@ -759,6 +863,60 @@ void tools_report_print_callgraph(struct tools_report *r, FILE *out,
 			continue;
 		fprintf(out, "\n@ %s [%" PRIu64 " samples]\n\n", e->name, e->samples);
 		print_graph(r, out, &e->callers, 0, 0, e->samples, po);
+	}
+}
+
+/* --children: a node's total and self as shares of all samples, the function indented. */
+static void print_children(struct tools_report *r, FILE *out, struct tools_rep_tree *t,
+			   uint32_t node, unsigned depth, uint64_t total,
+			   const struct tools_rep_print_opts *po)
+{
+	size_t n = 0, more = 0;
+	uint64_t more_samples = 0;
+	uint32_t *v;
+
+	if (!t->n || (po->depth && depth >= po->depth))
+		return;
+	v = children(r, t, node, &n);
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct tools_rep_node *c = &t->n[v[i]];
+
+		if (pct(c->count, total) < po->min_percent) {
+			more++;
+			more_samples += c->count;
+			continue;
+		}
+		fprintf(out, "%7.2f %7.2f %10" PRIu64 "  %*s%s @ %s\n", pct(c->count, total),
+			pct(c->self, total), c->count, (int)depth * 2, "",
+			tools_report_func_name(r, c->func), shown_image(r, c->func, po));
+		print_children(r, out, t, v[i], depth + 1, total, po);
+	}
+	if (more)
+		fprintf(out,
+			"%28s%*s(%zu more below %.2g%%: %" PRIu64
+			" samples; --min-percent 0 shows them)\n",
+			"", (int)depth * 2, "", more, po->min_percent, more_samples);
+	free(v);
+}
+
+void tools_report_print_children(struct tools_report *r, FILE *out,
+				 const struct tools_rep_print_opts *po)
+{
+	for (size_t i = 0; i < r->nev; i++) {
+		struct tools_rep_event *e = &r->ev[i];
+
+		if (!e->selected)
+			continue;
+		fprintf(out,
+			"\n# %s: %" PRIu64 " samples, caller first from the outermost frames; "
+			"total: in the function and what it calls, self: in it\n",
+			e->name, e->samples);
+		if (!e->samples)
+			continue;
+		fprintf(out, "# total%%   self%%    samples  function @ image\n");
+		print_children(r, out, &e->children, 0, 0, e->samples, po);
 	}
 }
 
@@ -1012,6 +1170,8 @@ static json_t *json_graph(struct tools_report *r, struct tools_rep_tree *t, uint
 			      tools_report_func_name(r, c->func), "image",
 			      tools_report_func_image(r, c->func), "samples", (json_int_t)c->count,
 			      "percent", pct(c->count, depth ? t->n[node].count : total));
+		if (o && strcmp(key, "children") == 0) /* caller first: total and self */
+			json_object_set_new(o, "self", json_integer((json_int_t)c->self));
 		if (o) {
 			json_object_set_new(o, key,
 					    json_graph(r, t, v[i], depth + 1, total, po, key));
@@ -1024,6 +1184,50 @@ static json_t *json_graph(struct tools_report *r, struct tools_rep_tree *t, uint
 						     (json_int_t)more_samples));
 	free(v);
 	return arr;
+}
+
+/* --sort's top list: per row its keys' values (numbers for pid, tid, cpu) and counts. */
+static json_t *json_top_sorted(struct tools_report *r, const struct tools_rep_event *e,
+			       const struct tools_rep_print_opts *po)
+{
+	const struct tools_rep_sort *so = &r->o.sort;
+	json_t *top = json_array();
+	size_t n = 0;
+	uint32_t *rows = tools_sort_rows(r, e, &n);
+	char buf[32];
+
+	for (size_t j = 0; rows && top && j < n && (!po->limit || j < po->limit); j++) {
+		const struct tools_rep_row *x = &e->rows.row[rows[j]];
+		json_t *o = json_pack("{s:I, s:I, s:f, s:f}", "self", (json_int_t)x->self, "total",
+				      (json_int_t)x->total, "self_percent", pct(x->self, e->samples),
+				      "total_percent", pct(x->total, e->samples));
+
+		for (size_t k = 0; o && k < so->n; k++) {
+			int key = so->key[k];
+			uint32_t f = tools_sort_value_func(r, key, x->v[k]);
+
+			if (key == TOOLS_SORT_PID || key == TOOLS_SORT_TID)
+				json_object_set_new(o, tools_sort_key_name(key),
+						    json_integer((int32_t)x->v[k]));
+			else if (key == TOOLS_SORT_CPU)
+				json_object_set_new(o, "cpu", json_integer(x->v[k]));
+			else if (key == TOOLS_SORT_SYM) /* as the default top list names it */
+				json_object_set_new(o, "function",
+						    json_string(tools_sort_value(r, key, x->v[k], buf,
+										 sizeof(buf))));
+			else
+				json_object_set_new(o, tools_sort_key_name(key),
+						    json_string(tools_sort_value(r, key, x->v[k], buf,
+										 sizeof(buf))));
+			if (f)
+				json_object_set_new(o, "image",
+						    json_string(tools_report_func_image(r, f)));
+		}
+		if (o)
+			json_array_append_new(top, o);
+	}
+	free(rows);
+	return top;
 }
 
 int tools_report_print_json(struct tools_report *r, FILE *out,
@@ -1133,7 +1337,13 @@ int tools_report_print_json(struct tools_report *r, FILE *out,
 
 		if (!e->selected)
 			continue;
-		rows = top_rows(r, e, &n);
+		if (r->o.sort.generic) {
+			json_decref(top);
+			top = json_top_sorted(r, e, po);
+			rows = NULL;
+		} else {
+			rows = top_rows(r, e, &n);
+		}
 		for (size_t k = 0; rows && top && k < n && (!po->limit || k < po->limit); k++)
 			json_array_append_new(
 				top, json_pack("{s:s, s:s, s:I, s:I, s:f, s:f}", "function",
@@ -1164,6 +1374,18 @@ int tools_report_print_json(struct tools_report *r, FILE *out,
 			json_object_set_new(
 				eo, "callgraph",
 				json_graph(r, &e->callers, 0, 0, e->samples, po, "callers"));
+		if (r->o.want_children)
+			json_object_set_new(
+				eo, "children",
+				json_graph(r, &e->children, 0, 0, e->samples, po, "children"));
+		if (r->o.sort.generic) {
+			json_t *keys = json_array();
+
+			for (size_t k = 0; keys && k < r->o.sort.n; k++)
+				json_array_append_new(keys,
+						      json_string(tools_sort_key_name(r->o.sort.key[k])));
+			json_object_set_new(eo, "sort", keys);
+		}
 		if (r->o.want_focus) {
 			json_object_set_new(eo, "focus", json_string(r->o.focus));
 			json_object_set_new(eo, "focus_samples",

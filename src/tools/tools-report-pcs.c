@@ -15,7 +15,8 @@
  *   A return address is looked up at PC - 1 (the call) and kept apart from the same
  *   address sampled as a leaf.  Ids start at 1 (pprof's location ids).
  *
- *   A sample key is (event, pid, tid, thread name, cgroup, locations leaf first); its
+ *   A sample key is (event, pid, tid, thread name, cgroup, CPU (with --sort cpu, else
+ *   -1), locations leaf first); its
  *   weight is summed as the report's counts are (TOOLS_REP_W_ONE a sample at the
  *   event's first period).  Keys live in one arena, found by an open-addressing
  *   index of their offsets; both tables grow by doubling.  What they hold is bounded
@@ -98,9 +99,9 @@ static uint64_t ps_hash(uint32_t ev, int32_t pid, int32_t tid, uint32_t comm, ui
 }
 
 int tools_pcs_add(struct tools_rep_pcs *t, uint32_t ev, int32_t pid, int32_t tid, uint32_t comm,
-		  uint32_t cg, const uint32_t *locs, uint32_t n, uint64_t w)
+		  uint32_t cg, int32_t cpu, const uint32_t *locs, uint32_t n, uint64_t w)
 {
-	uint64_t h = ps_hash(ev, pid, tid, comm, cg, locs, n);
+	uint64_t h = ps_hash(ev, pid, tid, comm, cg, locs, n) ^ (uint32_t)cpu;
 	struct tools_rep_pcsample *x;
 	size_t s, need = ps_size(n);
 
@@ -125,7 +126,7 @@ int tools_pcs_add(struct tools_rep_pcs *t, uint32_t ev, int32_t pid, int32_t tid
 	for (s = h & (t->shtcap - 1); t->sht[s]; s = (s + 1) & (t->shtcap - 1)) {
 		x = (struct tools_rep_pcsample *)(t->arena + ((size_t)t->sht[s] - 1) * 8);
 		if (x->hash == h && x->ev == ev && x->pid == pid && x->tid == tid &&
-		    x->comm == comm && x->cgroup == cg && x->n == n &&
+		    x->comm == comm && x->cgroup == cg && x->cpu == cpu && x->n == n &&
 		    memcmp(x->locs, locs, n * sizeof(*locs)) == 0) {
 			x->w = x->w + w < x->w ? UINT64_MAX : x->w + w;
 			return 0;
@@ -155,6 +156,7 @@ int tools_pcs_add(struct tools_rep_pcs *t, uint32_t ev, int32_t pid, int32_t tid
 	x->tid = tid;
 	x->comm = comm;
 	x->cgroup = cg;
+	x->cpu = cpu;
 	x->n = n;
 	memcpy(x->locs, locs, n * sizeof(*locs));
 	t->sht[s] = (uint32_t)(t->len / 8 + 1);

@@ -287,6 +287,11 @@ static void weights_finish(struct tools_report *r)
 		}
 		tree_finish(&e->callers);
 		tree_finish(&e->callees);
+		tree_finish(&e->children);
+		for (size_t k = 0; k < e->rows.n; k++) {
+			e->rows.row[k].self = wsamples(e->rows.row[k].self);
+			e->rows.row[k].total = wsamples(e->rows.row[k].total);
+		}
 		tree_finish(&e->focus_callers);
 		tree_finish(&e->focus_callees);
 	}
@@ -323,6 +328,7 @@ static int event_announce(struct tools_report *r, uint32_t pmcid, const char *na
 			/* Only the trees an output needs (an unbuilt tree has no nodes, n == NULL). */
 			if ((r->o.want_callers && tree_init(&e->callers) < 0) ||
 			    (r->o.want_callees && tree_init(&e->callees) < 0) ||
+			    (r->o.want_children && tree_init(&e->children) < 0) ||
 			    (r->o.want_focus && (tree_init(&e->focus_callers) < 0 ||
 						 tree_init(&e->focus_callees) < 0)))
 				return -ENOMEM;
@@ -521,6 +527,7 @@ struct sc_ent {
 	uint64_t w;	 /* the weight of each (its event's, constant within an epoch) */
 	uint64_t epoch;
 	int32_t pid, tid;
+	uint32_t cpu;	 /* the CPU: part of the key with --sort cpu only */
 	uint32_t ev;	 /* index in r->ev */
 	uint32_t user;	 /* a user-mode sample */
 	uint32_t npc;	 /* the PCs (key) */
@@ -554,7 +561,8 @@ static size_t sc_size(uint32_t npc, uint32_t n, uint32_t npf, uint32_t nloc)
 	return (b + 7) & ~(size_t)7;
 }
 
-static uint64_t sc_hash(uint64_t epoch, const struct plog_record *c, uint32_t ev, bool user)
+static uint64_t sc_hash(uint64_t epoch, const struct plog_record *c, uint32_t ev, bool user,
+		       uint32_t cpu)
 {
 	/*
 	 * Of the PCs, the first three (the leaf, where samples differ most) and the last:
@@ -565,7 +573,7 @@ static uint64_t sc_hash(uint64_t epoch, const struct plog_record *c, uint32_t ev
 	uint32_t n = c->u.callchain.npc;
 	uint64_t h = epoch * 0x9e3779b97f4a7c15ull ^ (uint32_t)c->u.callchain.pid ^
 		     ((uint64_t)(uint32_t)c->u.callchain.tid << 32 | ev << 1 | user) * 31 ^
-		     (uint64_t)n << 56;
+		     (uint64_t)n << 56 ^ (uint64_t)cpu << 40;
 
 	h ^= util_mix64(pc[0] ^ (n > 1 ? pc[1] * 31 : 0)) +
 	     util_mix64((n > 2 ? pc[2] : 0) ^ pc[n - 1] * 7);
@@ -597,8 +605,21 @@ static int sc_count(struct tools_report *r, struct sc_ent *x)
 	/* ids[n] is the process name: the outermost frame; above it its cgroup, if known */
 	if (r->o.want_callees && (err = tree_add(&e->callees, ids, n + 1, -1, w)) < 0)
 		return err;
-	if (r->o.want_pcs && (err = tools_pcs_add(&r->bypc, x->ev, x->pid, x->tid, ids[n], ids[n + 1],
-						   pf + x->npf, x->nloc, w)) < 0)
+	if (r->o.want_children && (err = tree_add(&e->children, ids, n, -1, w)) < 0)
+		return err;
+	if (r->o.sort.generic) {
+		struct tools_sort_sample s = {
+			.pid = x->pid, .tid = x->tid, .cpu = x->cpu, .comm = ids[n],
+			.cgroup = ids[n + 1], .ids = ids, .n = n, .w = w, .no = ++r->sort_no,
+		};
+
+		if ((err = tools_sort_count(r, e, &s)) < 0)
+			return err;
+	}
+	if (r->o.want_pcs &&
+	    (err = tools_pcs_add(&r->bypc, x->ev, x->pid, x->tid, ids[n], ids[n + 1],
+				 r->o.sort.has[TOOLS_SORT_CPU] ? (int32_t)x->cpu : -1, pf + x->npf,
+				 x->nloc, w)) < 0)
 		return err;
 	if (r->o.want_focus) {
 		size_t in = n, out = n;
@@ -645,7 +666,7 @@ static int sc_flush(struct tools_report *r)
 
 /* The entry of sample @c (hashed @h) in the cache, or NULL. */
 static struct sc_ent *sc_find(struct tools_report *r, const struct plog_record *c, uint64_t h,
-			      uint32_t ev, bool user)
+			      uint32_t ev, bool user, uint32_t cpu)
 {
 	struct tools_rep_samples *sc = &r->sc;
 
@@ -659,7 +680,7 @@ static struct sc_ent *sc_find(struct tools_report *r, const struct plog_record *
 
 		if (x->hash != h || x->epoch != sc->epoch || x->timed || x->pid != c->u.callchain.pid ||
 		    x->tid != c->u.callchain.tid || x->ev != ev || x->user != user ||
-		    x->npc != c->u.callchain.npc)
+		    x->npc != c->u.callchain.npc || x->cpu != cpu)
 			continue;
 		while (i < x->npc && pc[i] == c->u.callchain.pc[i]) /* a few PCs: no memcmp call */
 			i++;
@@ -738,7 +759,7 @@ static int sample_resolve(struct tools_report *r, const struct plog_record *c,
 
 /* A new entry for sample @c (hashed @h), resolved; NULL when out of memory. */
 static struct sc_ent *sc_new(struct tools_report *r, const struct plog_record *c, uint64_t h,
-			     uint32_t ev, struct report_proc *p, bool user)
+			     uint32_t ev, struct report_proc *p, bool user, uint32_t cpu)
 {
 	struct tools_rep_samples *sc = &r->sc;
 	uint32_t pf[PLOG_CALLCHAIN_DEPTH_MAX + 1], kernel, cf = 0, cg = 0;
@@ -749,7 +770,7 @@ static struct sc_ent *sc_new(struct tools_report *r, const struct plog_record *c
 	if (sample_resolve(r, c, p, user, pf, &n, &npf, &kernel) < 0)
 		return NULL;
 	timed = r->m->jit_timed != timed;
-	if (n && (r->o.want_callees || r->o.want_pcs) &&
+	if (n && (r->o.want_callees || r->o.want_pcs || r->o.sort.has[TOOLS_SORT_COMM]) &&
 	    !(cf = report_model__comm_func(r->m, p, c->u.callchain.pid, c->u.callchain.tid)))
 		return NULL;
 	if (n && r->o.want_cgroups && report_model__proc_cgroup(p) &&
@@ -798,6 +819,7 @@ static struct sc_ent *sc_new(struct tools_report *r, const struct plog_record *c
 	x->epoch = sc->epoch;
 	x->pid = c->u.callchain.pid;
 	x->tid = c->u.callchain.tid;
+	x->cpu = cpu;
 	x->ev = ev;
 	x->user = user;
 	x->npc = c->u.callchain.npc;
@@ -829,7 +851,7 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 	struct report_proc *p;
 	bool user_mode = PLOG_CC_FLAGS(c->u.callchain.cpuflags) & PLOG_CC_F_USERSPACE;
 	struct sc_ent *x;
-	uint32_t ev;
+	uint32_t ev, cpu;
 	uint64_t h;
 	double t = 0;
 	int64_t ns;
@@ -866,10 +888,12 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 	}
 	ev = (uint32_t)(e - r->ev);
 	report_model__set_time(r->m, ns); /* JIT code named by the entry of its time */
-	h = sc_hash(r->sc.epoch, c, ev, user_mode);
-	if ((x = sc_find(r, c, h, ev, user_mode)))
+	/* the CPU is a key of the samples alike only when the report sorts by it */
+	cpu = r->o.sort.has[TOOLS_SORT_CPU] ? PLOG_CC_CPU(c->u.callchain.cpuflags) : 0;
+	h = sc_hash(r->sc.epoch, c, ev, user_mode, cpu);
+	if ((x = sc_find(r, c, h, ev, user_mode, cpu)))
 		x->hits++;
-	else if (!(x = sc_new(r, c, h, ev, p, user_mode)))
+	else if (!(x = sc_new(r, c, h, ev, p, user_mode, cpu)))
 		return -ENOMEM;
 	r->pcs += c->u.callchain.npc;
 	r->pcs_kernel += x->pcs_kernel;
@@ -1555,8 +1579,11 @@ void tools_report_free(struct tools_report *r)
 		tree_exit(&e->callees);
 		tree_exit(&e->focus_callers);
 		tree_exit(&e->focus_callees);
+		tree_exit(&e->children);
+		tools_sort_rows_free(&e->rows);
 	}
 	free(r->ev);
+	tools_sort_free(&r->sortst);
 	report_model__free(r->m);
 	r->m = NULL;
 	free(r->focus);

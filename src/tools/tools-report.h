@@ -47,6 +47,74 @@ struct tools_rep_tree {
 	size_t htcap;
 };
 
+/*
+ * --sort KEYS (tools-report-sort.c): the top list by a tuple of keys.  A row is
+ * the tuple's values (tools_sort_value() prints one) with its self and total
+ * weights; the sample's keys are one value for all its frames, the frame's keys
+ * (dso, sym, srcline) one per frame.
+ */
+enum tools_sort_key {
+	TOOLS_SORT_COMM = 1,
+	TOOLS_SORT_PID,
+	TOOLS_SORT_TID,
+	TOOLS_SORT_DSO,
+	TOOLS_SORT_SYM,
+	TOOLS_SORT_SRCLINE,
+	TOOLS_SORT_CPU,
+	TOOLS_SORT_CGROUP,
+	TOOLS_SORT_NKEYS
+};
+#define TOOLS_SORT_MAX (TOOLS_SORT_NKEYS - 1)
+
+struct tools_rep_sort {
+	uint8_t key[TOOLS_SORT_MAX]; /* in the order given */
+	size_t n;		     /* 0: not given (sym) */
+	bool has[TOOLS_SORT_NKEYS];
+	bool frames;  /* a key of the frame (dso, sym, srcline): totals are not self */
+	bool generic; /* not sym alone: rows (else the per-function top list) */
+};
+
+struct tools_rep_row {
+	uint64_t hash;
+	uint64_t self, total; /* weighted as the report's counts */
+	uint64_t stamp;	      /* the last sample that counted it in total */
+	uint32_t v[TOOLS_SORT_MAX];
+};
+
+struct tools_rep_rows {
+	struct tools_rep_row *row;
+	size_t n, cap;
+	uint32_t *ht; /* row index + 1 per slot */
+	size_t htcap;
+};
+
+/* Interned names of dso, srcline and (under srcline) sym values; memo per function. */
+struct tools_rep_sortname {
+	char *s;
+	size_t len;
+	uint64_t hash;
+	uint32_t func; /* the first function seen with it */
+};
+
+struct tools_rep_sortstate {
+	struct tools_rep_sortname *names; /* id k is names[k - 1] */
+	size_t nnames, namecap;
+	uint32_t *nht;
+	size_t nhtcap;
+	uint32_t *memo[3]; /* per function: its dso, sym and srcline value (0: not yet) */
+	size_t memocap;
+};
+
+/* A sample counted into the rows: its keys and frames (innermost first). */
+struct tools_sort_sample {
+	int32_t pid, tid;
+	uint32_t cpu, comm, cgroup; /* comm, cgroup: the model's functions (0: none) */
+	const uint32_t *ids;
+	size_t n;
+	uint64_t w;  /* its weight */
+	uint64_t no; /* a number no other sample has (totals count a row once per sample) */
+};
+
 struct tools_rep_event {
 	uint32_t pmcid; /* in the first file that announced it */
 	size_t file_no; /* the file (index + 1) whose PMC id maps to it last */
@@ -74,6 +142,8 @@ struct tools_rep_event {
 	uint64_t *self, *total;
 	size_t ncounts;
 	struct tools_rep_tree callers, callees, focus_callers, focus_callees;
+	struct tools_rep_tree children; /* --children: caller first from the outermost frames */
+	struct tools_rep_rows rows;	/* --sort KEYS (generic) */
 	uint64_t focus_samples;
 };
 
@@ -101,6 +171,7 @@ struct tools_rep_pcsample {
 	int32_t pid, tid;
 	uint32_t ev, comm, cgroup; /* the event's index; the thread's name and the cgroup
 				      (the model's functions; cgroup 0: none) */
+	int32_t cpu;		   /* with --sort cpu, the CPU (a label), else -1 */
 	uint32_t n;
 	uint32_t locs[]; /* location ids, leaf first */
 };
@@ -119,12 +190,16 @@ struct tools_rep_pcs {
 /* The id (>= 1) of the location of @addr in @img (@func its function), 0 out of memory. */
 uint32_t tools_pcs_loc(struct tools_rep_pcs *t, struct report_image *img, uint64_t addr,
 		       uint32_t func, bool ret);
-/* Add weight @w to the PC sample of these locations (leaf first) and labels.  0 or -errno. */
+/* Add weight @w to the PC sample of these locations (leaf first) and labels (@cpu -1: none).  0 or -errno. */
 int tools_pcs_add(struct tools_rep_pcs *t, uint32_t ev, int32_t pid, int32_t tid, uint32_t comm,
-		  uint32_t cg, const uint32_t *locs, uint32_t n, uint64_t w);
+		  uint32_t cg, int32_t cpu, const uint32_t *locs, uint32_t n, uint64_t w);
 /* The PC sample at *@off (start at 0), advancing it; NULL after the last. */
 const struct tools_rep_pcsample *tools_pcs_next(const struct tools_rep_pcs *t, size_t *off);
 void tools_pcs_free(struct tools_rep_pcs *t);
+
+/* Parse --sort @arg into @s: 0, or -EINVAL with a message logged. */
+int tools_sort_parse(const char *arg, struct tools_rep_sort *s);
+const char *tools_sort_key_name(enum tools_sort_key k);
 
 /* A --since/--until time. */
 enum tools_rep_time_kind {
@@ -192,6 +267,8 @@ struct tools_rep_opts {
 	bool want_pcs;	   /* --pprof: the samples by PC (pcs) */
 	bool pprof_no_lines; /* --pprof-no-lines: locations without DWARF lines */
 	bool verbose;	   /* -v: the header's every count and detail (else <= 100 columns) */
+	bool want_children; /* --children: the caller-first tree without process names */
+	struct tools_rep_sort sort; /* --sort KEYS */
 };
 
 /* The longest filter text a report keeps (the daemon writes at most 2047 bytes). */
@@ -278,6 +355,8 @@ struct tools_report {
 		uint64_t flushes;
 	} sc;
 	struct tools_rep_pcs bypc; /* want_pcs: the samples by PC */
+	struct tools_rep_sortstate sortst; /* --sort's names */
+	uint64_t sort_no;		   /* samples counted into --sort's rows */
 	/* scratch */
 	uint32_t *chain; /* a sample's functions: chain_cap entries */
 	uint32_t locs[PLOG_CALLCHAIN_DEPTH_MAX + 1]; /* want_pcs: a sample's locations */
@@ -339,6 +418,20 @@ void tools_report_print_top(struct tools_report *r, FILE *out,
 			    const struct tools_rep_print_opts *po);
 void tools_report_print_callgraph(struct tools_report *r, FILE *out,
 				  const struct tools_rep_print_opts *po);
+/* --children: per event the caller-first tree, total and self per node. */
+void tools_report_print_children(struct tools_report *r, FILE *out,
+				 const struct tools_rep_print_opts *po);
+/* Count sample @s into event @e's rows (--sort).  0 or -ENOMEM. */
+int tools_sort_count(struct tools_report *r, struct tools_rep_event *e,
+		     const struct tools_sort_sample *s);
+/* The indices of @e's rows with samples, sorted by self, total, then keys (caller frees). */
+uint32_t *tools_sort_rows(struct tools_report *r, const struct tools_rep_event *e, size_t *ret_n);
+/* Value @v of key @k as printed (@buf holds numbers). */
+const char *tools_sort_value(struct tools_report *r, int k, uint32_t v, char *buf, size_t len);
+/* The function a sym value stands for (its image), else 0. */
+uint32_t tools_sort_value_func(const struct tools_report *r, int k, uint32_t v);
+void tools_sort_rows_free(struct tools_rep_rows *t);
+void tools_sort_free(struct tools_rep_sortstate *st);
 void tools_report_print_focus(struct tools_report *r, FILE *out,
 			      const struct tools_rep_print_opts *po);
 int tools_report_print_folded(struct tools_report *r, FILE *out);

@@ -77,6 +77,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.o.no_debuginfod = true;      /* nor on a network */
 	/* Half the inputs also take the DWARF paths (--inline --srcline). */
 	r.o.inline_frames = r.o.srcline = size & 1;
+	/* and half of them sort by every key (--sort), with --children */
+	r.o.want_children = true;
+	if ((size & 2) && tools_sort_parse("comm,pid,tid,dso,sym,srcline,cpu,cgroup", &r.o.sort) < 0)
+		abort();
 	if (tools_report_load(&r) == 0) {
 		for (size_t i = 0; i < r.nev; i++) {
 			/*
@@ -103,9 +107,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (sum != r.kept)
 			abort();
+		/* every sample in one row by itself, and in the children tree's root */
+		for (size_t i = 0; i < r.nev; i++) {
+			uint64_t self = 0;
+
+			for (size_t k = 0; k < r.ev[i].rows.n; k++)
+				self += r.ev[i].rows.row[k].self;
+			if (r.ev[i].children.n[0].count != r.ev[i].samples ||
+			    (r.o.sort.generic && !r.ev[i].varied && self != r.ev[i].samples))
+				abort();
+		}
 		tools_report_print_header(&r, null, 80);
 		tools_report_print_top(&r, null, &po);
 		tools_report_print_callgraph(&r, null, &po);
+		tools_report_print_children(&r, null, &po);
 		tools_report_print_focus(&r, null, &po);
 		(void)tools_report_print_json(&r, null, &po);
 		(void)tools_report_write_pprof(&r, fileno(null));

@@ -134,6 +134,46 @@ report --callees c_middle "$chain" > "$tmp/callees.txt"
 got=$(grep -v '^#\|^@\|^$' "$tmp/callees.txt" | head -3 | awk '{ print $3 }' | tr '\n' ' ')
 [[ "$got" == "c_middle c_inner c_leaf " ]] && ok "--callees c_middle: c_inner > c_leaf" || bad "--callees: '$got'"
 
+# 2b. --sort KEYS and --children on a log of three processes (sh and two corpus
+#     chains): rows against the dump's own counts per pid, tid and cpu, against the top
+#     list per function; the children tree's totals against the top list's
+#     (check_sort.py).
+multi=$tmp/multi.pmclog
+rec "$multi" -g -F 999 -- sh -c "'$corpus/hwpmc-corpus-pie' chain 0.4 & '$corpus/hwpmc-corpus-nopie' chain 0.4; wait"
+"$hwpmc_bin" dump --json "$multi" > "$tmp/multi.dump"
+python3 "$src/tests/integration/check_sort.py" "$hwpmc_bin" "$multi" "$tmp/multi.dump" > "$tmp/sort.log" 2>&1 ||
+	grep -q "not ok" "$tmp/sort.log" || bad "check_sort.py: $(tail -2 "$tmp/sort.log")"
+fold "--sort/--children" < "$tmp/sort.log"
+report --sort comm --limit 0 "$multi" > "$tmp/sort-comm.txt" 2> /dev/null
+got=$(grep -v '^#' "$tmp/sort-comm.txt" | awk 'NF == 4 { print $4 }' | sort | tr '\n' ' ')
+[[ "$got" == "hwpmc-corpus-no hwpmc-corpus-pi "* ]] && ok "--sort comm: a row per program ($got)" ||
+	bad "--sort comm: '$got'"
+report --children --comm $comm --depth 0 "$chain" > "$tmp/children.txt" 2> /dev/null
+got=$(grep -v '^#\|^$' "$tmp/children.txt" | grep -A4 ' main @ ' | awk '{ print $4 }' | tr '\n' ' ')
+[[ "$got" == "main c_outer c_middle c_inner c_leaf " ]] &&
+	ok "--children: main > c_outer > c_middle > c_inner > c_leaf, caller first" ||
+	bad "--children: '$got'"
+a=$(report --sort srcline --limit 1 "$chain" 2> /dev/null | grep -v '^#' | awk 'NF { print $4; exit }')
+b=$(report --top --srcline --limit 1 "$chain" 2> /dev/null | grep -v '^#' | awk 'NF { print $4, $5; exit }')
+[[ "$a" == corpus.c:[0-9]* && "$b" == "c_leaf $a" ]] &&
+	ok "--sort srcline: the hottest line is c_leaf's ($a), as --srcline says" ||
+	bad "--sort srcline: '$a', --srcline: '$b'"
+report --sort bogus "$chain" > /dev/null 2> "$tmp/err"; rc=$?
+[[ $rc == 2 ]] && grep -q "unknown key 'bogus' (keys: comm, pid" "$tmp/err" &&
+	ok "--sort bogus: exit 2, the keys listed" || bad "--sort bogus: exit $rc, '$(head -1 "$tmp/err")'"
+if command -v go > /dev/null; then
+	report --sort cpu --pprof "$tmp/cpu.pb.gz" "$multi" 2> /dev/null &&
+		go tool pprof -sample_index=samples -tags "$tmp/cpu.pb.gz" > "$tmp/tags.txt" 2>&1
+	want=$(python3 -c "
+import json,sys,collections
+c=collections.Counter(r['cpu'] for r in map(json.loads, open(sys.argv[1])) if r.get('type') == 'callchain')
+print(' '.join('%d:%d' % (n, k) for k, n in sorted(c.items())))" "$tmp/multi.dump")
+	got=$(awk '/^ cpu:/ { on = 1; next } /^ [a-z]+:/ { on = 0 } on && NF >= 3 { printf "%d:%s\n", $1, $3 }' "$tmp/tags.txt" |
+		sort -t: -k2 -n | tr '\n' ' ')
+	[[ "$got" == "$want " ]] && ok "--sort cpu --pprof: go tool pprof -tags counts each cpu label as the log ($got)" ||
+		bad "--sort cpu --pprof: tags '$got', log '$want'; $(head -3 "$tmp/tags.txt")"
+fi
+
 # 3. The flame graph: valid XML holding the chain.
 report --flame "$tmp/chain.svg" --comm $comm "$chain" 2> "$tmp/err"
 python3 -c 'import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])' "$tmp/chain.svg" &&
