@@ -31,6 +31,35 @@
 #include "tools-int.h"
 #include "tools-report.h"
 
+void tools_script_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hwpmc script [OPTIONS] [PATH...|-]   (no PATH: ./hwpmc.pmclog)\n"
+		"\n"
+		"Every sample of the logs, as read, in the text layout of 'perf script', for\n"
+		"the tools that read it (speedscope, Firefox Profiler, FlameGraph's\n"
+		"stackcollapse-perf.pl).  A block per sample: a line\n"
+		"\n"
+		"  COMM PID/TID [CPU] SECONDS.MICROS:     PERIOD EVENT:\n"
+		"\n"
+		"(the time is the wall clock's; the period the event's at the sample, in ns\n"
+		"for a clock sampled by frequency), then a line per PC, leaf first:\n"
+		"\n"
+		"        <TAB>ADDRESS FUNCTION+0xOFFSET (IMAGE)\n"
+		"\n"
+		"and a blank line.  What the samples cover goes to standard error.\n"
+		"\n"
+		"Options: the filters and symbol options of 'hwpmc report' (--pid, --tid,\n"
+		"--comm, --cgroup, --cpu, --event, --since, --until, --kernel, --user,\n"
+		"--symfs, --kallsyms, --debug-dir, --no-debuginfod, --jit-maps, --vdso,\n"
+		"--map-rule, --confine); 'hwpmc report --help' explains them.\n"
+		"\n"
+		"Examples:\n"
+		"  hwpmc script all.pmclog > all.perf             # speedscope all.perf\n"
+		"  hwpmc script --comm myprog all.pmclog | stackcollapse-perf.pl | flamegraph.pl\n"
+		"  hwpmc script --since -5min --pid 1234 profiles/web/\n");
+}
+
 void tools_report_usage(FILE *out)
 {
 	fprintf(out,
@@ -515,6 +544,8 @@ int tools_report_main(int argc, char **argv)
 	bool top = false, graph = false, folded = false, json = false, limit_set = false;
 	bool kids = false;
 	const char *sort = NULL;
+	/* hwpmc script: this command line, every sample onto standard output */
+	bool script = argc > 0 && strcmp(argv[0], "script") == 0;
 	size_t rows = 0; /* the terminal's, when standard output is one */
 	bool confined = false;
 	int broker_fd = -1;
@@ -684,11 +715,15 @@ int tools_report_main(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			tools_report_usage(stdout);
+			if (script)
+				tools_script_usage(stdout);
+			else
+				tools_report_usage(stdout);
 			rc = TOOLS_EXIT_OK;
 			goto out;
 		default:
-			fprintf(stderr, "'hwpmc report --help' explains the options\n");
+			fprintf(stderr, "'hwpmc %s --help' explains the options\n",
+				script ? "script" : "report");
 			goto out;
 		}
 		if (e < 0)
@@ -790,9 +825,20 @@ int tools_report_main(int argc, char **argv)
 			  "have none of their own; drop --inline (--srcline works)");
 		goto out;
 	}
-	if (!graph && !kids && !folded && !json && !flame && !pprof && !calltree && !gprof &&
-	    !callers && !callees)
+	if (script && (top || graph || kids || folded || json || flame || pprof || calltree ||
+		       gprof || callers || callees || sort)) {
+		log_error("script: writes the samples alone, one block each; the aggregate "
+			  "outputs and --sort are 'hwpmc report''s");
+		goto out;
+	}
+	if (!script && !graph && !kids && !folded && !json && !flame && !pprof && !calltree &&
+	    !gprof && !callers && !callees)
 		top = true;
+	if (script) {
+		/* a sample is a few lines: written a megabyte at a time */
+		setvbuf(stdout, NULL, _IOFBF, (size_t)1 << 20);
+		r.o.script = stdout;
+	}
 	if (sort && !top && !json && !pprof) {
 		log_error("report: --sort %s orders the top list (--top, --json; --pprof labels by "
 			  "cpu): add one of them",
@@ -847,7 +893,10 @@ int tools_report_main(int argc, char **argv)
 	    (calltree && write_output(&r, OPT_CALLTREE, calltree, mode) < 0) ||
 	    (gprof && tools_report_write_gprof(&r, gprof, mode) < 0))
 		goto out;
-	if (json) {
+	if (script) {
+		/* standard output is the samples alone: what they cover goes to stderr */
+		tools_report_print_coverage(&r, stderr);
+	} else if (json) {
 		e = tools_report_print_json(&r, stdout, &po);
 	} else if (folded) {
 		e = tools_report_print_folded(&r, stdout);

@@ -888,6 +888,12 @@ static int on_sample(struct tools_report *r, const struct plog_record *rec)
 	}
 	ev = (uint32_t)(e - r->ev);
 	report_model__set_time(r->m, ns); /* JIT code named by the entry of its time */
+	if (r->o.script) { /* hwpmc script: the sample as read, then counted as usual */
+		int err = tools_script_sample(r, c, e, p, user_mode, ns);
+
+		if (err < 0)
+			return err;
+	}
 	/* the CPU is a key of the samples alike only when the report sorts by it */
 	cpu = r->o.sort.has[TOOLS_SORT_CPU] ? PLOG_CC_CPU(c->u.callchain.cpuflags) : 0;
 	h = sc_hash(r->sc.epoch, c, ev, user_mode, cpu);

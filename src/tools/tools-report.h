@@ -269,6 +269,7 @@ struct tools_rep_opts {
 	bool verbose;	   /* -v: the header's every count and detail (else <= 100 columns) */
 	bool want_children; /* --children: the caller-first tree without process names */
 	struct tools_rep_sort sort; /* --sort KEYS */
+	FILE *script;		    /* hwpmc script: every kept sample onto it (perf script's layout) */
 };
 
 /* The longest filter text a report keeps (the daemon writes at most 2047 bytes). */
@@ -431,6 +432,16 @@ const char *tools_sort_value(struct tools_report *r, int k, uint32_t v, char *bu
 /* The function a sym value stands for (its image), else 0. */
 uint32_t tools_sort_value_func(const struct tools_report *r, int k, uint32_t v);
 void tools_sort_rows_free(struct tools_rep_rows *t);
+/*
+ * tools_script_sample: sample @c of event @e (process @p, NULL if unknown), at wall
+ * clock @ns, as a block of perf script's layout onto r->o.script
+ * (tools-report-script.c).  0 or -errno.
+ */
+int tools_script_sample(struct tools_report *r, const struct plog_record *c,
+			const struct tools_rep_event *e, struct report_proc *p, bool user_mode,
+			int64_t ns);
+/* `hwpmc script --help`. */
+void tools_script_usage(FILE *out);
 void tools_sort_free(struct tools_rep_sortstate *st);
 void tools_report_print_focus(struct tools_report *r, FILE *out,
 			      const struct tools_rep_print_opts *po);

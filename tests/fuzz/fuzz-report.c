@@ -79,6 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.o.inline_frames = r.o.srcline = size & 1;
 	/* and half of them sort by every key (--sort), with --children */
 	r.o.want_children = true;
+	/* and half of them print every sample as hwpmc script does */
+	r.o.script = size & 4 ? null : NULL;
 	if ((size & 2) && tools_sort_parse("comm,pid,tid,dso,sym,srcline,cpu,cgroup", &r.o.sort) < 0)
 		abort();
 	if (tools_report_load(&r) == 0) {

@@ -174,6 +174,28 @@ print(' '.join('%d:%d' % (n, k) for k, n in sorted(c.items())))" "$tmp/multi.dum
 		bad "--sort cpu --pprof: tags '$got', log '$want'; $(head -3 "$tmp/tags.txt")"
 fi
 
+# 2c. hwpmc script: every sample in perf script's layout, read by speedscope's own
+#     importer (npm speedscope, fetched by scripts/bootstrap) with the report's counts
+#     per function (check_script.js); FlameGraph's reader wants the same layout.
+"$hwpmc_bin" script "$multi" > "$tmp/multi.perf" 2> "$tmp/script.err" &&
+	report --json --limit 0 "$multi" > "$tmp/multi.json" 2> /dev/null
+blocks=$(grep -c '^[^	].* [0-9]*/[0-9]* *\[[0-9]\{3\}\] [0-9]*\.[0-9]\{6\}: *[0-9]* cpu-clock: $' "$tmp/multi.perf")
+want=$(field "$tmp/multi.json" "j['header']['reported']")
+[[ "$blocks" == "$want" ]] && grep -q "report of 1 file" "$tmp/script.err" &&
+	ok "script: a block per sample ($blocks), perf's header layout; the coverage on stderr" ||
+	bad "script: $blocks blocks of $want samples; $(head -2 "$tmp/script.err")"
+bundle=$(ls "${HWPMC_NODE_MODULES:-/var/lib/hwpmc-tests/node_modules}"/speedscope/dist/release/speedscope-*.js 2> /dev/null | head -1)
+if command -v node > /dev/null && [[ -n "$bundle" ]]; then
+	node "$src/tests/integration/check_script.js" "$bundle" "$tmp/multi.perf" "$tmp/multi.json" > "$tmp/ss.log" 2>&1; rc=$?
+	if [[ $rc == 77 ]]; then echo "# speedscope check skipped: $(tail -1 "$tmp/ss.log")"
+	else fold speedscope < "$tmp/ss.log"; [[ $rc == 0 ]] || grep -q "not ok" "$tmp/ss.log" || bad "check_script.js exit $rc: $(tail -2 "$tmp/ss.log")"; fi
+else
+	echo "# node or the npm package speedscope (scripts/bootstrap fetches it) is missing: its importer check skipped"
+fi
+"$hwpmc_bin" script --callgraph "$multi" > /dev/null 2> "$tmp/err"; rc=$?
+[[ $rc == 2 ]] && grep -q "script: writes the samples alone" "$tmp/err" &&
+	ok "script --callgraph: exit 2, said" || bad "script --callgraph: exit $rc, '$(head -1 "$tmp/err")'"
+
 # 3. The flame graph: valid XML holding the chain.
 report --flame "$tmp/chain.svg" --comm $comm "$chain" 2> "$tmp/err"
 python3 -c 'import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])' "$tmp/chain.svg" &&
