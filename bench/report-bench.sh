@@ -15,6 +15,9 @@
 #     --inline / hwpmc --callgraph --inline); the demo is built -g
 #   - pprof: hwpmc --pprof (a location per PC with its DWARF lines, gzip) against
 #     `perf script`, the text a converter (perf_data_converter, not in Debian) reads
+#   - sort: --top --sort comm,dso against perf --sort comm,dso; children: hwpmc
+#     --children (the top-down tree) against perf -g --children; script: hwpmc script
+#     against perf script (the same per-sample text layout)
 #   - samples per wall second, and the ratio per mode, per sample: perf's
 #     seconds/sample over hwpmc's (> 1: hwpmc report is faster)
 #   - the start-up floor: hwpmc --version, perf --version and /bin/true (exec,
@@ -119,30 +122,37 @@ pr=(perf report -i "$tmp/perf.data" --stdio)
 "$hwpmc" report --top "$tmp/x.pmclog" > /dev/null 2>&1 || true
 "${pr[@]}" --no-children --sort sym > /dev/null 2>&1 || true
 sleep 1
-modes="top callgraph folded srcline inline pprof"
+modes="top callgraph folded srcline inline pprof sort children script"
 for spec in "top|--top|--no-children --sort sym" "callgraph|--callgraph|-g --children" "folded|--folded|" \
 	"srcline|--top --srcline|--no-children --sort sym,srcline" \
-	"inline|--callgraph --inline|-g --children --inline" "pprof|--pprof /dev/null|"; do
+	"inline|--callgraph --inline|-g --children --inline" "pprof|--pprof /dev/null|" \
+	"sort|--top --sort comm,dso|--no-children --sort comm,dso" "children|--children|-g --children" \
+	"script||"; do
 	IFS='|' read -r mode hopt popt <<< "$spec"
-	if [[ $mode == folded || $mode == pprof ]]; then
+	# shellcheck disable=SC2206
+	if [[ $mode == script ]]; then
+		hcmd=("$hwpmc" script) hlabel="hwpmc script"
+	else
+		hcmd=("$hwpmc" report $hopt) hlabel="hwpmc report $hopt"
+	fi
+	if [[ $mode == folded || $mode == pprof || $mode == script ]]; then
 		pcmd=(perf script -i "$tmp/perf.data") plabel="perf script"
 	else
 		# shellcheck disable=SC2206
 		pcmd=("${pr[@]}" $popt) plabel="perf report --stdio $popt"
 	fi
-	# shellcheck disable=SC2086
-	read -r hw hc hrss < <(best_of "$hwpmc" report $hopt "$tmp/x.pmclog")
+	read -r hw hc hrss < <(best_of "${hcmd[@]}" "$tmp/x.pmclog")
 	if ! best_of "${pcmd[@]}" > "$tmp/perf.best" 2> "$tmp/perf.fail"; then
 		# perf 6.1's srcline runs addr2line on every mapped file, and gives up on some
 		# (a memfd of another process): said, not hidden, and no ratio for the mode.
 		echo "$mode  perf    $plabel: FAILED: $(grep -v '^bench: failed' "$tmp/perf.fail" | head -1)"
-		row "$mode" hwpmc "$hs" "$hw" "$hc" "$hrss" "hwpmc report $hopt"
+		row "$mode" hwpmc "$hs" "$hw" "$hc" "$hrss" "$hlabel"
 		ratio[$mode]="n/a (perf failed)"
 		continue
 	fi
 	read -r pw pc prss < "$tmp/perf.best"
 	row "$mode" perf "$ps" "$pw" "$pc" "$prss" "$plabel"
-	row "$mode" hwpmc "$hs" "$hw" "$hc" "$hrss" "hwpmc report $hopt"
+	row "$mode" hwpmc "$hs" "$hw" "$hc" "$hrss" "$hlabel"
 	# per sample: (perf s / perf samples) / (hwpmc s / hwpmc samples)
 	rw=$(calc %.1f "($pw / $ps) / (($hw > 0.0005 ? $hw : 0.0005) / $hs)")
 	rc=$(calc %.1f "($pc / $ps) / (($hc > 0.0005 ? $hc : 0.0005) / $hs)")

@@ -3,7 +3,7 @@
  * common.h: small helpers shared by every module (module common).
  *
  * PUBLIC INTERFACES
- *   util_mix64(), util_hash_str(), util_grow(),
+ *   util_mix64(), util_hash_str(), util_grow(), util_index_*(),
  *   util_write_all(), util_read_some(), util_escape(), util_parse_u64(),
  *   util_own_fd_name(), util_openat2(), util_edit_distance(), util_suggest_consider(),
  *   ARRAY_SIZE(), little-endian load/store helpers.
@@ -100,6 +100,39 @@ static inline uint64_t util_hash_str(const char *s)
  * updated, or NULL (out of memory; @p and *@cap unchanged, still valid).
  */
 void *util_grow(void *p, size_t *cap, size_t need, size_t elem);
+
+/*
+ * util_index: an open-addressing index of entries kept elsewhere (an array, an
+ * arena): a slot holds an entry's id (>= 1, the caller's numbering) or 0.  A lookup
+ * probes from util_index_first() with util_index_next() until the slot holds a
+ * matching entry or is empty (where a new id goes).  The table a hash table needs
+ * beside its entries, grown and rehashed in one place.
+ */
+struct util_index {
+	uint32_t *slot;
+	size_t cap; /* a power of two, or 0 (no table yet) */
+};
+
+/*
+ * util_index_reserve: room for @n entries at a load of at most one half: when
+ * needed the table doubles (from @min slots, a power of two), every id put back
+ * at @hash(@ctx, id).  0, or -ENOMEM with the index unchanged.
+ */
+int util_index_reserve(struct util_index *x, size_t n, size_t min,
+		       uint64_t (*hash)(const void *ctx, uint32_t id), const void *ctx);
+/* util_index_clear: every slot empty, the table kept. */
+void util_index_clear(struct util_index *x);
+void util_index_free(struct util_index *x);
+
+static inline size_t util_index_first(const struct util_index *x, uint64_t hash)
+{
+	return (size_t)hash & (x->cap - 1);
+}
+
+static inline size_t util_index_next(const struct util_index *x, size_t s)
+{
+	return (s + 1) & (x->cap - 1);
+}
 
 /*
  * util_prefault: fault in the whole pages of [@p, @p + @len) for writing, in one

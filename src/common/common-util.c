@@ -172,6 +172,47 @@ void *util_grow(void *p, size_t *cap, size_t need, size_t elem)
 	return q;
 }
 
+int util_index_reserve(struct util_index *x, size_t n, size_t min,
+		       uint64_t (*hash)(const void *ctx, uint32_t id), const void *ctx)
+{
+	size_t cap = x->cap ? x->cap : min > 1 ? min : 16;
+	uint32_t *slot;
+
+	while (n > cap / 2)
+		cap *= 2;
+	if (cap == x->cap)
+		return 0;
+	slot = calloc(cap, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < x->cap; i++) {
+		size_t s;
+
+		if (!x->slot[i])
+			continue;
+		for (s = (size_t)hash(ctx, x->slot[i]) & (cap - 1); slot[s]; s = (s + 1) & (cap - 1))
+			;
+		slot[s] = x->slot[i];
+	}
+	free(x->slot);
+	x->slot = slot;
+	x->cap = cap;
+	return 0;
+}
+
+void util_index_clear(struct util_index *x)
+{
+	if (x->slot)
+		memset(x->slot, 0, x->cap * sizeof(*x->slot));
+}
+
+void util_index_free(struct util_index *x)
+{
+	free(x->slot);
+	x->slot = NULL;
+	x->cap = 0;
+}
+
 void util_prefault(void *p, size_t len)
 {
 	const uintptr_t page = 4096;

@@ -518,6 +518,18 @@ static void flame_colour(const struct tools_flame_node *n, unsigned rgb[3])
 	v1 = h & 0xff;
 	v2 = (h >> 8) & 0xff;
 	v3 = (h >> 16) & 0xff;
+	if (n->diff) {
+		/* red grew, blue shrank, pale unchanged; the depth of colour by the change */
+		double a = n->level < 0 ? -n->level : n->level;
+		unsigned fade = (unsigned)(235 - 200 * (a > 1 ? 1 : a));
+
+		rgb[0] = n->level > 0 ? 255 : fade;
+		rgb[1] = fade;
+		rgb[2] = n->level < 0 ? 255 : fade;
+		if (n->level == 0)
+			rgb[0] = rgb[1] = rgb[2] = 228 + 20 * v1 / 255;
+		return;
+	}
 	switch (n->kind) {
 	case TOOLS_FLAME_USER:
 		rgb[0] = 205 + 50 * v1 / 255;
@@ -587,6 +599,8 @@ static int flame_frame(struct flame_ctx *c, const struct tools_flame_node *n, ui
 		flame_put_esc(c, c->image.p, c->image.len);
 		flame_puts(c, ")");
 	}
+	if (n->diff)
+		flame_printf(c, " \xe2\x80\x94 %+.2f points", n->delta);
 	flame_printf(c,
 		     " \xe2\x80\x94 %" PRIu64 " samples, %s%%</title><rect x=\"%" PRIu64
 		     ".%u\" y=\"%" PRIu64 "\" width=\"%" PRIu64 ".%u\" height=\"%d\" "

@@ -9,6 +9,7 @@
 #ifndef HWPMCD_TOOLS_FLAME_H
 #define HWPMCD_TOOLS_FLAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,10 @@ struct tools_flame_node {
 	const char *image; /* the image's path or name, or NULL */
 	uint64_t samples;  /* inclusive: this frame and everything it called */
 	enum tools_flame_kind kind;
+	/* a differential graph (hwpmc diff --flame): its share's change, in points, and
+	   that change over the largest one (-1..1: blue shrank .. red grew) */
+	bool diff;
+	double delta, level;
 	size_t nchildren;
 	struct tools_flame_node **children; /* any order: the writer sorts by name */
 };

@@ -71,35 +71,25 @@ typedef Perftools__Profiles__Function pb_function;
 struct strtab {
 	char **s;
 	size_t n, cap;
-	uint32_t *ht; /* index + 1 */
-	size_t htcap;
+	struct util_index idx; /* index + 1 */
 };
+
+static uint64_t str_hash_of(const void *ctx, uint32_t id)
+{
+	return util_hash_str(((const struct strtab *)ctx)->s[id - 1]);
+}
 
 /* The index of @s, added if new; -1 when out of memory. */
 static int64_t str_id(struct strtab *t, const char *s)
 {
 	size_t i;
 
-	if ((t->n + 1) * 2 > t->htcap) {
-		size_t ncap = t->htcap ? t->htcap * 2 : 1024;
-		uint32_t *nh = calloc(ncap, sizeof(*nh));
-
-		if (!nh)
-			return -1;
-		for (size_t k = 0; k < t->n; k++) {
-			i = util_hash_str(t->s[k]) & (ncap - 1);
-			while (nh[i])
-				i = (i + 1) & (ncap - 1);
-			nh[i] = (uint32_t)k + 1;
-		}
-		free(t->ht);
-		t->ht = nh;
-		t->htcap = ncap;
-	}
-	i = util_hash_str(s) & (t->htcap - 1);
-	for (; t->ht[i]; i = (i + 1) & (t->htcap - 1))
-		if (strcmp(t->s[t->ht[i] - 1], s) == 0)
-			return t->ht[i] - 1;
+	if (util_index_reserve(&t->idx, t->n + 1, 1024, str_hash_of, t) < 0)
+		return -1;
+	for (i = util_index_first(&t->idx, util_hash_str(s)); t->idx.slot[i];
+	     i = util_index_next(&t->idx, i))
+		if (strcmp(t->s[t->idx.slot[i] - 1], s) == 0)
+			return t->idx.slot[i] - 1;
 	if (t->n == t->cap) {
 		size_t ncap = t->cap ? t->cap * 2 : 256;
 		char **ns = realloc(t->s, ncap * sizeof(*ns));
@@ -112,7 +102,7 @@ static int64_t str_id(struct strtab *t, const char *s)
 	t->s[t->n] = strdup(s);
 	if (!t->s[t->n])
 		return -1;
-	t->ht[i] = (uint32_t)++t->n;
+	t->idx.slot[i] = (uint32_t)++t->n;
 	return (int64_t)t->n - 1;
 }
 
@@ -121,7 +111,7 @@ static void strtab_free(struct strtab *t)
 	for (size_t i = 0; i < t->n; i++)
 		free(t->s[i]);
 	free(t->s);
-	free(t->ht);
+	util_index_free(&t->idx);
 }
 
 /* Everything the profile points to, freed at once. */
@@ -137,8 +127,7 @@ struct pp {
 	pb_function *funcs;
 	pb_function **func_ptrs;
 	size_t nfuncs, funcs_cap;
-	uint32_t *fht; /* function index + 1 per slot, by (name, system name, file) */
-	size_t fhtcap;
+	struct util_index fidx; /* function index + 1, by (name, system name, file) */
 	pb_location *locs;
 	pb_location **loc_ptrs;
 	pb_line *lines;
@@ -211,6 +200,18 @@ static uint32_t mapping_get(struct pp *p, uintptr_t key, const struct report_ima
 	return (uint32_t)++p->nmaps;
 }
 
+static uint64_t func_hash(int64_t name, int64_t sys, int64_t file)
+{
+	return util_mix64((uint64_t)name * 31 ^ (uint64_t)sys << 21 ^ (uint64_t)file << 42);
+}
+
+static uint64_t func_hash_of(const void *ctx, uint32_t id)
+{
+	const pb_function *f = &((const struct pp *)ctx)->funcs[id - 1];
+
+	return func_hash(f->name, f->system_name, f->filename);
+}
+
 /* The id of the function (@name, @sys, @file), made if new; 0 out of memory. */
 static uint64_t func_id(struct pp *p, const char *name, const char *sys, const char *file)
 {
@@ -220,29 +221,11 @@ static uint64_t func_id(struct pp *p, const char *name, const char *sys, const c
 
 	if (ni < 0 || si < 0 || fi < 0)
 		return 0;
-	if ((p->nfuncs + 1) * 2 > p->fhtcap) {
-		size_t cap = p->fhtcap ? p->fhtcap * 2 : 4096;
-		uint32_t *ht = calloc(cap, sizeof(*ht));
-
-		if (!ht)
-			return 0;
-		for (size_t i = 0; i < p->nfuncs; i++) {
-			const pb_function *f = &p->funcs[i];
-
-			for (s = util_mix64((uint64_t)f->name * 31 ^ (uint64_t)f->system_name << 21 ^
-					    (uint64_t)f->filename << 42) & (cap - 1);
-			     ht[s]; s = (s + 1) & (cap - 1))
-				;
-			ht[s] = (uint32_t)i + 1;
-		}
-		free(p->fht);
-		p->fht = ht;
-		p->fhtcap = cap;
-	}
-	for (s = util_mix64((uint64_t)ni * 31 ^ (uint64_t)si << 21 ^ (uint64_t)fi << 42) &
-		 (p->fhtcap - 1);
-	     p->fht[s]; s = (s + 1) & (p->fhtcap - 1)) {
-		const pb_function *f = &p->funcs[p->fht[s] - 1];
+	if (util_index_reserve(&p->fidx, p->nfuncs + 1, 4096, func_hash_of, p) < 0)
+		return 0;
+	for (s = util_index_first(&p->fidx, func_hash(ni, si, fi)); p->fidx.slot[s];
+	     s = util_index_next(&p->fidx, s)) {
+		const pb_function *f = &p->funcs[p->fidx.slot[s] - 1];
 
 		if (f->name == ni && f->system_name == si && f->filename == fi)
 			return f->id;
@@ -256,7 +239,7 @@ static uint64_t func_id(struct pp *p, const char *name, const char *sys, const c
 	p->funcs[p->nfuncs].name = ni;
 	p->funcs[p->nfuncs].system_name = si;
 	p->funcs[p->nfuncs].filename = fi;
-	p->fht[s] = (uint32_t)++p->nfuncs;
+	p->fidx.slot[s] = (uint32_t)++p->nfuncs;
 	return p->nfuncs;
 }
 
@@ -628,7 +611,7 @@ static void pp_free(struct pp *p)
 	free(p->ev_cpu);
 	free(p->funcs);
 	free(p->func_ptrs);
-	free(p->fht);
+	util_index_free(&p->fidx);
 	free(p->locs);
 	free(p->loc_ptrs);
 	free(p->lines);

@@ -31,6 +31,33 @@
 #include "tools-int.h"
 #include "tools-report.h"
 
+void tools_diff_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hwpmc diff [OPTIONS] BASE NEW\n"
+		"\n"
+		"What changed from profile BASE to profile NEW (perf diff, pprof -diff_base):\n"
+		"each a log, a directory of rotated logs (a profile's) or '-' (BASE only).\n"
+		"Per event both have, per function (or per --sort KEYS tuple), its self and\n"
+		"total shares of each profile's samples and the deltas, NEW - BASE in\n"
+		"percentage points, the largest change of self first: a function that grew\n"
+		"is +, one that shrank -.  Shares, not counts: profiles of different lengths\n"
+		"or rates compare.\n"
+		"\n"
+		"Options:\n"
+		"  --sort KEYS    compare tuples of keys, as 'hwpmc report --sort' (comm, pid,\n"
+		"                 tid, dso, sym, srcline, cpu, cgroup): --sort dso: per library\n"
+		"  --json         the rows as JSON: key fields, counts, shares and deltas\n"
+		"  --limit N      rows per event (default: what fits the terminal; 0: all)\n"
+		"and the filters and symbol options of 'hwpmc report' (--pid, --comm, --cpu,\n"
+		"--event, --since, --until, --kernel, --user, --inline, --srcline, --symfs,\n"
+		"--kallsyms...), applied to both; 'hwpmc report --help' explains them.\n"
+		"\n"
+		"Examples:\n"
+		"  hwpmc diff before.pmclog after.pmclog\n"
+		"  hwpmc diff --sort dso --comm nginx monday/ tuesday/\n");
+}
+
 void tools_script_usage(FILE *out)
 {
 	fprintf(out,
@@ -546,6 +573,9 @@ int tools_report_main(int argc, char **argv)
 	const char *sort = NULL;
 	/* hwpmc script: this command line, every sample onto standard output */
 	bool script = argc > 0 && strcmp(argv[0], "script") == 0;
+	/* hwpmc diff BASE NEW: two reports of these options, compared */
+	bool diff = argc > 0 && strcmp(argv[0], "diff") == 0;
+	struct tools_report rb;
 	size_t rows = 0; /* the terminal's, when standard output is one */
 	bool confined = false;
 	int broker_fd = -1;
@@ -556,6 +586,7 @@ int tools_report_main(int argc, char **argv)
 
 	heap_setup();
 	memset(&r, 0, sizeof(r));
+	memset(&rb, 0, sizeof(rb));
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
 		switch (c) {
@@ -715,7 +746,9 @@ int tools_report_main(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			if (script)
+			if (diff)
+				tools_diff_usage(stdout);
+			else if (script)
 				tools_script_usage(stdout);
 			else
 				tools_report_usage(stdout);
@@ -723,7 +756,7 @@ int tools_report_main(int argc, char **argv)
 			goto out;
 		default:
 			fprintf(stderr, "'hwpmc %s --help' explains the options\n",
-				script ? "script" : "report");
+				diff ? "diff" : script ? "script" : "report");
 			goto out;
 		}
 		if (e < 0)
@@ -775,6 +808,19 @@ int tools_report_main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (diff && argc - optind != 2) {
+		log_error("diff: give two profiles, BASE and NEW (each a log, a directory of them "
+			  "or '-'); %d given",
+			  argc - optind);
+		fprintf(stderr, "'hwpmc diff --help' explains the options\n");
+		goto out;
+	}
+	if (diff && (top || graph || kids || folded || pprof || calltree || gprof || callers ||
+		     callees)) {
+		log_error("diff: compares the top lists (--json, --flame); the other outputs are "
+			  "'hwpmc report''s, of one profile");
+		goto out;
+	}
 	if (optind == argc) {
 		/* No path: what `hwpmc record` writes by default, as perf report reads perf.data. */
 		struct stat dst;
@@ -791,7 +837,7 @@ int tools_report_main(int argc, char **argv)
 		optind = 0;
 	}
 	for (int i = optind; i < argc && argc - optind > 1; i++) {
-		if (strcmp(argv[i], "-") == 0) {
+		if (strcmp(argv[i], "-") == 0 && !(diff && i == optind)) {
 			log_error("report: '-' (standard input) is read alone, not with other logs");
 			goto out;
 		}
@@ -831,15 +877,15 @@ int tools_report_main(int argc, char **argv)
 			  "outputs and --sort are 'hwpmc report''s");
 		goto out;
 	}
-	if (!script && !graph && !kids && !folded && !json && !flame && !pprof && !calltree &&
-	    !gprof && !callers && !callees)
+	if (!script && !diff && !graph && !kids && !folded && !json && !flame && !pprof &&
+	    !calltree && !gprof && !callers && !callees)
 		top = true;
 	if (script) {
 		/* a sample is a few lines: written a megabyte at a time */
 		setvbuf(stdout, NULL, _IOFBF, (size_t)1 << 20);
 		r.o.script = stdout;
 	}
-	if (sort && !top && !json && !pprof) {
+	if (sort && !top && !json && !pprof && !diff) {
 		log_error("report: --sort %s orders the top list (--top, --json; --pprof labels by "
 			  "cpu): add one of them",
 			  sort);
@@ -851,6 +897,14 @@ int tools_report_main(int argc, char **argv)
 	r.paths = argv + optind;
 	r.npaths = (size_t)(argc - optind);
 	r.file = argv[optind];
+	if (diff) { /* r is NEW, rb BASE: the same options, each its own model */
+		rb.paths = argv + optind;
+		rb.npaths = 1;
+		rb.file = argv[optind];
+		r.paths = argv + optind + 1;
+		r.npaths = 1;
+		r.file = argv[optind + 1];
+	}
 	r.o.focus = callers ? callers : callees;
 	r.o.want_focus_callers = callers != NULL;
 	r.o.want_focus_callees = callees != NULL;
@@ -868,9 +922,16 @@ int tools_report_main(int argc, char **argv)
 		}
 	}
 	rc = TOOLS_EXIT_FAIL;
+	if (diff) {
+		rb.o = r.o; /* shared: freed once, with r's */
+		if ((e = tools_report_load(&rb)) < 0)
+			goto out;
+	}
 	e = tools_report_load(&r);
 	if (e < 0)
 		goto out;
+	if (diff)
+		r.flame_base = &rb; /* --flame: NEW's graph coloured against BASE */
 	for (size_t i = 0; i < r.o.nevents; i++) {
 		bool found = false;
 		char have[512] = "";
@@ -893,7 +954,16 @@ int tools_report_main(int argc, char **argv)
 	    (calltree && write_output(&r, OPT_CALLTREE, calltree, mode) < 0) ||
 	    (gprof && tools_report_write_gprof(&r, gprof, mode) < 0))
 		goto out;
-	if (script) {
+	if (diff) {
+		tools_report_warn_loss(&rb);
+		tools_report_warn_unknown(&rb);
+		if (rows && !limit_set)
+			po.limit = rows > 16 ? rows - 6 : 10;
+		e = json ? tools_diff_json(&rb, &r, stdout, &po) : tools_diff_print(&rb, &r, stdout, &po);
+		/* what each profile covers, BASE first, on stderr */
+		tools_report_print_coverage(&rb, stderr);
+		tools_report_print_coverage(&r, stderr);
+	} else if (script) {
 		/* standard output is the samples alone: what they cover goes to stderr */
 		tools_report_print_coverage(&r, stderr);
 	} else if (json) {
@@ -935,6 +1005,7 @@ int tools_report_main(int argc, char **argv)
 	}
 	rc = r.status == PLOG_STATUS_ERROR ? TOOLS_EXIT_FAIL : TOOLS_EXIT_OK;
 out:
+	tools_report_free(&rb);
 	tools_report_free(&r);
 	free_opts(&r.o);
 	return rc;

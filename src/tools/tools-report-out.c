@@ -1125,6 +1125,40 @@ int tools_report_write_flame(struct tools_report *r, FILE *out)
 		coverage(r, cov, sizeof(cov));
 		snprintf(sub, sizeof(sub), "hwpmc report --flame of %s", cov);
 	}
+	if (r->flame_base) {
+		/* hwpmc diff --flame: NEW's widths, coloured by the change of each frame's share */
+		struct tools_report *rb = r->flame_base;
+		const struct tools_rep_event *eb = NULL;
+		uint64_t *bc = calloc(t->len + 1, sizeof(*bc));
+		double most = 0;
+
+		for (size_t i = 0; i < rb->nev && !eb; i++)
+			if (rb->ev[i].selected && strcmp(rb->ev[i].name, e->name) == 0)
+				eb = &rb->ev[i];
+		err = !bc ? -ENOMEM
+			  : eb && eb->callees.n ? tools_diff_base_counts(rb, &eb->callees, r, t, bc)
+						: 0;
+		for (size_t i = 0; err == 0 && i < t->len; i++) {
+			uint64_t broot = eb && eb->callees.n ? eb->callees.n[0].count : 0;
+
+			nodes[i].diff = true;
+			nodes[i].delta = pct(t->n[i].count, t->n[0].count) - pct(bc[i], broot);
+			if (i && (nodes[i].delta > most || -nodes[i].delta > most))
+				most = nodes[i].delta > 0 ? nodes[i].delta : -nodes[i].delta;
+		}
+		for (size_t i = 0; err == 0 && i < t->len; i++)
+			nodes[i].level = most > 0 ? nodes[i].delta / most : 0;
+		free(bc);
+		snprintf(title, sizeof(title), "%s: %" PRIu64 " samples against %" PRIu64
+			 " of the base: red grew, blue shrank", e->name, e->samples,
+			 eb ? eb->samples : 0);
+		if (err < 0) {
+			free(nodes);
+			free(kids);
+			free(fill);
+			return err;
+		}
+	}
 	err = tools_flame_write(out, &nodes[0], title, sub);
 	free(nodes);
 	free(kids);

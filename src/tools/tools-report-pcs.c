@@ -19,7 +19,7 @@
  *   -1), locations leaf first); its
  *   weight is summed as the report's counts are (TOOLS_REP_W_ONE a sample at the
  *   event's first period).  Keys live in one arena, found by an open-addressing
- *   index of their offsets; both tables grow by doubling.  What they hold is bounded
+ *   index of their offsets (util_index); both tables grow by doubling.  What they hold is bounded
  *   by the distinct samples of the log, as the report's call trees are.
  */
 #include <errno.h>
@@ -35,6 +35,13 @@ static uint64_t loc_hash(const struct report_image *img, uint64_t addr, uint32_t
 			  ((uint64_t)func << 1 | ret) * 31);
 }
 
+static uint64_t loc_hash_of(const void *ctx, uint32_t id)
+{
+	const struct tools_rep_loc *l = &((const struct tools_rep_pcs *)ctx)->loc[id - 1];
+
+	return loc_hash(l->img, l->addr, l->key_func, l->ret);
+}
+
 uint32_t tools_pcs_loc(struct tools_rep_pcs *t, struct report_image *img, uint64_t addr,
 		       uint32_t func, bool ret)
 {
@@ -42,28 +49,13 @@ uint32_t tools_pcs_loc(struct tools_rep_pcs *t, struct report_image *img, uint64
 	uint32_t key = img ? 0 : func; /* in an image, (image, address) decide the function */
 	size_t s;
 
-	if ((t->nloc + 1) * 2 > t->lhtcap) {
-		size_t cap = t->lhtcap ? t->lhtcap * 2 : 4096;
-		uint32_t *ht = calloc(cap, sizeof(*ht));
-
-		if (!ht)
-			return 0;
-		for (size_t i = 0; i < t->nloc; i++) {
-			l = &t->loc[i];
-			for (s = loc_hash(l->img, l->addr, l->key_func, l->ret) & (cap - 1); ht[s];
-			     s = (s + 1) & (cap - 1))
-				;
-			ht[s] = (uint32_t)i + 1;
-		}
-		free(t->lht);
-		t->lht = ht;
-		t->lhtcap = cap;
-	}
-	for (s = loc_hash(img, addr, key, ret) & (t->lhtcap - 1); t->lht[s];
-	     s = (s + 1) & (t->lhtcap - 1)) {
-		l = &t->loc[t->lht[s] - 1];
+	if (util_index_reserve(&t->lidx, t->nloc + 1, 4096, loc_hash_of, t) < 0)
+		return 0;
+	for (s = util_index_first(&t->lidx, loc_hash(img, addr, key, ret)); t->lidx.slot[s];
+	     s = util_index_next(&t->lidx, s)) {
+		l = &t->loc[t->lidx.slot[s] - 1];
 		if (l->img == img && l->addr == addr && l->key_func == key && l->ret == ret)
-			return t->lht[s];
+			return t->lidx.slot[s];
 	}
 	if (t->nloc >= UINT32_MAX - 1)
 		return 0;
@@ -78,7 +70,7 @@ uint32_t tools_pcs_loc(struct tools_rep_pcs *t, struct report_image *img, uint64
 	l->key_func = key;
 	l->func = func;
 	l->ret = ret;
-	t->lht[s] = (uint32_t)++t->nloc;
+	t->lidx.slot[s] = (uint32_t)++t->nloc;
 	return (uint32_t)t->nloc;
 }
 
@@ -98,6 +90,14 @@ static uint64_t ps_hash(uint32_t ev, int32_t pid, int32_t tid, uint32_t comm, ui
 	return h;
 }
 
+/* A PC sample's hash, by its id (arena offset / 8 + 1). */
+static uint64_t ps_hash_of(const void *ctx, uint32_t id)
+{
+	const struct tools_rep_pcs *t = ctx;
+
+	return ((const struct tools_rep_pcsample *)(t->arena + ((size_t)id - 1) * 8))->hash;
+}
+
 int tools_pcs_add(struct tools_rep_pcs *t, uint32_t ev, int32_t pid, int32_t tid, uint32_t comm,
 		  uint32_t cg, int32_t cpu, const uint32_t *locs, uint32_t n, uint64_t w)
 {
@@ -105,26 +105,10 @@ int tools_pcs_add(struct tools_rep_pcs *t, uint32_t ev, int32_t pid, int32_t tid
 	struct tools_rep_pcsample *x;
 	size_t s, need = ps_size(n);
 
-	if ((t->n + 1) * 2 > t->shtcap) {
-		size_t cap = t->shtcap ? t->shtcap * 2 : 4096;
-		uint32_t *ht = calloc(cap, sizeof(*ht));
-
-		if (!ht)
-			return -ENOMEM;
-		for (size_t i = 0; i < t->shtcap; i++) {
-			if (!t->sht[i])
-				continue;
-			x = (struct tools_rep_pcsample *)(t->arena + ((size_t)t->sht[i] - 1) * 8);
-			for (s = x->hash & (cap - 1); ht[s]; s = (s + 1) & (cap - 1))
-				;
-			ht[s] = t->sht[i];
-		}
-		free(t->sht);
-		t->sht = ht;
-		t->shtcap = cap;
-	}
-	for (s = h & (t->shtcap - 1); t->sht[s]; s = (s + 1) & (t->shtcap - 1)) {
-		x = (struct tools_rep_pcsample *)(t->arena + ((size_t)t->sht[s] - 1) * 8);
+	if (util_index_reserve(&t->sidx, t->n + 1, 4096, ps_hash_of, t) < 0)
+		return -ENOMEM;
+	for (s = util_index_first(&t->sidx, h); t->sidx.slot[s]; s = util_index_next(&t->sidx, s)) {
+		x = (struct tools_rep_pcsample *)(t->arena + ((size_t)t->sidx.slot[s] - 1) * 8);
 		if (x->hash == h && x->ev == ev && x->pid == pid && x->tid == tid &&
 		    x->comm == comm && x->cgroup == cg && x->cpu == cpu && x->n == n &&
 		    memcmp(x->locs, locs, n * sizeof(*locs)) == 0) {
@@ -159,7 +143,7 @@ int tools_pcs_add(struct tools_rep_pcs *t, uint32_t ev, int32_t pid, int32_t tid
 	x->cpu = cpu;
 	x->n = n;
 	memcpy(x->locs, locs, n * sizeof(*locs));
-	t->sht[s] = (uint32_t)(t->len / 8 + 1);
+	t->sidx.slot[s] = (uint32_t)(t->len / 8 + 1);
 	t->len += need;
 	t->n++;
 	return 0;
@@ -179,8 +163,8 @@ const struct tools_rep_pcsample *tools_pcs_next(const struct tools_rep_pcs *t, s
 void tools_pcs_free(struct tools_rep_pcs *t)
 {
 	free(t->loc);
-	free(t->lht);
+	util_index_free(&t->lidx);
 	free(t->arena);
-	free(t->sht);
+	util_index_free(&t->sidx);
 	memset(t, 0, sizeof(*t));
 }

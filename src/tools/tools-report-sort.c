@@ -102,32 +102,25 @@ static uint64_t str_hash(const char *s, size_t len)
 	return util_mix64(h);
 }
 
+static uint64_t name_hash_of(const void *ctx, uint32_t id)
+{
+	return ((const struct tools_rep_sortstate *)ctx)->names[id - 1].hash;
+}
+
 /* The id (>= 1) of name @s (@len bytes; may hold NULs), first seen with function @f; 0: no memory. */
 static uint32_t name_id(struct tools_rep_sortstate *st, const char *s, size_t len, uint32_t f)
 {
 	uint64_t h = str_hash(s, len);
 	size_t slot;
 
-	if ((st->nnames + 1) * 2 > st->nhtcap) {
-		size_t cap = st->nhtcap ? st->nhtcap * 2 : 1024;
-		uint32_t *ht = calloc(cap, sizeof(*ht));
-
-		if (!ht)
-			return 0;
-		for (size_t i = 0; i < st->nnames; i++) {
-			for (slot = st->names[i].hash & (cap - 1); ht[slot]; slot = (slot + 1) & (cap - 1))
-				;
-			ht[slot] = (uint32_t)i + 1;
-		}
-		free(st->nht);
-		st->nht = ht;
-		st->nhtcap = cap;
-	}
-	for (slot = h & (st->nhtcap - 1); st->nht[slot]; slot = (slot + 1) & (st->nhtcap - 1)) {
-		const struct tools_rep_sortname *x = &st->names[st->nht[slot] - 1];
+	if (util_index_reserve(&st->nidx, st->nnames + 1, 1024, name_hash_of, st) < 0)
+		return 0;
+	for (slot = util_index_first(&st->nidx, h); st->nidx.slot[slot];
+	     slot = util_index_next(&st->nidx, slot)) {
+		const struct tools_rep_sortname *x = &st->names[st->nidx.slot[slot] - 1];
 
 		if (x->hash == h && x->len == len && memcmp(x->s, s, len) == 0)
-			return st->nht[slot];
+			return st->nidx.slot[slot];
 	}
 	if (st->nnames == st->namecap) {
 		size_t cap = st->namecap ? st->namecap * 2 : 256;
@@ -149,7 +142,7 @@ static uint32_t name_id(struct tools_rep_sortstate *st, const char *s, size_t le
 		x->hash = h;
 		x->func = f;
 	}
-	st->nht[slot] = (uint32_t)++st->nnames;
+	st->nidx.slot[slot] = (uint32_t)++st->nnames;
 	return (uint32_t)st->nnames;
 }
 
@@ -218,28 +211,21 @@ static uint64_t row_hash(const uint32_t *v, size_t n)
 	return h;
 }
 
+static uint64_t row_hash_of(const void *ctx, uint32_t id)
+{
+	return ((const struct tools_rep_rows *)ctx)->row[id - 1].hash;
+}
+
 static struct tools_rep_row *row_find(struct tools_rep_rows *t, const uint32_t *v, size_t n)
 {
 	uint64_t h = row_hash(v, n);
 	size_t slot;
 
-	if ((t->n + 1) * 2 > t->htcap) {
-		size_t cap = t->htcap ? t->htcap * 2 : 1024;
-		uint32_t *ht = calloc(cap, sizeof(*ht));
-
-		if (!ht)
-			return NULL;
-		for (size_t i = 0; i < t->n; i++) {
-			for (slot = t->row[i].hash & (cap - 1); ht[slot]; slot = (slot + 1) & (cap - 1))
-				;
-			ht[slot] = (uint32_t)i + 1;
-		}
-		free(t->ht);
-		t->ht = ht;
-		t->htcap = cap;
-	}
-	for (slot = h & (t->htcap - 1); t->ht[slot]; slot = (slot + 1) & (t->htcap - 1)) {
-		struct tools_rep_row *x = &t->row[t->ht[slot] - 1];
+	if (util_index_reserve(&t->idx, t->n + 1, 1024, row_hash_of, t) < 0)
+		return NULL;
+	for (slot = util_index_first(&t->idx, h); t->idx.slot[slot];
+	     slot = util_index_next(&t->idx, slot)) {
+		struct tools_rep_row *x = &t->row[t->idx.slot[slot] - 1];
 
 		if (x->hash == h && memcmp(x->v, v, n * sizeof(*v)) == 0)
 			return x;
@@ -253,7 +239,7 @@ static struct tools_rep_row *row_find(struct tools_rep_rows *t, const uint32_t *
 		t->row = a;
 		t->cap = cap;
 	}
-	t->ht[slot] = (uint32_t)t->n + 1;
+	t->idx.slot[slot] = (uint32_t)t->n + 1;
 	memset(&t->row[t->n], 0, sizeof(t->row[t->n]));
 	t->row[t->n].hash = h;
 	memcpy(t->row[t->n].v, v, n * sizeof(*v));
@@ -396,7 +382,7 @@ uint32_t *tools_sort_rows(struct tools_report *r, const struct tools_rep_event *
 void tools_sort_rows_free(struct tools_rep_rows *t)
 {
 	free(t->row);
-	free(t->ht);
+	util_index_free(&t->idx);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -405,7 +391,7 @@ void tools_sort_free(struct tools_rep_sortstate *st)
 	for (size_t i = 0; i < st->nnames; i++)
 		free(st->names[i].s);
 	free(st->names);
-	free(st->nht);
+	util_index_free(&st->nidx);
 	for (int i = 0; i < 3; i++)
 		free(st->memo[i]);
 	memset(st, 0, sizeof(*st));

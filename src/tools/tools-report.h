@@ -29,6 +29,7 @@
 #include <sys/types.h>
 #include <stdio.h>
 
+#include "hwpmcd/common.h"
 #include "hwpmcd/pmclog.h"
 #include "hwpmcd/report.h"
 
@@ -84,8 +85,7 @@ struct tools_rep_row {
 struct tools_rep_rows {
 	struct tools_rep_row *row;
 	size_t n, cap;
-	uint32_t *ht; /* row index + 1 per slot */
-	size_t htcap;
+	struct util_index idx; /* row index + 1 */
 };
 
 /* Interned names of dso, srcline and (under srcline) sym values; memo per function. */
@@ -99,8 +99,7 @@ struct tools_rep_sortname {
 struct tools_rep_sortstate {
 	struct tools_rep_sortname *names; /* id k is names[k - 1] */
 	size_t nnames, namecap;
-	uint32_t *nht;
-	size_t nhtcap;
+	struct util_index nidx; /* name id */
 	uint32_t *memo[3]; /* per function: its dso, sym and srcline value (0: not yet) */
 	size_t memocap;
 };
@@ -179,12 +178,11 @@ struct tools_rep_pcsample {
 struct tools_rep_pcs {
 	struct tools_rep_loc *loc; /* id k is loc[k - 1] */
 	size_t nloc, loccap;
-	uint32_t *lht; /* location id per slot */
-	size_t lhtcap;
+	struct util_index lidx; /* location ids */
 	uint8_t *arena; /* the PC samples, in the order first seen */
 	size_t len, cap;
-	uint32_t *sht; /* a PC sample's arena offset / 8 + 1 per slot */
-	size_t shtcap, n;
+	struct util_index sidx; /* a PC sample's arena offset / 8 + 1 */
+	size_t n;
 };
 
 /* The id (>= 1) of the location of @addr in @img (@func its function), 0 out of memory. */
@@ -357,6 +355,7 @@ struct tools_report {
 	} sc;
 	struct tools_rep_pcs bypc; /* want_pcs: the samples by PC */
 	struct tools_rep_sortstate sortst; /* --sort's names */
+	struct tools_report *flame_base;   /* hwpmc diff --flame: BASE, the colours' reference */
 	uint64_t sort_no;		   /* samples counted into --sort's rows */
 	/* scratch */
 	uint32_t *chain; /* a sample's functions: chain_cap entries */
@@ -442,6 +441,24 @@ int tools_script_sample(struct tools_report *r, const struct plog_record *c,
 			int64_t ns);
 /* `hwpmc script --help`. */
 void tools_script_usage(FILE *out);
+/*
+ * tools_diff_print, tools_diff_json: `hwpmc diff`: per event both reports have, the
+ * rows (functions, or --sort's tuples) of base @rb and new @rn with their shares and
+ * the deltas, largest change first (tools-report-diff.c).  0 or -errno.
+ */
+int tools_diff_print(struct tools_report *rb, struct tools_report *rn, FILE *out,
+		     const struct tools_rep_print_opts *po);
+int tools_diff_json(struct tools_report *rb, struct tools_report *rn, FILE *out,
+		    const struct tools_rep_print_opts *po);
+/*
+ * tools_diff_base_counts: for each node i of NEW's callees tree @nt (report @rn),
+ * the samples of the node of BASE's tree @bt (report @rb) at the same path of
+ * names and images into @out[i], 0 where BASE has no such path.  0 or -ENOMEM.
+ */
+int tools_diff_base_counts(struct tools_report *rb, const struct tools_rep_tree *bt,
+			   struct tools_report *rn, const struct tools_rep_tree *nt, uint64_t *out);
+/* `hwpmc diff --help`. */
+void tools_diff_usage(FILE *out);
 void tools_sort_free(struct tools_rep_sortstate *st);
 void tools_report_print_focus(struct tools_report *r, FILE *out,
 			      const struct tools_rep_print_opts *po);

@@ -123,6 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tools_report_print_top(&r, null, &po);
 		tools_report_print_callgraph(&r, null, &po);
 		tools_report_print_children(&r, null, &po);
+		(void)tools_diff_print(&r, &r, null, &po); /* hwpmc diff of the log with itself */
 		tools_report_print_focus(&r, null, &po);
 		(void)tools_report_print_json(&r, null, &po);
 		(void)tools_report_write_pprof(&r, fileno(null));

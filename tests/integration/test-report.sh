@@ -196,6 +196,19 @@ fi
 [[ $rc == 2 ]] && grep -q "script: writes the samples alone" "$tmp/err" &&
 	ok "script --callgraph: exit 2, said" || bad "script --callgraph: exit $rc, '$(head -1 "$tmp/err")'"
 
+# 2d. hwpmc diff: the chain log against a recording of the same program whose hot
+#     path is another (signal: m_spin, no c_leaf): every row's counts are the two
+#     reports', c_leaf falls by its whole share, m_spin grows by its whole share, a log
+#     against itself changes nothing, and --flame colours m_spin red (check_diff.py).
+rec "$tmp/sig.pmclog" -g -F 999 -- "$corpus/hwpmc-corpus-pie" signal 0.6
+python3 "$src/tests/integration/check_diff.py" "$hwpmc_bin" "$chain" "$tmp/sig.pmclog" c_leaf m_spin \
+	"$tmp/diff.svg" > "$tmp/diff.log" 2>&1 || grep -q "not ok" "$tmp/diff.log" ||
+	bad "check_diff.py: $(tail -2 "$tmp/diff.log")"
+fold diff < "$tmp/diff.log"
+"$hwpmc_bin" diff "$chain" > /dev/null 2> "$tmp/err"; rc=$?
+[[ $rc == 2 ]] && grep -q "diff: give two profiles, BASE and NEW" "$tmp/err" &&
+	ok "diff with one profile: exit 2, said" || bad "diff with one profile: exit $rc, '$(head -1 "$tmp/err")'"
+
 # 3. The flame graph: valid XML holding the chain.
 report --flame "$tmp/chain.svg" --comm $comm "$chain" 2> "$tmp/err"
 python3 -c 'import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])' "$tmp/chain.svg" &&

@@ -182,6 +182,50 @@ START_TEST(test_own_fd_name)
 END_TEST
 
 /* util_prefault faults in whole pages only, and nothing under UTIL_PREFAULT_MIN. */
+/* util_index: ids found by their keys across growths; colliding hashes probe on. */
+static uint64_t idx_keys[5000];
+
+static uint64_t idx_hash(const void *ctx, uint32_t id)
+{
+	(void)ctx;
+	return idx_keys[id - 1] % 97; /* many collisions on purpose */
+}
+
+static uint32_t idx_find(struct util_index *x, uint64_t key, bool add, uint32_t *n)
+{
+	size_t s;
+
+	if (add)
+		ck_assert_int_eq(util_index_reserve(x, *n + 1, 16, idx_hash, NULL), 0);
+	for (s = util_index_first(x, key % 97); x->slot[s]; s = util_index_next(x, s))
+		if (idx_keys[x->slot[s] - 1] == key)
+			return x->slot[s];
+	if (!add)
+		return 0;
+	idx_keys[*n] = key;
+	x->slot[s] = ++*n;
+	return *n;
+}
+
+START_TEST(test_index)
+{
+	struct util_index x = { 0 };
+	uint32_t n = 0;
+
+	for (uint64_t k = 0; k < 5000; k++)
+		ck_assert_uint_eq(idx_find(&x, k * 7919 + 3, true, &n), k + 1);
+	ck_assert_uint_eq(n, 5000);
+	ck_assert_uint_ge(x.cap, 2 * 5000); /* the load stays at most one half */
+	for (uint64_t k = 0; k < 5000; k++)
+		ck_assert_uint_eq(idx_find(&x, k * 7919 + 3, false, &n), k + 1);
+	ck_assert_uint_eq(idx_find(&x, 5, false, &n), 0);
+	util_index_clear(&x);
+	ck_assert_uint_eq(idx_find(&x, 3, false, &n), 0);
+	util_index_free(&x);
+	ck_assert_ptr_null(x.slot);
+}
+END_TEST
+
 START_TEST(test_prefault)
 {
 	size_t len = 64 * 4096;
@@ -642,6 +686,7 @@ int main(void)
 
 	tcase_add_test(tc, test_log_errno_and_levels);
 	tcase_add_test(tc, test_le_helpers);
+	tcase_add_test(tc, test_index);
 	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_suggest);
 	tcase_add_test(tc, test_parse_u64);
