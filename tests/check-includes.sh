@@ -31,6 +31,7 @@ declare -A owner=(
 	["dwarf.h"]="report"
 	["curl/curl.h"]="daemon"
 	["seccomp.h"]="tools"
+	["capstone/"]="tools"
 	["zlib.h"]="report tools"
 	["systemd/"]="daemon"
 	["bpf/"]="filter"

@@ -11,7 +11,7 @@
  *   struct report_model: report_model__new(), __free(), __record(), __proc(),
  *     __thread_name(), __proc_name(), __resolve(), __resolve_frames(), __locate(),
  *     __lines(), __comm_func(),
- *     __func_name(), __func_plain_name(), __func_image(), __next_log(), __finish();
+ *     __func_name(), __func_plain_name(), __func_image(), __image_file(), __next_log(), __finish();
  *     report_proc__note_sample()
  *   report_pl_start_v()
  *
@@ -414,6 +414,12 @@ size_t report_model__resolve_frames(struct report_model *m, struct report_proc *
 const char *report_model__func_name(struct report_model *m, uint32_t f);
 /* The printed name of @f without its source line (escaped; borrowed). */
 const char *report_model__func_plain_name(struct report_model *m, uint32_t f);
+/*
+ * report_model__image_file: the file image @img is read from (its debug-free ELF:
+ * found by build id, under --symfs, or the vDSO's file) into @out; "" if none.
+ */
+void report_model__image_file(const struct report_model *m, const struct report_image *img,
+			      char *out, size_t outsize);
 /* The printed image of function @f ("" for a comm function). */
 const char *report_model__func_image(const struct report_model *m, uint32_t f);
 

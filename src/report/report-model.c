@@ -630,6 +630,12 @@ static void image_file(const struct report_model *m, const struct report_image *
 	}
 }
 
+void report_model__image_file(const struct report_model *m, const struct report_image *img,
+			      char *out, size_t outsize)
+{
+	image_file(m, img, out, outsize);
+}
+
 static void image_open_info(struct report_model *m, struct report_image *img)
 {
 	char path[4096];

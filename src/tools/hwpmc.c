@@ -40,6 +40,8 @@ static const struct tools_cmd tools_cmds[] = {
 	  "print every record of a pmclog file, one line each (like pmcstat -R)" },
 	{ "report", tools_report_main, tools_report_usage,
 	  "symbolized top list, call graph, folded stacks or flame graph of a pmclog" },
+	{ "annotate", tools_report_main, tools_annotate_usage,
+	  "a function's instructions and source lines with their samples (perf annotate)" },
 	{ "diff", tools_report_main, tools_diff_usage,
 	  "what changed between two profiles, per function or --sort key (perf diff)" },
 	{ "script", tools_report_main, tools_script_usage,

@@ -157,6 +157,8 @@ static int diff_rows(struct tools_report *rb, const struct tools_rep_event *eb,
 
 	if ((err = collect(rb, eb, 0, t)) < 0 || (err = collect(rn, en, 1, t)) < 0)
 		return err;
+	if (t->n == 0)
+		return 0;
 	qsort(t->v, t->n, sizeof(*t->v), cmp_key);
 	for (size_t i = 0; i < t->n; i++) {
 		if (w && strcmp(t->v[w - 1].key, t->v[i].key) == 0) {

@@ -31,6 +31,32 @@
 #include "tools-int.h"
 #include "tools-report.h"
 
+void tools_annotate_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hwpmc annotate FUNCTION [OPTIONS] [PATH...|-]   (no PATH: ./hwpmc.pmclog)\n"
+		"\n"
+		"FUNCTION's instructions with the samples at each (pmcannotate, perf annotate):\n"
+		"each image's copy of it with samples where it was the leaf, most sampled\n"
+		"first, disassembled from the image's file (capstone), each instruction's\n"
+		"share of the function's samples and count, its source line and the line's\n"
+		"text from DWARF where the image or its debug file has it; the hottest line\n"
+		"is marked '>>'.  A sample counts at its exact PC, where the thread was.  A\n"
+		"kernel function has no code here: its sampled addresses are listed.\n"
+		"\n"
+		"Options:\n"
+		"  --json         the instructions (address, size, text, samples, percent,\n"
+		"                 file, line) and the lines' samples as JSON\n"
+		"  --stdio        the text (the default)\n"
+		"and the filters and symbol options of 'hwpmc report' (--pid, --comm, --cpu,\n"
+		"--event, --since, --until, --symfs, --debug-dir, --kallsyms...); one event\n"
+		"(--event when the log has several).\n"
+		"\n"
+		"Examples:\n"
+		"  hwpmc annotate c_leaf demo.pmclog\n"
+		"  hwpmc annotate --json --comm myprog parse_line all.pmclog | jq .functions[0].lines\n");
+}
+
 void tools_diff_usage(FILE *out)
 {
 	fprintf(out,
@@ -388,7 +414,8 @@ enum {
 	OPT_CONFINE,
 	OPT_BROKER_FD,
 	OPT_CHILDREN,
-	OPT_SORT
+	OPT_SORT,
+	OPT_STDIO
 };
 
 static void free_opts(struct tools_rep_opts *o)
@@ -537,6 +564,7 @@ int tools_report_main(int argc, char **argv)
 		{ "gprof", required_argument, NULL, OPT_GPROF },
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "min-percent", required_argument, NULL, OPT_MINPCT },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
@@ -575,6 +603,9 @@ int tools_report_main(int argc, char **argv)
 	bool script = argc > 0 && strcmp(argv[0], "script") == 0;
 	/* hwpmc diff BASE NEW: two reports of these options, compared */
 	bool diff = argc > 0 && strcmp(argv[0], "diff") == 0;
+	/* hwpmc annotate FUNC [PATH...]: one function's instructions */
+	bool annotate = argc > 0 && strcmp(argv[0], "annotate") == 0;
+	const char *ann_func = NULL;
 	struct tools_report rb;
 	size_t rows = 0; /* the terminal's, when standard output is one */
 	bool confined = false;
@@ -598,6 +629,8 @@ int tools_report_main(int argc, char **argv)
 			break;
 		case OPT_CHILDREN:
 			kids = true;
+			break;
+		case OPT_STDIO: /* perf annotate's name for the text output, the default */
 			break;
 		case OPT_SORT:
 			sort = optarg;
@@ -746,7 +779,9 @@ int tools_report_main(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			if (diff)
+			if (annotate)
+				tools_annotate_usage(stdout);
+			else if (diff)
 				tools_diff_usage(stdout);
 			else if (script)
 				tools_script_usage(stdout);
@@ -756,7 +791,10 @@ int tools_report_main(int argc, char **argv)
 			goto out;
 		default:
 			fprintf(stderr, "'hwpmc %s --help' explains the options\n",
-				diff ? "diff" : script ? "script" : "report");
+				annotate ? "annotate"
+				: diff	 ? "diff"
+				: script ? "script"
+					 : "report");
 			goto out;
 		}
 		if (e < 0)
@@ -805,6 +843,21 @@ int tools_report_main(int argc, char **argv)
 			(void)report_dwarf_load();
 		if ((e = tools_confine(broker_fd)) < 0) {
 			log_error("report: --confine: %s", strerror(-e));
+			goto out;
+		}
+	}
+	if (annotate) {
+		if (optind == argc) {
+			log_error("annotate: name the function to annotate (as 'hwpmc report --top' "
+				  "prints it, or its raw symbol)");
+			fprintf(stderr, "'hwpmc annotate --help' explains the options\n");
+			goto out;
+		}
+		ann_func = argv[optind++];
+		if (top || graph || kids || folded || flame || pprof || calltree || gprof || callers ||
+		    callees || sort) {
+			log_error("annotate: prints one function's instructions (--json: as JSON); the "
+				  "other outputs are 'hwpmc report''s");
 			goto out;
 		}
 	}
@@ -877,8 +930,8 @@ int tools_report_main(int argc, char **argv)
 			  "outputs and --sort are 'hwpmc report''s");
 		goto out;
 	}
-	if (!script && !diff && !graph && !kids && !folded && !json && !flame && !pprof &&
-	    !calltree && !gprof && !callers && !callees)
+	if (!script && !diff && !annotate && !graph && !kids && !folded && !json && !flame &&
+	    !pprof && !calltree && !gprof && !callers && !callees)
 		top = true;
 	if (script) {
 		/* a sample is a few lines: written a megabyte at a time */
@@ -912,7 +965,7 @@ int tools_report_main(int argc, char **argv)
 	r.o.want_callees = folded || flame || pprof || calltree || gprof;
 	r.o.want_cgroups = pprof || r.o.sort.has[TOOLS_SORT_CGROUP]; /* pprof's "cgroup" label */
 	r.o.want_children = kids;
-	r.o.want_pcs = pprof;	  /* a location per PC */
+	r.o.want_pcs = pprof || annotate; /* a location per PC */
 	if (isatty(STDOUT_FILENO)) {
 		struct winsize ws;
 
@@ -954,7 +1007,10 @@ int tools_report_main(int argc, char **argv)
 	    (calltree && write_output(&r, OPT_CALLTREE, calltree, mode) < 0) ||
 	    (gprof && tools_report_write_gprof(&r, gprof, mode) < 0))
 		goto out;
-	if (diff) {
+	if (annotate) {
+		e = tools_annotate(&r, ann_func, stdout, json);
+		tools_report_print_coverage(&r, stderr);
+	} else if (diff) {
 		tools_report_warn_loss(&rb);
 		tools_report_warn_unknown(&rb);
 		if (rows && !limit_set)

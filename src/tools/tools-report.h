@@ -457,6 +457,15 @@ int tools_diff_json(struct tools_report *rb, struct tools_report *rn, FILE *out,
  */
 int tools_diff_base_counts(struct tools_report *rb, const struct tools_rep_tree *bt,
 			   struct tools_report *rn, const struct tools_rep_tree *nt, uint64_t *out);
+/*
+ * tools_annotate: `hwpmc annotate`: each image's copy of function @want with leaf
+ * samples, its instructions with their samples and source lines, onto @out as text
+ * or JSON (tools-annotate.c; needs the samples by PC, want_pcs).  0, -ENOENT (no
+ * sample there: said), or -errno.
+ */
+int tools_annotate(struct tools_report *r, const char *want, FILE *out, bool json);
+/* `hwpmc annotate --help`. */
+void tools_annotate_usage(FILE *out);
 /* `hwpmc diff --help`. */
 void tools_diff_usage(FILE *out);
 void tools_sort_free(struct tools_rep_sortstate *st);

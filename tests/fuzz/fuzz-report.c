@@ -131,6 +131,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r.nev == 1) {
 			(void)tools_report_print_folded(&r, null);
 			(void)tools_report_write_flame(&r, null);
+			/* hwpmc annotate main: its instructions from the image the log names */
+			(void)tools_annotate(&r, "main", null, size & 8);
 			/* a gmon file per image, into one directory kept for the run */
 			(void)tools_report_write_gprof(&r, gdir, 0);
 		}

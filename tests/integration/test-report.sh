@@ -209,6 +209,16 @@ fold diff < "$tmp/diff.log"
 [[ $rc == 2 ]] && grep -q "diff: give two profiles, BASE and NEW" "$tmp/err" &&
 	ok "diff with one profile: exit 2, said" || bad "diff with one profile: exit $rc, '$(head -1 "$tmp/err")'"
 
+# 2e. hwpmc annotate c_leaf (one tight loop: spin() inlined): its samples are the
+#     report's, >= 90% on the loop's instructions (found in the disassembly), the
+#     hottest line a line of the loop, marked with its text (check_annotate.py).
+python3 "$src/tests/integration/check_annotate.py" "$hwpmc_bin" "$chain" c_leaf > "$tmp/ann.log" 2>&1 ||
+	grep -q "not ok" "$tmp/ann.log" || bad "check_annotate.py: $(tail -2 "$tmp/ann.log")"
+fold annotate < "$tmp/ann.log"
+"$hwpmc_bin" annotate no_such_function "$chain" > /dev/null 2> "$tmp/err"; rc=$?
+[[ $rc == 1 ]] && grep -q "no sample of cpu-clock has 'no_such_function' as its leaf function" "$tmp/err" &&
+	ok "annotate of a function with no sample: exit 1, said" || bad "annotate no_such_function: exit $rc, '$(head -1 "$tmp/err")'"
+
 # 3. The flame graph: valid XML holding the chain.
 report --flame "$tmp/chain.svg" --comm $comm "$chain" 2> "$tmp/err"
 python3 -c 'import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])' "$tmp/chain.svg" &&
