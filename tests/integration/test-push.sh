@@ -281,6 +281,10 @@ if [[ -n $node_ok ]]; then
 			bad "JIT bodies: $same as their files' reports, $diff not"
 	else
 		bad "no pushed body names node's JavaScript: $(ls "$state"/profiles/fold/*.jit 2>&1 | head -3)"
+		# what to look at: fold's files, what reached the server of them, fold's status
+		echo "# fold's files: $(cd "$state/profiles/fold" 2> /dev/null && ls -- *.pmclog | tr '\n' ' ')"
+		echo "# fold's bodies received (from, JS names): $(recv '" ".join("%s:%s" % (__import__("time").strftime("%H%M%S", __import__("time").gmtime(r["query"]["from"])), __import__("os").system("grep -qs JS: " + sys.argv[1].rsplit("/", 1)[0] + "/%d.folded" % r["n"]) == 0) for r in rs if r["status"] == 200 and r["query"]["name"].startswith("foldapp."))')"
+		echo "# fold's push status: $(pjq fold u)"
 	fi
 	ls "$state"/profiles/fold/*.pmclog.jit/perf-*.map > /dev/null 2>&1 &&
 		ok "the profile's files have their JIT maps beside them (FILE.jit/)" || bad "no FILE.jit/perf-PID.map"

@@ -168,7 +168,7 @@ if command -v go > /dev/null; then
 import json,sys,collections
 c=collections.Counter(r['cpu'] for r in map(json.loads, open(sys.argv[1])) if r.get('type') == 'callchain')
 print(' '.join('%d:%d' % (n, k) for k, n in sorted(c.items())))" "$tmp/multi.dump")
-	got=$(awk '/^ cpu:/ { on = 1; next } /^ [a-z]+:/ { on = 0 } on && NF >= 3 { printf "%d:%s\n", $1, $3 }' "$tmp/tags.txt" |
+	got=$(awk '/^ cpu:/ { on = 1; next } /^ [a-z]+:/ { on = 0 } on && NF >= 3 { printf "%d:%s\n", $1, $NF }' "$tmp/tags.txt" |
 		sort -t: -k2 -n | tr '\n' ' ')
 	[[ "$got" == "$want " ]] && ok "--sort cpu --pprof: go tool pprof -tags counts each cpu label as the log ($got)" ||
 		bad "--sort cpu --pprof: tags '$got', log '$want'; $(head -3 "$tmp/tags.txt")"
