@@ -336,6 +336,12 @@ static int annotate_one(struct tools_report *r, const char *want, const struct a
 		uint64_t w;
 	} *ls = NULL;
 	size_t nls = 0, lscap = 0, hot = 0;
+	/* per instruction: its innermost source line and its samples */
+	struct iat {
+		const char *file;
+		uint32_t line;
+		uint64_t w;
+	} *at = NULL;
 
 	if (fn->img && fn->img->syms && fn->npc)
 		sym = report_symtab__lookup(fn->img->syms, fn->pc[0].addr);
@@ -395,7 +401,11 @@ static int annotate_one(struct tools_report *r, const char *want, const struct a
 		}
 		goto done;
 	}
-	/* the samples per source line, for the header and the marks */
+	/* each instruction's line and samples, once; then the samples per source line */
+	if (!(at = calloc(ninsn, sizeof(*at)))) {
+		err = -ENOMEM;
+		goto out;
+	}
 	for (size_t i = 0, k = 0; i < ninsn; i++) {
 		const char *file;
 		uint32_t line = line_at(r, fn->img, insn[i].address, &file);
@@ -406,6 +416,7 @@ static int annotate_one(struct tools_report *r, const char *want, const struct a
 			k++;
 		for (; k < fn->npc && fn->pc[k].addr < insn[i].address + insn[i].size; k++)
 			w += fn->pc[k].w;
+		at[i] = (struct iat){ file, line, w };
 		for (j = 0; j < nls && !(ls[j].line == line && ls[j].file == file); j++)
 			;
 		if (j == nls) {
@@ -434,16 +445,12 @@ static int annotate_one(struct tools_report *r, const char *want, const struct a
 		const char *lfile = NULL;
 		uint32_t lline = 0;
 
-		for (size_t i = 0, k = 0; i < ninsn; i++) {
-			const char *file;
-			uint32_t line = line_at(r, fn->img, insn[i].address, &file);
-			uint64_t w = 0;
+		for (size_t i = 0; i < ninsn; i++) {
+			const char *file = at[i].file;
+			uint32_t line = at[i].line;
+			uint64_t w = at[i].w;
 			bool mark = nls && ls[hot].w && file == ls[hot].file && line == ls[hot].line;
 
-			while (k < fn->npc && fn->pc[k].addr < insn[i].address)
-				k++;
-			for (; k < fn->npc && fn->pc[k].addr < insn[i].address + insn[i].size; k++)
-				w += fn->pc[k].w;
 			if (arr) {
 				json_array_append_new(
 					ji, json_pack("{s:I, s:i, s:s++, s:I, s:f, s:s?, s:I}", "address",
@@ -496,6 +503,7 @@ out:
 	if (h)
 		cs.close(&h);
 	free(code);
+	free(at);
 	free(ls);
 	free(src.path);
 	free(src.text);

@@ -815,8 +815,14 @@ static uint32_t *children(struct tools_report *r, struct tools_rep_tree *t, uint
 	return v;
 }
 
-static void print_graph(struct tools_report *r, FILE *out, struct tools_rep_tree *t, uint32_t node,
-			unsigned depth, uint64_t total, const struct tools_rep_print_opts *po)
+/*
+ * A call tree below @node, pruned by --depth and --min-percent alike for both layouts:
+ * pmcstat -G's (percent of the parent, [samples]) or, with @kids, --children's
+ * (total% self% samples of all, the function indented).
+ */
+static void print_tree(struct tools_report *r, FILE *out, struct tools_rep_tree *t, uint32_t node,
+		       unsigned depth, uint64_t total, const struct tools_rep_print_opts *po,
+		       bool kids)
 {
 	size_t n = 0, more = 0;
 	uint64_t more_samples = 0;
@@ -835,7 +841,11 @@ static void print_graph(struct tools_report *r, FILE *out, struct tools_rep_tree
 			more_samples += c->count;
 			continue;
 		}
-		if (depth == 0)
+		if (kids)
+			fprintf(out, "%7.2f %7.2f %10" PRIu64 "  %*s%s @ %s\n", pct(c->count, total),
+				pct(c->self, total), c->count, (int)depth * 2, "",
+				tools_report_func_name(r, c->func), shown_image(r, c->func, po));
+		else if (depth == 0)
 			fprintf(out, "%6.2f%%  [%" PRIu64 "]  %s @ %s\n", pct(c->count, total),
 				c->count, tools_report_func_name(r, c->func),
 				shown_image(r, c->func, po));
@@ -843,14 +853,20 @@ static void print_graph(struct tools_report *r, FILE *out, struct tools_rep_tree
 			fprintf(out, "%*s%5.1f%%  [%" PRIu64 "]  %s @ %s\n", (int)depth * 2, "",
 				pct(c->count, t->n[node].count), c->count,
 				tools_report_func_name(r, c->func), shown_image(r, c->func, po));
-		print_graph(r, out, t, v[i], depth + 1, total, po);
+		print_tree(r, out, t, v[i], depth + 1, total, po, kids);
 	}
 	if (more)
 		fprintf(out,
-			"%*s(%zu more below %.2g%%: %" PRIu64
+			"%*s%*s(%zu more below %.2g%%: %" PRIu64
 			" samples; --min-percent 0 shows them)\n",
-			(int)depth * 2, "", more, po->min_percent, more_samples);
+			kids ? 28 : 0, "", (int)depth * 2, "", more, po->min_percent, more_samples);
 	free(v);
+}
+
+static void print_graph(struct tools_report *r, FILE *out, struct tools_rep_tree *t, uint32_t node,
+			unsigned depth, uint64_t total, const struct tools_rep_print_opts *po)
+{
+	print_tree(r, out, t, node, depth, total, po, false);
 }
 
 void tools_report_print_callgraph(struct tools_report *r, FILE *out,
@@ -864,41 +880,6 @@ void tools_report_print_callgraph(struct tools_report *r, FILE *out,
 		fprintf(out, "\n@ %s [%" PRIu64 " samples]\n\n", e->name, e->samples);
 		print_graph(r, out, &e->callers, 0, 0, e->samples, po);
 	}
-}
-
-/* --children: a node's total and self as shares of all samples, the function indented. */
-static void print_children(struct tools_report *r, FILE *out, struct tools_rep_tree *t,
-			   uint32_t node, unsigned depth, uint64_t total,
-			   const struct tools_rep_print_opts *po)
-{
-	size_t n = 0, more = 0;
-	uint64_t more_samples = 0;
-	uint32_t *v;
-
-	if (!t->n || (po->depth && depth >= po->depth))
-		return;
-	v = children(r, t, node, &n);
-	if (!v)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		const struct tools_rep_node *c = &t->n[v[i]];
-
-		if (pct(c->count, total) < po->min_percent) {
-			more++;
-			more_samples += c->count;
-			continue;
-		}
-		fprintf(out, "%7.2f %7.2f %10" PRIu64 "  %*s%s @ %s\n", pct(c->count, total),
-			pct(c->self, total), c->count, (int)depth * 2, "",
-			tools_report_func_name(r, c->func), shown_image(r, c->func, po));
-		print_children(r, out, t, v[i], depth + 1, total, po);
-	}
-	if (more)
-		fprintf(out,
-			"%28s%*s(%zu more below %.2g%%: %" PRIu64
-			" samples; --min-percent 0 shows them)\n",
-			"", (int)depth * 2, "", more, po->min_percent, more_samples);
-	free(v);
 }
 
 void tools_report_print_children(struct tools_report *r, FILE *out,
@@ -916,7 +897,7 @@ void tools_report_print_children(struct tools_report *r, FILE *out,
 		if (!e->samples)
 			continue;
 		fprintf(out, "# total%%   self%%    samples  function @ image\n");
-		print_children(r, out, &e->children, 0, 0, e->samples, po);
+		print_tree(r, out, &e->children, 0, 0, e->samples, po, true);
 	}
 }
 
